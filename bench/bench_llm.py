@@ -26,7 +26,6 @@ import pstats
 import random
 import re
 import shlex
-import sqlite3
 import statistics
 import sys
 import tempfile
@@ -360,7 +359,7 @@ class CacheResult:
     all_runs: list[float]  # complete_all, seconds per run
     loop_runs: list[float]  # per-call complete loop
     stages: dict[str, float]  # seconds for n requests, stage by stage
-    whatif: dict[str, tuple[float, str | None]]  # alternative -> (seconds, the stage it would replace)
+    whatif: dict[str, tuple[float, str | None]]  # per-call loop costs -> (seconds for n calls, unused)
     profile: str = ""
     load_avg: str = ""
 
@@ -382,12 +381,6 @@ def _check_results(results: list[list[Completion]], n: int) -> None:
         assert samples[0].text.endswith(f"[[{1 + i % 5}]]"), f"request {i} got another request's completion"
 
 
-ST_CANON = "Request.canonical_json (model_dump + json.dumps sort_keys)"
-ST_SQL = "SQLite SELECT key, completion ... IN (500 keys) + fetchall"
-ST_COPY = "Completion.model_copy(update={'cached': True})"
-ST_USAGE = "usage = usage + Usage(cache_hits=1), once per hit"
-
-
 def _best(fn: Callable[[], Any], repeat: int = 3) -> float:
     """Fastest of ``repeat`` timings of ``fn()`` (micro-stages: the minimum is the least noisy estimate)."""
     times = []
@@ -398,20 +391,11 @@ def _best(fn: Callable[[], Any], repeat: int = 3) -> float:
     return min(times)
 
 
-def _select_all(db: sqlite3.Connection, table: str, keys: list[str]) -> list[tuple[str, str]]:
-    rows: list[tuple[str, str]] = []
-    for start in range(0, len(keys), 500):  # the same batching as CompletionCache.get_many
-        chunk = keys[start:start + 500]
-        rows += db.execute(
-            f"SELECT key, completion FROM {table} WHERE key IN ({','.join('?' * len(chunk))})", chunk
-        ).fetchall()
-    return rows
-
-
 def _stage_breakdown(path: Path, backend: Backend, requests: list[Request]
                      ) -> tuple[dict[str, float], dict[str, tuple[float, str | None]]]:
-    """The hit path cut into its stages, each timed alone on this thread (best of 3, seconds for all
-    requests); and the same stages done differently (what-ifs for suggested changes, not current code)."""
+    """The hit path of ``complete_all`` cut into its stages through the public API, each timed alone on
+    this thread (best of 3, seconds for all requests); plus what-ifs (not current code) for the per-call
+    ``complete`` loop."""
     stages: dict[str, float] = {}
     whatif: dict[str, tuple[float, str | None]] = {}
     client = Client(backend, cache=None)  # for check() and the thread hop; the cache is driven directly
@@ -421,42 +405,34 @@ def _stage_breakdown(path: Path, backend: Backend, requests: list[Request]
         async def noop() -> None:
             return None
 
-        whatif["thread hop per call: run_coroutine_threadsafe(noop).result() (complete loop only)"] = (_best(
-            lambda: [asyncio.run_coroutine_threadsafe(noop(), client._loop).result() for _ in requests], 1), None)
+        hop = _best(lambda: [asyncio.run_coroutine_threadsafe(noop(), client._loop).result() for _ in requests], 1)
     finally:
         client.close()
     canonical = _best(lambda: [r.canonical_json() for r in requests])
-    stages[ST_CANON] = canonical
+    stages["Request.canonical_json"] = canonical
     keyed = _best(lambda: [r.cache_key(backend.identity, 0) for r in requests])
     stages["Request.cache_key minus canonical_json (format, encode, sha256)"] = max(0.0, keyed - canonical)
     keys = [r.cache_key(backend.identity, 0) for r in requests]
-    db = sqlite3.connect(path)
-    payloads = _select_all(db, "calls", keys)
-    assert len(payloads) == len(keys)
-    stages[ST_SQL] = _best(
-        lambda: _select_all(db, "calls", keys))
-    db.close()
-    stages["Completion.model_validate_json"] = _best(lambda: [Completion.model_validate_json(p) for _, p in payloads])
-    parsed = [Completion.model_validate_json(p) for _, p in payloads]
-    stages[ST_COPY] = _best(
-        lambda: [c.model_copy(update={"cached": True}) for c in parsed])
+    with CompletionCache(path) as cache:
+        found = cache.get_many(keys)
+        assert len(found) == len(keys)
+        get_many = _best(lambda: cache.get_many(keys))
+        payloads = [c.model_dump_json(exclude={"cached"}) for c in found.values()]
+        parse = _best(lambda: [Completion.model_validate_json(p) for p in payloads])
+        stages["CompletionCache.get_many: SQLite query + fetch (get_many minus parsing)"] = max(0.0, get_many - parse)
+        stages["CompletionCache.get_many: Completion.model_validate_json"] = parse
 
-    def add_usage() -> None:
-        usage = Usage()
-        for _ in parsed:
-            usage = usage + Usage(cache_hits=1)
+        def mark() -> None:  # what Client._from_cache does per hit
+            usage = Usage()
+            for key in keys:
+                found[key].cached = True
+                usage.cache_hits += 1
 
-    stages[ST_USAGE] = _best(add_usage)
-
-    def set_flag() -> None:
-        for c in parsed:
-            c.cached = True
-
-    whatif["Request.model_dump_json(exclude={'n'}) instead of canonical_json"] = (_best(
-        lambda: [r.model_dump_json(exclude={"n"}) for r in requests]), ST_CANON)
-    whatif["completion.cached = True on the freshly parsed object instead of model_copy"] = (_best(set_flag), ST_COPY)
-    whatif["one Usage(cache_hits=len(hits)) per batch instead of one per hit"] = (_best(
-        lambda: Usage() + Usage(cache_hits=len(parsed))), ST_USAGE)
+        stages["Client._from_cache (mark cached, count hit)"] = _best(mark)
+        # The per-call loop: every Client.complete hops to the client's loop thread and makes its own query.
+        single = _best(lambda: [cache.get_many([k]) for k in keys], 1)
+    whatif["Client.complete loop: thread hop per call (run_coroutine_threadsafe(noop).result())"] = (hop, None)
+    whatif["Client.complete loop: one get_many([key]) query per call, parsing included"] = (single, None)
     return stages, whatif
 
 
@@ -547,21 +523,21 @@ def cache_tables(results: list[CacheResult]) -> str:
         for name, seconds in sorted(r.stages.items(), key=lambda kv: -kv[1]):
             lines.append(f"| {name} | {seconds / r.n * 1e6:.1f} | {seconds / total:.0%} |")
         lines.append(f"| **sum** (=> at most {fmt(r.n / total)} calls/s) | {total / r.n * 1e6:.1f} | |")
-        projected = total
-        lines += [
-            "",
-            "What-ifs, measured in the same run (not the current code; see suggested changes):",
-            "",
-            "| Alternative | µs per call | Replaces (µs per call) |",
-            "|---|---:|---:|",
-        ]
-        for name, (seconds, replaces) in r.whatif.items():
-            was = r.stages.get(replaces) if replaces else None
-            if was is not None:
-                projected += seconds - was
-            lines.append(f"| {name} | {seconds / r.n * 1e6:.2f} | {f'{was / r.n * 1e6:.1f}' if was else '-'} |")
-        lines.append(f"| **sum of stages with all replacements** (=> at most {fmt(r.n / projected)} calls/s) "
-                     f"| {projected / r.n * 1e6:.1f} | {total / r.n * 1e6:.1f} |")
+        loop = {name: seconds for name, (seconds, _) in r.whatif.items()}
+        if loop:
+            per_call = (sum(loop.values()) + total - sum(v for k, v in r.stages.items() if "get_many" in k)) / r.n
+            lines += [
+                "",
+                "The per-call `Client.complete` loop replaces the batched lookup by one query per call and adds a "
+                "hop to the client's loop thread (each measured alone, same run):",
+                "",
+                "| Per-call cost | µs per call |",
+                "|---|---:|",
+            ]
+            for name, seconds in loop.items():
+                lines.append(f"| {name} | {seconds / r.n * 1e6:.1f} |")
+            lines.append(f"| **sum with check, key and marking** (=> at most {fmt(1 / per_call)} calls/s) "
+                         f"| {per_call * 1e6:.1f} |")
     return "\n".join(lines)
 
 

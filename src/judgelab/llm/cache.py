@@ -8,10 +8,12 @@ every completion committed before the kill is there on the next run, so it is ne
 
 from __future__ import annotations
 
+import gc
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from judgelab.llm.types import Completion
@@ -28,6 +30,24 @@ CREATE TABLE IF NOT EXISTS calls (
 );
 """
 _BATCH = 500  # keys per IN (...) query: well under SQLite's variable limit
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while bulk-parsing (and handing out) cached completions.
+
+    Parsing thousands of completions allocates hundreds of thousands of small objects (a logprob
+    judge's top-20 alternatives are 21 models each), and every gen-0 threshold crossed starts a
+    collection that walks the growing live set: measured 3.5x slower than the parse itself. The
+    parsed objects hold no reference cycles, so nothing is left for the collector to find.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 class CompletionCache:
@@ -50,7 +70,7 @@ class CompletionCache:
     def get_many(self, keys: Iterable[str]) -> dict[str, Completion]:
         keys = list(keys)
         found: dict[str, Completion] = {}
-        with self._lock:
+        with self._lock, gc_paused():
             for start in range(0, len(keys), _BATCH):
                 chunk = keys[start : start + _BATCH]
                 marks = ",".join("?" * len(chunk))

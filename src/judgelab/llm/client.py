@@ -24,7 +24,7 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, sto
 
 from judgelab.errors import BackendError, CapabilityError, RequestError
 from judgelab.llm.backends.base import Backend, TransientBackendError
-from judgelab.llm.cache import CompletionCache
+from judgelab.llm.cache import CompletionCache, gc_paused
 from judgelab.llm.pricing import Price, price_for
 from judgelab.llm.types import Completion, Request, Usage
 
@@ -156,20 +156,22 @@ class Client:
                              errors: str = "raise") -> list[list[Completion]]:
         if errors not in ("raise", "return"):
             raise ValueError(f"errors must be 'raise' or 'return', not {errors!r}")
-        for request in requests:
-            self.check(request)
-        all_keys = [self._keys(r) for r in requests]
-        # One batched lookup for the whole set: a rerun served from cache never makes a task per call.
-        cached = self.cache.get_many(k for keys in all_keys for k in keys) if self.cache is not None else {}
-        results: list[list[Completion] | None] = [None] * len(requests)
-        pending = []
-        for index, (request, keys) in enumerate(zip(requests, all_keys, strict=True)):
-            if all(k in cached for k in keys):
-                results[index] = self._from_cache(keys, cached)
-                if on_done:
-                    on_done(index, results[index])
-            else:
-                pending.append(self._settle(index, request, keys, cached, results, on_done, errors == "return"))
+        # The hit path allocates objects for every request and key (see gc_paused).
+        with gc_paused():
+            for request in requests:
+                self.check(request)
+            all_keys = [self._keys(r) for r in requests]
+            # One batched lookup for the whole set: a rerun served from cache never makes a task per call.
+            cached = self.cache.get_many(k for keys in all_keys for k in keys) if self.cache is not None else {}
+            results: list[list[Completion] | None] = [None] * len(requests)
+            pending = []
+            for index, (request, keys) in enumerate(zip(requests, all_keys, strict=True)):
+                if all(k in cached for k in keys):
+                    results[index] = self._from_cache(keys, cached)
+                    if on_done:
+                        on_done(index, results[index])
+                else:
+                    pending.append(self._settle(index, request, keys, cached, results, on_done, errors == "return"))
         if pending:
             await _gather_or_cancel(pending)
         return results  # type: ignore[return-value]
