@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from judgelab.commands.judge import _judge_config
+from judgelab.commands.judge import judge_config_from_options
 from judgelab.data.item import Item
 from judgelab.errors import BackendError, ConfigError, RequestError
 from judgelab.judges.base import judge_from_dict, load_judge
@@ -352,7 +352,7 @@ def test_config_is_data(tmp_path: Path):
 def test_the_cli_builds_a_pairwise_judge_without_an_aspect(tmp_path: Path):
     path = PairwiseJudge(cot="prefix").save(tmp_path / "pairwise.yaml")
     overrides = dict(family=None, task=None, criteria=None, strategy=None, score=None, samples=None)
-    judge = _judge_config(path, None, temperature=0.5, **overrides)
+    judge = judge_config_from_options(path, None, None, temperature=0.5, **overrides)
     assert judge == PairwiseJudge(cot="prefix", temperature=0.5)
     with pytest.raises(ConfigError, match="aspect"):
-        _judge_config(None, None, temperature=None, **overrides)  # prompted judges still need one
+        judge_config_from_options(None, None, None, temperature=None, **overrides)  # prompted judges still need one

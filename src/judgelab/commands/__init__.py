@@ -16,6 +16,7 @@ _COMMAND_MODULES = [
     ("judgelab.commands.generate", "app"),
     ("judgelab.commands.meta", "app"),
     ("judgelab.commands.judge", "app"),
+    ("judgelab.commands.fit", "app"),
     ("judgelab.commands.demo", "app"),
     ("judgelab.commands.report", "app"),
 ]

@@ -26,6 +26,7 @@ def judge(
     data: Path = typer.Option(..., "--data", "-d", help="Items to judge (JSONL, CSV, Parquet)."),
     aspect: str | None = typer.Option(None, "--aspect", "-a", help="What to rate (e.g. coherence)."),
     config: Path | None = typer.Option(None, "--config", "-c", help="A judge config (YAML/JSON), e.g. from an optimiser."),
+    method: str | None = typer.Option(None, "--method", help="Judge kind when no --config is given (default: prompted); see `judgelab fit --help`."),
     model: str | None = typer.Option(None, "--model", "-m", help=MODEL_STRING_HELP),
     model_name: str | None = typer.Option(None, "--model-name", help="Model name on an OpenAI-compatible server."),
     family: str | None = typer.Option(None, "--family", help="Task wording: summarisation, dialogue, data2text, story, qa, relevance, generic."),
@@ -52,7 +53,7 @@ def judge(
     items = load_items(data)
     if limit:
         items = items[:limit]
-    judge_config = _judge_config(config, aspect, family=family, task=task, criteria=_text_or_file(criteria),
+    judge_config = judge_config_from_options(config, method, aspect, family=family, task=task, criteria=_text_or_file(criteria),
                                  strategy=strategy, score=score, samples=samples, temperature=temperature)
     if save_config:
         judge_config.save(save_config)
@@ -64,9 +65,11 @@ def judge(
     print_run(console, result)
 
 
-def _judge_config(config: Path | None, aspect: str | None, **overrides) -> JudgeConfig:
-    """The config file if given, with any command-line options laid over it."""
-    base = load_judge(config).model_dump() if config else {"kind": "prompted"}
+def judge_config_from_options(config: Path | None, method: str | None, aspect: str | None, **overrides) -> JudgeConfig:
+    """The config file if given (else a default judge of kind ``method``), with command-line options laid over it."""
+    if config and method:
+        raise ConfigError("give either --config or --method: the config file names its own kind")
+    base = load_judge(config).model_dump() if config else {"kind": method or "prompted"}
     if aspect:
         base["aspect"] = aspect
     if base.get("kind") == "prompted" and not base.get("aspect"):
@@ -78,7 +81,7 @@ def _judge_config(config: Path | None, aspect: str | None, **overrides) -> Judge
         except (ValueError, ValidationError) as exc:
             raise ConfigError(f"--strategy {strategy!r}: {exc}") from exc
     base.update({key: value for key, value in overrides.items() if value is not None})
-    return judge_from_dict(base, str(config or "command-line options"))
+    return judge_from_dict(base, str(config or "command-line options"), base_dir=config.parent if config else None)
 
 
 def _text_or_file(value: str | None) -> str | None:

@@ -11,10 +11,10 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError, ValidationInfo
 
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
@@ -50,6 +50,16 @@ def usage_of(completions: Sequence[Completion]) -> Usage:
                                   latency_s=c.latency_s)
     return total
 
+def _resolve_against_config(path: Path, info: ValidationInfo) -> Path:
+    base_dir = (info.context or {}).get("base_dir")
+    return path if path.is_absolute() or base_dir is None else Path(base_dir) / path
+
+
+#: A file a fitted judge refers to (weights, an index): relative paths in a config file are
+#: resolved against that file's folder, and ``save`` writes them relative to it again, so a
+#: fitted judge's folder can be moved or shared as a whole.
+ConfigPath = Annotated[Path, AfterValidator(_resolve_against_config)]
+
 _REGISTRY: dict[str, type[JudgeConfig]] = {}
 
 
@@ -69,6 +79,23 @@ class JudgeConfig(BaseModel):
 
     def run(self, items: Sequence[Item], client: Client, on_judgment: OnJudgment | None = None) -> list[Judgment]:
         raise NotImplementedError
+
+    # -- learning from labelled items (judges that do override both) ---------------------------
+    #: True for judges with something to learn from labelled items (``fit``).
+    trainable: ClassVar[bool] = False
+
+    def fit(self, items: Sequence[Item], client: Client | None = None, *, out_dir: Path | None = None) -> JudgeConfig:
+        """A new config with what was learned from ``items`` (human labels) inside it.
+
+        Small learned state lives in the config's fields; weights go to files under ``out_dir``
+        referred to by ``ConfigPath`` fields. The original config is left unchanged (configs are frozen).
+        """
+        raise ConfigError(f"judges of kind {self.kind!r} have nothing to learn from labelled items")
+
+    @property
+    def fitted(self) -> bool:
+        """False when ``run`` needs ``fit`` first (then ``run`` raises a ConfigError saying so)."""
+        return True
 
     # -- helpers every judge uses ------------------------------------------------------------
     @property
@@ -135,21 +162,28 @@ class JudgeConfig(BaseModel):
         return yaml.safe_dump(self.model_dump(mode="json"), sort_keys=False)
 
     def save(self, path: str | Path) -> Path:
+        """Write the config as YAML (or JSON for ``.json``); file paths inside its folder become relative."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        text = json.dumps(self.model_dump(mode="json"), indent=2) if path.suffix == ".json" else self.to_yaml()
+        data = self.model_dump(mode="json")
+        folder = path.parent.resolve()
+        for name, value in self:
+            if isinstance(value, Path) and value.resolve().is_relative_to(folder):
+                data[name] = value.resolve().relative_to(folder).as_posix()
+        text = json.dumps(data, indent=2) if path.suffix == ".json" else yaml.safe_dump(data, sort_keys=False)
         path.write_text(text, encoding="utf-8")
         return path
 
 
-def judge_from_dict(data: dict[str, Any], source: str = "<config>") -> JudgeConfig:
+def judge_from_dict(data: dict[str, Any], source: str = "<config>", base_dir: Path | None = None) -> JudgeConfig:
+    """A judge config from plain data; relative ``ConfigPath`` fields resolve against ``base_dir``."""
     import judgelab.judges  # noqa: F401 - importing the package registers every judge kind
 
     kind = data.get("kind")
     if kind not in _REGISTRY:
         raise ConfigError(f"{source}: 'kind' must be one of {', '.join(sorted(_REGISTRY))}, got {kind!r}")
     try:
-        return _REGISTRY[kind].model_validate(data)
+        return _REGISTRY[kind].model_validate(data, context={"base_dir": base_dir})
     except ValidationError as exc:
         first = exc.errors()[0]
         field = ".".join(str(part) for part in first["loc"])
@@ -165,10 +199,10 @@ def load_judge(path: str | Path) -> JudgeConfig:
         raise ConfigError(f"{path}: cannot read judge config: {exc}") from exc
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: a judge config is a mapping with a 'kind' key")
-    return judge_from_dict(data, str(path))
+    return judge_from_dict(data, str(path), base_dir=path.parent)
 
 
-def judge_kinds() -> list[str]:
+def judge_kinds(trainable_only: bool = False) -> list[str]:
     import judgelab.judges  # noqa: F401
 
-    return sorted(_REGISTRY)
+    return sorted(kind for kind, cls in _REGISTRY.items() if cls.trainable or not trainable_only)

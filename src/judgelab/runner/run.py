@@ -69,6 +69,9 @@ def run_judge(
     **run_options: Any,
 ) -> RunResult:
     """Judge ``items`` (resuming from ``out`` if it holds this judge's earlier run) and write the folder."""
+    if not judge.fitted:
+        raise ConfigError(f"this {judge.kind!r} judge learns from labelled items first: "
+                          f"`judgelab fit --method {judge.kind} --data TRAIN --out fitted.yaml` (or judge.fit(items))")
     folder = Path(out) if out else None
     header = _header(judge, client, data_path)
     done = _resume(folder, header, items) if folder else {}

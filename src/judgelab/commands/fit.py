@@ -1,0 +1,56 @@
+"""`judgelab fit`: teach a trainable judge from labelled items and save the fitted config.
+
+The fitted config (plus any weight files beside it) is what `judgelab judge --config` reuses,
+so learning (task inference, aggregator training, a scorer's weights) is paid for once.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from judgelab.commands._common import client_from_options
+from judgelab.commands.judge import judge_config_from_options
+from judgelab.data import load_items
+from judgelab.errors import ConfigError
+from judgelab.judges.base import judge_kinds
+from judgelab.llm.resolve import MODEL_STRING_HELP
+
+
+def register(app: typer.Typer) -> None:
+    app.command("fit")(fit)
+
+
+def fit(
+    data: Path = typer.Option(..., "--data", "-d", help="Labelled items to learn from (JSONL, CSV, Parquet)."),
+    out: Path = typer.Option(..., "--out", "-o", help="Where to write the fitted config (YAML); weights go beside it."),
+    method: str | None = typer.Option(None, "--method", help="Judge kind to fit, when no --config is given."),
+    config: Path | None = typer.Option(None, "--config", "-c", help="A judge config (YAML/JSON) to fit."),
+    aspect: str | None = typer.Option(None, "--aspect", "-a", help="The human score the judge learns (e.g. coherence)."),
+    model: str | None = typer.Option(None, "--model", "-m", help=MODEL_STRING_HELP + " (for judges that call an LLM while fitting)."),
+    model_name: str | None = typer.Option(None, "--model-name", help="Model name on an OpenAI-compatible server."),
+    limit: int | None = typer.Option(None, "--limit", help="Learn from the first N items only."),
+    cache: bool = typer.Option(True, "--cache/--no-cache", help="Use the completion cache."),
+    cache_path: Path | None = typer.Option(None, "--cache-path", help="Cache file (default ~/.cache/judgelab/cache.sqlite)."),
+) -> None:
+    """Fit a trainable judge (e.g. an aggregator, a similarity scorer, an inferred protocol) on labelled items."""
+    from judgelab.cli import console
+
+    if not config and not method:
+        raise ConfigError(f"say what to fit: --config FILE or --method KIND (kinds: {', '.join(judge_kinds())})")
+    judge = judge_config_from_options(config, method, aspect)
+    if not judge.trainable:
+        trainable = judge_kinds(trainable_only=True)
+        raise ConfigError(f"judges of kind {judge.kind!r} learn nothing from labelled items; "
+                          f"trainable kinds: {', '.join(trainable) or 'none'}")
+    items = list(load_items(data))
+    if limit:
+        items = items[:limit]
+    if out.suffix not in (".yaml", ".yml", ".json"):
+        raise ConfigError(f"--out {out}: the fitted config is a file ending in .yaml or .json")
+    with client_from_options(model or judge.model, model_name, cache, cache_path) as client:
+        fitted = judge.fit(items, client, out_dir=out.parent)
+    fitted.save(out)
+    console.print(f"fitted {fitted.kind} judge on {len(items)} items: {out}")
+
