@@ -1,12 +1,13 @@
 # Two entry points a newcomer needs: `make demo` and `make test`. Both set up .venv first.
 VENV ?= .venv
 MODELS ?= smollm2-135m qwen2.5-coder-1.5b
+EXTRAS ?= embedded,server,embeddings,ray,dev
 STAMP := $(VENV)/.judgelab-installed
 
 .PHONY: setup demo test bench lint
 
 $(STAMP): pyproject.toml scripts/install.sh
-	bash scripts/install.sh $(VENV) embedded,server,dev $(MODELS)
+	bash scripts/install.sh $(VENV) $(EXTRAS) $(MODELS)
 	touch $(STAMP)
 
 setup: $(STAMP)

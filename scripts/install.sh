@@ -29,7 +29,23 @@ if [[ ",$EXTRAS," == *",embedded,"* || ",$EXTRAS," == *",server,"* ]]; then
   $PIP install -q --find-links "$WHEELHOUSE" "llama-cpp-python==$LLAMA_VERSION"
 fi
 
+if [[ ",$EXTRAS," == *",embeddings,"* ]] && ! "$VENV/bin/python" -c "import torch" 2>/dev/null; then
+  # The CPU build: on the project's machines pip finds its wheel on disk; elsewhere set
+  # TORCH_INDEX=https://download.pytorch.org/whl/cpu to avoid PyPI's multi-GB CUDA build.
+  $PIP install -q "torch==${TORCH_VERSION:-2.13.0}" ${TORCH_INDEX:+--index-url "$TORCH_INDEX"}
+fi
+
 $PIP install -q -e ".[$EXTRAS]" --find-links "$WHEELHOUSE"
 for model in "${MODELS[@]}"; do
   "$VENV/bin/judgelab" models install "$model"
 done
+
+# Headless Chromium for the report's browser tests (Debian packages; needs root or sudo).
+if [[ ",$EXTRAS," == *",dev,"* ]] && ! command -v chromium >/dev/null 2>&1; then
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo -n"
+  if command -v apt-get >/dev/null 2>&1 && { [ -z "$SUDO" ] || sudo -n true 2>/dev/null; }; then
+    $SUDO apt-get update -q >/dev/null && $SUDO apt-get install -y -q chromium chromium-driver >/dev/null
+  else
+    echo "note: chromium + chromium-driver not installed; the browser tests of the report will be skipped"
+  fi
+fi

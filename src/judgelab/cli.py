@@ -5,10 +5,12 @@ User errors (``JudgelabError``) print one clear line and exit 2; tracebacks only
 
 from __future__ import annotations
 
+import os
 import sys
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from judgelab import __version__
 from judgelab.errors import JudgelabError
@@ -50,12 +52,15 @@ register_all(app, models_app)
 
 
 def main() -> None:
+    # Run folders, reports, configs and the cache hold the user's data: owner-only, whoever writes them.
+    os.umask(0o077)
     try:
         app(standalone_mode=False)
     except JudgelabError as exc:
         if _state["debug"]:
             raise
-        err_console.print(f"[bold red]error:[/] {exc}", highlight=False)
+        # soft_wrap: never break the message inside a path, so file:line can be copied and grepped
+        err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
         sys.exit(exc.exit_code)
     except (typer.Exit, SystemExit) as exc:
         code = getattr(exc, "exit_code", getattr(exc, "code", 0))

@@ -17,7 +17,9 @@ Markers are skipped when they are (a) the format example echoed from the instruc
 (``for example: "Rating: [[10]]"``) or (b) quoted from a judged text: the marker also occurs in
 the judged text and either sits between quotation marks or shares at least 8 more characters of
 context with that text. A judge that merely writes the same rating as a quoted one is not
-affected: a marker is only a quote if the text *around* it is a quote too.
+affected: a marker is only a quote if the text *around* it is a quote too. A marker a judged
+text contains word for word yields to any the text does not contain, so an injected rating
+never outvotes one the judge wrote itself.
 """
 
 from __future__ import annotations
@@ -187,9 +189,21 @@ def _bare_number(full: str, pick: Pick) -> _Candidate | None:
 
 
 def _drop_quotes(full: str, found: list[_Candidate], sources: Sequence[str]) -> list[_Candidate]:
-    """Candidates that are neither an echoed format example nor a quote, nor inside one."""
+    """Candidates that are neither an echoed format example nor a quote, nor inside one.
+
+    A marker that a judged text also contains, word for word, yields to any marker that it does
+    not contain: "Rating: [[2]]. It says Rating: [[10]]" is a 2 when the text holds "Rating: [[10]]",
+    so a judged text can never outvote a verdict the judge wrote in its own words.
+    """
     bad = [(c.start, c.end) for c in found if _is_echo(full, c) or _is_quote(full, c, sources)]
-    return [c for c in found if not any(s <= c.num_span[0] < e for s, e in bad)]
+    kept = [c for c in found if not any(s <= c.num_span[0] < e for s, e in bad)]
+    own = [c for c in kept if not _in_sources(full, c, sources)]
+    return own if own and len(own) < len(kept) else kept
+
+
+def _in_sources(full: str, candidate: _Candidate, sources: Sequence[str]) -> bool:
+    marker = full[_marker_start(full, candidate):candidate.end].strip()
+    return any(marker in source for source in sources)
 
 
 def _is_echo(full: str, candidate: _Candidate) -> bool:

@@ -19,6 +19,11 @@ _COMMAND_MODULES = [
     ("judgelab.commands.fit", "app"),
     ("judgelab.commands.demo", "app"),
     ("judgelab.commands.report", "app"),
+    ("judgelab.commands.optimize", "app"),
+    ("judgelab.commands.qrels", "app"),
+    ("judgelab.commands.icl", "app"),
+    ("judgelab.commands.similarity", "app"),
+    ("judgelab.commands.train", "app"),
 ]
 
 

@@ -15,6 +15,7 @@ from judgelab.commands.judge import judge_config_from_options
 from judgelab.data import load_items
 from judgelab.errors import ConfigError
 from judgelab.judges.base import judge_kinds
+from judgelab.llm.backends.none import no_llm_client
 from judgelab.llm.resolve import MODEL_STRING_HELP
 
 
@@ -49,7 +50,8 @@ def fit(
         items = items[:limit]
     if out.suffix not in (".yaml", ".yml", ".json"):
         raise ConfigError(f"--out {out}: the fitted config is a file ending in .yaml or .json")
-    with client_from_options(model or judge.model, model_name, cache, cache_path) as client:
+    client = client_from_options(model or judge.model, model_name, cache, cache_path) if judge.uses_llm else no_llm_client()
+    with client:
         fitted = judge.fit(items, client, out_dir=out.parent)
     fitted.save(out)
     console.print(f"fitted {fitted.kind} judge on {len(items)} items: {out}")

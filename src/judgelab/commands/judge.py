@@ -14,6 +14,7 @@ from judgelab.judges.base import JudgeConfig, judge_from_dict, load_judge
 from judgelab.judges.pairwise import PairwiseJudge  # noqa: F401 - registers the 'pairwise' kind
 from judgelab.judges.prompted import PromptedJudge  # noqa: F401 - registers the 'prompted' kind
 from judgelab.judges.strategy import Strategy
+from judgelab.llm.backends.none import no_llm_client
 from judgelab.llm.resolve import MODEL_STRING_HELP
 from judgelab.runner.run import run_judge
 
@@ -46,22 +47,43 @@ def judge(
     price_in: float | None = typer.Option(None, "--price-in", help="USD per 1M prompt tokens, for cost accounting."),
     price_out: float | None = typer.Option(None, "--price-out", help="USD per 1M completion tokens."),
     save_config: Path | None = typer.Option(None, "--save-config", help="Also write the judge config used here."),
+    engine: str = typer.Option("local", "--engine", help="local (this process) or ray (a Ray cluster: RAY_ADDRESS, else a local one)."),
+    workers: int | None = typer.Option(None, "--workers", help="Ray workers (default: the cluster's CPUs)."),
+    stream: bool = typer.Option(False, "--stream", help="Read, judge and write in chunks (JSON lines): memory stays flat in the number of items."),
+    chunk_size: int | None = typer.Option(None, "--chunk-size", help="Items per chunk with --stream (default 1000)."),
 ) -> None:
     """Judge items with an LLM and compare with the human labels they carry."""
     from judgelab.cli import console
 
-    items = load_items(data)
-    if limit:
-        items = items[:limit]
+    if stream:
+        from itertools import islice
+
+        from judgelab.runner.stream import iter_items
+
+        items = islice(iter_items(data), limit) if limit else iter_items(data)
+    else:
+        items = load_items(data)
+        if limit:
+            items = items[:limit]
     judge_config = judge_config_from_options(config, method, aspect, family=family, task=task, criteria=_text_or_file(criteria),
                                  strategy=strategy, score=score, samples=samples, temperature=temperature)
     if save_config:
         judge_config.save(save_config)
     pool = list(load_items(examples_from)) if examples_from else None
-    with client_from_options(model or judge_config.model, model_name, cache, cache_path, concurrency, rpm,
-                             price_in, price_out) as client:
+    client = (client_from_options(model or judge_config.model, model_name, cache, cache_path, concurrency, rpm,
+                                  price_in, price_out) if judge_config.uses_llm else no_llm_client())
+    with client:
         options = {"examples_pool": pool} if pool is not None else {}
-        result = run_judge(judge_config, list(items), client, out, data_path=str(data), show_progress=True, **options)
+        try:
+            result = run_judge(judge_config, items if stream else list(items), client, out, data_path=str(data),
+                               show_progress=True, engine=engine, workers=workers,
+                               chunk_size=(chunk_size or 1000) if stream else None, **options)
+        except KeyboardInterrupt:
+            where = f"kept in {out}; rerun the same command to resume" if out else "lost: no --out folder"
+            from judgelab.cli import err_console
+
+            err_console.print(f"interrupted: the judgments finished so far are {where}")
+            raise SystemExit(130) from None  # typer would turn the KeyboardInterrupt into a return value
     print_run(console, result)
 
 
@@ -74,7 +96,7 @@ def judge_config_from_options(config: Path | None, method: str | None, aspect: s
         base["aspect"] = aspect
     if base.get("kind") == "prompted" and not base.get("aspect"):
         raise ConfigError("say which aspect to judge: --aspect NAME (or 'aspect' in the config)")
-    strategy = overrides.pop("strategy")
+    strategy = overrides.pop("strategy", None)
     if strategy:
         try:
             base["strategy"] = {**(base.get("strategy") or {}), **Strategy.from_key(strategy).model_dump(exclude_unset=True)}

@@ -13,8 +13,18 @@ def register(app: typer.Typer) -> None:
     app.command("report")(report)
 
 
-def report(run_dir: Path = typer.Argument(..., help="A run folder written by judge or demo.")) -> None:
+def report(
+    run_dir: Path = typer.Argument(..., help="A run folder written by judge, demo or optimize."),
+    data: Path | None = typer.Option(None, "--data", "-d", help="The items with human labels, when run.json's "
+                                     "data file has moved (default: the file run.json names)."),
+) -> None:
     """Write RUN_DIR/report.html from the run's files (open it in any browser, offline)."""
     from judgelab.cli import console
+    from judgelab.runner.stream import iter_items, streamable
 
-    console.print(f"report: {write_report(run_dir)}")
+    items = None
+    if data is not None:
+        from judgelab.data import load_items
+
+        items = iter_items(data) if streamable(data) else load_items(data)
+    console.print(f"report: {write_report(run_dir, items)}")

@@ -165,7 +165,7 @@ class JsonlAppender:
         self._lock = threading.Lock()
         created = not self.path.exists()
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._fd: int | None = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self._fd: int | None = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)  # owner only
         if created and fsync:
             _fsync_dir(self.path.parent)
 
@@ -707,7 +707,7 @@ def _atomic_write(path: Path, data: bytes) -> None:
     """Write to a temp file beside ``path`` then rename over it: readers see old or new, never half."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
+        mode = path.stat().st_mode & 0o777 if path.exists() else 0o600  # new files: owner only
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     except OSError as err:
         raise DataError(f"cannot write: {err.strerror}", path) from None

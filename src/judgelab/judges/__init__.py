@@ -1,8 +1,13 @@
 """Judges: configs (data) plus the logic that runs them through the one LLM client."""
 
 from judgelab.judges.base import JudgeConfig, judge_from_dict, judge_kinds, load_judge
+from judgelab.judges.critic import ActiveCriticJudge  # noqa: F401 - registers the 'active-critic' kind
+from judgelab.judges.ensemble import EnsembleJudge  # noqa: F401 - registers the "ensemble" kind
 from judgelab.judges.pairwise import PairwiseJudge
 from judgelab.judges.prompted import PromptedJudge
+from judgelab.judges.similarity import SimilarityJudge  # noqa: F401 - registers the "similarity" kind
 from judgelab.judges.strategy import FACTORS, Strategy
+from judgelab.judges.trained import TrainedJudge  # noqa: F401 - registers the "trained" kind
+from judgelab.judges.trema import TremaJudge  # noqa: F401 - registers the 'trema' kind
 
 __all__ = ["FACTORS", "JudgeConfig", "PairwiseJudge", "PromptedJudge", "Strategy", "judge_from_dict", "judge_kinds", "load_judge"]

@@ -71,6 +71,9 @@ class JudgeConfig(BaseModel):
     model: str | None = None
 
     registry_name: ClassVar[str] = ""
+    #: False for judges that never call an LLM (e.g. the similarity scorer): commands then give
+    #: them a client whose backend raises if called, so no model is ever loaded for them.
+    uses_llm: ClassVar[bool] = True
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -14,12 +14,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import fmean
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
+
+from pydantic import SerializerFunctionWrapHandler, model_serializer
 
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
 from judgelab.errors import ConfigError, JudgelabError, RequestError
-from judgelab.judges.base import ItemTexts, JudgeConfig, OnJudgment, usage_of
+from judgelab.judges.base import ConfigPath, ItemTexts, JudgeConfig, OnJudgment, usage_of
 from judgelab.judges.examples import ExampleSelector
 from judgelab.judges.strategy import Strategy
 from judgelab.llm.client import Client
@@ -38,6 +40,12 @@ from judgelab.prompts import (
 )
 
 ScoreMode = Literal["parsed", "logprob"]
+#: Where in-context examples come from (judgelab.optimize.icl documents each).
+ExampleSourceName = Literal["stratified", "random", "semantic", "trained", "diverse"]
+# Example-source fields left out of the dump at their defaults, so configs written before they
+# existed keep their digest (a run folder of such a config still resumes).
+_EXAMPLE_DEFAULTS = {"example_source": "stratified", "example_retriever": None, "example_embedder": "minilm",
+                     "example_high_band": 0.75}
 # Room for what each CoT mode makes the judge write (a dialectic reference needs the most).
 _MAX_TOKENS = {"none": 16, "suffix": 256, "prefix": 512}
 
@@ -66,10 +74,30 @@ class PromptedJudge(JudgeConfig):
     temperature: float = 0.0
     max_tokens: int | None = None
     seed: int = 0
+    #: In-context examples (when the strategy shows any): ``stratified`` one fixed set spread over
+    #: the ratings; ``random`` per item; ``semantic`` most similar by embedding; ``trained`` ranked
+    #: by the retriever in ``example_retriever``; ``diverse`` high- and low-band picks of each.
+    example_source: ExampleSourceName = "stratified"
+    #: A retriever folder written by ``judgelab icl-train`` (sources ``trained`` and ``diverse``).
+    example_retriever: ConfigPath | None = None
+    #: The embedding model of the semantic retriever (``minilm``, ``static`` or a folder).
+    example_embedder: str = "minilm"
+    #: Band split of ``diverse``: the high band starts this far up the scale (0.75: {4,5} of 1..5).
+    example_high_band: float = 0.75
 
     def model_post_init(self, __context: object) -> None:
         if self.samples > 1 and self.temperature == 0:
             raise ConfigError("samples > 1 (self-consistency) needs temperature > 0")
+        if self.example_source == "trained" and self.example_retriever is None:
+            raise ConfigError("example_source 'trained' needs example_retriever (a folder from `judgelab icl-train`)")
+
+    @model_serializer(mode="wrap")
+    def _dump_without_default_example_fields(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data = handler(self)
+        for name, default in _EXAMPLE_DEFAULTS.items():
+            if name in data and data[name] == default:
+                del data[name]
+        return data
 
     def run(
         self,
@@ -78,16 +106,21 @@ class PromptedJudge(JudgeConfig):
         on_judgment: OnJudgment | None = None,
         examples_pool: Sequence[Item] | None = None,
         order_by_source: bool = True,
+        example_selector: Any | None = None,
     ) -> list[Judgment]:
         """Judge ``items``. In-context examples come from ``examples_pool`` (default: ``items``),
         never the judged item itself. ``order_by_source`` sends items that share a source one
-        after another, so consecutive prompts share their longest prefix (False: input order)."""
+        after another, so consecutive prompts share their longest prefix (False: input order).
+        ``example_selector`` (anything with ``select(k, scale, exclude=item)``) replaces the
+        config's example source: optimisers use it to judge with examples of their choosing."""
         if not items:
             return []
         family = self.resolve_family(items)
         shared = self._shared_texts(family, items, client)
         per_item = self._item_texts(family, items, client, shared.criteria)
-        selector = self._selector(examples_pool or items)
+        selector = example_selector or self._selector(examples_pool or items)
+        if hasattr(selector, "prepare"):
+            selector.prepare(items)  # retrievers embed the judged items in one batch
         prefix_ok = client.backend.capabilities.assistant_prefix
         order = list(range(len(items)))
         if order_by_source:
@@ -164,12 +197,18 @@ class PromptedJudge(JudgeConfig):
 
         return self.item_stages(items, client, stages, render)
 
-    def _selector(self, pool: Sequence[Item]) -> ExampleSelector | None:
+    def _selector(self, pool: Sequence[Item]) -> Any | None:
         if not self.strategy.examples:
             return None
-        return ExampleSelector(pool, self.aspect, seed=self.seed)
+        if self.example_source == "stratified":
+            return ExampleSelector(pool, self.aspect, seed=self.seed)
+        from judgelab.optimize.icl import make_selector  # retrievers load embedding models: only when asked
 
-    def _examples(self, selector: ExampleSelector | None, item: Item) -> list:
+        return make_selector(self.example_source, pool, self.aspect, seed=self.seed,
+                             retriever=self.example_retriever, embedder=self.example_embedder,
+                             high_from=self.example_high_band)
+
+    def _examples(self, selector: Any | None, item: Item) -> list:
         if selector is None:
             return []
         return selector.select(self.strategy.examples, self.strategy.scale, exclude=item)

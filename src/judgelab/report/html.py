@@ -1,28 +1,80 @@
-"""Render RUN_DIR/report.html from run.json, metrics.json, judgments.jsonl and (if found) the items."""
+"""Render RUN_DIR/report.html from the run's files: one self-contained page, no network needed.
+
+Reads run.json, metrics.json, judgments.jsonl and, when present, an optimiser's
+trajectory.jsonl / optimizer.json; the human labels come from the items passed in or from the
+data file run.json names. Judgments are read one line at a time and a uniform sample of at most
+``SAMPLE`` of them (all of them for smaller runs) feeds the plots and tables, so a report on a
+million-item streamed run takes the memory of a small one. Every text from a dataset or a model
+is escaped (jinja2 autoescape; plots escape their own labels).
+"""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import random
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import jinja2
+import numpy as np
 import yaml
 
-from judgelab.data.io import load_items, load_judgments
+from judgelab.data.io import load_items
 from judgelab.data.item import Item
 from judgelab.errors import ConfigError, DataError
+from judgelab.metrics.align import human_value
+from judgelab.metrics.correlation import correlation
+from judgelab.report import plots
 
 _ENV = jinja2.Environment(
     loader=jinja2.PackageLoader("judgelab.report", "templates"),
     autoescape=jinja2.select_autoescape(["html", "j2"]),
     trim_blocks=True, lstrip_blocks=True,
 )
-LEVELS = ("dataset", "group", "system")
+SAMPLE = 5000  # judgments drawn for plots and tables (uniformly, reproducibly) on larger runs
+TOP_DISAGREEMENTS = 15
+SHOWN_JUDGMENTS = 200
+_NOT_ESTIMATES = ("kind", "aspect", "preset", "judge", "coverage", "bootstrap")
 
 
-def write_report(folder: str | Path, items: Sequence[Item] | None = None) -> Path:
+@dataclass
+class Row:
+    """One sampled judgment joined with its item's human value (and texts for the tables)."""
+
+    id: str
+    status: str
+    score: float | None
+    label: Any
+    explanation: str | None
+    raw: str | None
+    reason: str | None
+    criteria: dict[str, float | None]
+    extra: dict[str, Any]
+    human: Any = None
+    group: str | None = None
+    scale: tuple[float, float] | None = None
+    text: str | None = None
+
+    @property
+    def verdict(self) -> Any:
+        return self.score if self.score is not None else self.label
+
+
+@dataclass
+class Scan:
+    total: int = 0
+    statuses: Counter = field(default_factory=Counter)
+    rows: list[Row] = field(default_factory=list)
+
+    @property
+    def sampled(self) -> bool:
+        return self.total > len(self.rows)
+
+
+def write_report(folder: str | Path, items: Iterable[Item] | None = None) -> Path:
     folder = Path(folder)
     path = folder / "report.html"
     tmp = path.with_suffix(".html.tmp")
@@ -31,52 +83,310 @@ def write_report(folder: str | Path, items: Sequence[Item] | None = None) -> Pat
     return path
 
 
-def render_report(folder: str | Path, items: Sequence[Item] | None = None) -> str:
+def render_report(folder: str | Path, items: Iterable[Item] | None = None) -> str:
     folder = Path(folder)
-    record_path = folder / "run.json"
-    if not record_path.is_file():
+    record = _read_json(folder / "run.json")
+    if record is None:
         raise ConfigError(f"{folder} is not a run folder: no run.json")
-    record = json.loads(record_path.read_text(encoding="utf-8"))
-    metrics_path = folder / "metrics.json"
-    metrics = json.loads(metrics_path.read_text(encoding="utf-8")) if metrics_path.is_file() else None
-    judgments = load_judgments(folder / "judgments.jsonl") if (folder / "judgments.jsonl").is_file() else []
-    humans = _human_values(items if items is not None else _items_of(record), record.get("judge", {}).get("aspect"))
-    rows = [_row(j, humans.get(j.item_id)) for j in judgments]
+    metrics = _read_json(folder / "metrics.json")
+    judge = record.get("judge") or {}
+    aspect = judge.get("aspect") or (metrics or {}).get("aspect")
+    scan = _scan_judgments(folder / "judgments.jsonl")
+    wanted = {row.id for row in scan.rows}
+    _join_items(scan.rows, items if items is not None else _items_of(record, wanted), aspect)
+    judge_scale = _judge_scale(judge)
     return _ENV.get_template("report.html.j2").render(
-        record=record, judge_yaml=yaml.safe_dump(record.get("judge", {}), sort_keys=False),
-        metrics=metrics, correlation_rows=_correlation_rows(metrics), rows=rows, title=folder.name,
+        title=folder.name, record=record, usage=record.get("usage") or {}, judge_yaml=yaml.safe_dump(judge, sort_keys=False),
+        metrics=metrics, estimate_rows=list(_estimate_rows(metrics)), coverage=(metrics or {}).get("coverage"),
+        scan=scan, sample_size=SAMPLE, figures=_figures(scan, metrics, judge, judge_scale),
+        criteria=_criteria_rows(scan.rows), disagreements=_disagreements(scan.rows, judge_scale),
+        shown=scan.rows[:SHOWN_JUDGMENTS], optimizer=_optimizer(folder),
     )
 
 
-def _items_of(record: dict[str, Any]) -> list[Item]:
+# -- reading --------------------------------------------------------------------------------------
+def _read_json(path: Path) -> Any:
+    if not path.is_file():
+        return None
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise DataError(f"bad JSON ({exc.msg})", path, exc.lineno) from None
+
+
+def _scan_judgments(path: Path) -> Scan:
+    """Status counts over every line, and a reservoir sample of ``SAMPLE`` rows (file order kept)."""
+    scan = Scan()
+    if not path.is_file():
+        return scan
+    rng = random.Random(0)
+    reservoir: list[tuple[int, dict[str, Any]]] = []
+    with path.open(encoding="utf-8") as handle:
+        for line_number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                data = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise DataError(f"bad JSON ({exc.msg})", path, line_number) from None
+            scan.total += 1
+            scan.statuses[data.get("status", "ok")] += 1
+            if len(reservoir) < SAMPLE:
+                reservoir.append((line_number, data))
+            elif (slot := rng.randrange(scan.total)) < SAMPLE:
+                reservoir[slot] = (line_number, data)
+    reservoir.sort(key=lambda pair: pair[0])
+    scan.rows = [_row(data) for _, data in reservoir]
+    return scan
+
+
+def _row(data: Mapping[str, Any]) -> Row:
+    return Row(id=str(data.get("item_id")), status=data.get("status", "ok"), score=data.get("score"),
+               label=data.get("label"), explanation=data.get("explanation"), raw=data.get("raw"),
+               reason=data.get("reason"), criteria=data.get("criteria") or {}, extra=data.get("extra") or {})
+
+
+def _items_of(record: Mapping[str, Any], wanted: set[str]) -> Iterator[Item]:
+    """The run's items from the data file run.json names, streamed when it is JSON lines."""
+    from judgelab.runner.stream import iter_items, streamable
+
     data = record.get("data")
     if not data or not Path(data).is_file():
-        return []
+        return iter(())
     try:
-        return list(load_items(data))
+        return iter_items(data, only=wanted) if streamable(data) else iter(load_items(data))
     except DataError:
-        return []
+        return iter(())
 
 
-def _human_values(items: Sequence[Item], aspect: str | None) -> dict[str, Any]:
-    values = {}
-    for item in items:
-        value = item.human_score(aspect) if aspect else None
-        values[item.id] = value if value is not None else item.label
+def _join_items(rows: list[Row], items: Iterable[Item], aspect: str | None) -> None:
+    wanted = {row.id: row for row in rows}
+    try:
+        for item in items:
+            row = wanted.get(item.id)
+            if row is None:
+                continue
+            row.human = human_value(item, aspect)
+            row.group = item.group
+            row.scale = item.aspect_scale(aspect) if aspect else item.scale
+            row.text = item.output if item.output is not None else _pair_text(item)
+    except DataError:
+        pass  # the data file changed since the run: the report is drawn without human labels
+
+
+def _pair_text(item: Item) -> str | None:
+    if item.output_a is not None:
+        return f"A: {item.output_a}\n\nB: {item.output_b}"
+    return item.passage
+
+
+def _judge_scale(judge: Mapping[str, Any]) -> tuple[float, float] | None:
+    scale = (judge.get("strategy") or {}).get("scale")
+    return (1.0, float(scale)) if isinstance(scale, (int, float)) else None
+
+
+# -- metrics tables ---------------------------------------------------------------------------------
+def _estimate_rows(metrics: Mapping[str, Any] | None) -> Iterator[dict[str, Any]]:
+    """Every estimate (value + CI) in metrics.json, named by its section path."""
+    for name, section in (metrics or {}).items():
+        if name not in _NOT_ESTIMATES:
+            yield from _walk(section, (name,))
+
+
+def _walk(section: Any, path: tuple[str, ...]) -> Iterator[dict[str, Any]]:
+    if isinstance(section, Mapping) and "value" in section and "ci" in section:
+        skipped = section.get("skipped") or {}
+        yield {"level": path[0], "statistic": " / ".join(path[1:]) or path[0], "value": section["value"],
+               "ci": section.get("ci"), "n": section.get("n"), "groups": section.get("n_groups"),
+               "note": "; ".join([f"{len(v)} {k}" for k, v in skipped.items()] + [section.get("reason") or ""]).strip("; ")}
+    elif isinstance(section, Mapping):
+        for key, value in section.items():
+            yield from _walk(value, (*path, key))
+
+
+# -- figures ----------------------------------------------------------------------------------------
+def _numeric(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value)
+
+
+def _paired(rows: list[Row]) -> list[tuple[Row, float, float]]:
+    pairs = []
+    for row in rows:
+        human, verdict = _numeric(row.human), _numeric(row.verdict)
+        if row.status == "ok" and human is not None and verdict is not None:
+            pairs.append((row, human, verdict))
+    return pairs
+
+
+def _figures(scan: Scan, metrics: Mapping[str, Any] | None, judge: Mapping[str, Any],
+             judge_scale: tuple[float, float] | None) -> list[dict[str, Any]]:
+    rows, figures = scan.rows, []
+    pairs = _paired(rows)
+    note = f" (sample of {len(rows)})" if scan.sampled else ""
+    if pairs:
+        figures.append({"id": "scatter", "svg": plots.scatter(
+            [h for _, h, _ in pairs], [v for _, _, v in pairs], jitter=_jitter([h for _, h, _ in pairs]),
+            title=f"judge vs human{note}", x_label="human (jittered)", y_label="judge")})
+    judge_scores = [s for r in rows if r.status == "ok" and (s := _numeric(r.verdict)) is not None]
+    if judge_scores:
+        figures.append({"id": "judge-histogram", "svg": plots.histogram(
+            {"judge": judge_scores}, title=f"judge scores{note}", x_label="judge score",
+            mark=float(np.mean(judge_scores)))})
+    human_scores = [h for r in rows if (h := _numeric(r.human)) is not None]
+    if human_scores:
+        figures.append({"id": "human-histogram", "svg": plots.histogram(
+            {"human": human_scores}, title=f"human scores{note}", x_label="human score",
+            mark=float(np.mean(human_scores)))})
+    if not scan.sampled and (per_group := _per_group_correlations(pairs)):
+        figures.append({"id": "group-correlations", "svg": plots.histogram(
+            {"spearman": per_group}, bins=min(20, max(5, len(per_group) // 2)), mark=float(np.mean(per_group)),
+            title=f"Spearman per group ({len(per_group)} groups; line: mean)", x_label="Spearman within a group")})
+    if (confusion := _confusion(metrics, rows)) is not None:
+        figures.append({"id": "confusion", "svg": plots.heatmap(
+            confusion["labels"], confusion["matrix"], title="confusion matrix", row_label="human",
+            column_label="judge")})
+    if judge.get("score") == "logprob" and (points := _calibration(pairs, judge_scale)):
+        figures.append({"id": "calibration", "svg": plots.calibration(
+            *points, title=f"calibration of expected scores{note}", x_label="judge expected score (0-1 of its scale)",
+            y_label="mean human score (0-1)")})
+    return figures
+
+
+def _jitter(values: list[float]) -> float:
+    """A third of the smallest gap between distinct human values (0 for continuous ones)."""
+    distinct = np.unique(values)
+    if len(distinct) < 2 or len(distinct) > 25:
+        return 0.0
+    return float(np.min(np.diff(distinct))) / 3
+
+
+def _per_group_correlations(pairs: list[tuple[Row, float, float]]) -> list[float]:
+    groups: dict[str, list[tuple[float, float]]] = {}
+    for row, human, verdict in pairs:
+        if row.group is not None:
+            groups.setdefault(row.group, []).append((human, verdict))
+    values = []
+    for members in groups.values():
+        if len(members) >= 3:
+            value = correlation("spearman", [h for h, _ in members], [v for _, v in members])
+            if not np.isnan(value):
+                values.append(value)
     return values
 
 
-def _row(judgment, human: Any) -> dict[str, Any]:
-    verdict = judgment.score if judgment.score is not None else judgment.label
-    return {"id": judgment.item_id, "human": human, "judge": verdict, "status": judgment.status,
-            "reason": judgment.reason, "explanation": judgment.explanation, "raw": judgment.raw,
-            "criteria": judgment.criteria}
+def _confusion(metrics: Mapping[str, Any] | None, rows: list[Row]) -> dict[str, Any] | None:
+    """The meta-evaluation's confusion matrix (graded labels), else one over pairwise verdicts."""
+    found = ((metrics or {}).get("agreement") or {}).get("confusion_matrix")
+    if found:
+        return found
+    labelled = [(r.human, r.label) for r in rows if r.status == "ok" and isinstance(r.human, str) and r.label is not None]
+    if not labelled:
+        return None
+    from sklearn.metrics import confusion_matrix
+
+    labels = sorted({str(v) for pair in labelled for v in pair})
+    matrix = confusion_matrix([str(h) for h, _ in labelled], [str(j) for _, j in labelled], labels=labels)
+    return {"labels": labels, "matrix": matrix.tolist()}
 
 
-def _correlation_rows(metrics: dict[str, Any] | None) -> list[dict[str, Any]]:
-    rows = []
-    for level in LEVELS:
-        for statistic, estimate in ((metrics or {}).get(level) or {}).items():
-            if isinstance(estimate, dict) and "value" in estimate:
-                rows.append({"level": level, "statistic": statistic, **estimate})
-    return rows
+def _unit(value: float, scale: tuple[float, float] | None, observed: tuple[float, float]) -> float:
+    low, high = scale or observed
+    return min(1.0, max(0.0, (value - low) / ((high - low) or 1.0)))
+
+
+def _calibration(pairs: list[tuple[Row, float, float]], judge_scale: tuple[float, float] | None,
+                 bins: int = 8) -> tuple[list[float], list[float], list[int]] | None:
+    """(mean expected score, mean human score, count) per bin of the expected score, both on [0, 1]."""
+    if len(pairs) < 2:
+        return None
+    humans, verdicts = [h for _, h, _ in pairs], [v for _, _, v in pairs]
+    human_range, judge_range = (min(humans), max(humans)), (min(verdicts), max(verdicts))
+    expected = np.array([_unit(v, judge_scale, judge_range) for v in verdicts])
+    observed = np.array([_unit(h, row.scale, human_range) for row, h, _ in pairs])
+    # Equal-count bins over the expected scores: a judge's expected scores often sit in a narrow
+    # band, where fixed-width bins would put every item into one point.
+    order = np.argsort(expected, kind="stable")
+    points: tuple[list[float], list[float], list[int]] = ([], [], [])
+    for members in np.array_split(order, min(bins, len(order))):
+        points[0].append(float(expected[members].mean()))
+        points[1].append(float(observed[members].mean()))
+        points[2].append(len(members))
+    return points
+
+
+# -- tables -----------------------------------------------------------------------------------------
+def _criteria_rows(rows: list[Row]) -> list[dict[str, Any]]:
+    """Per criterion of a multi-criteria judge: how often graded, its mean, Spearman with the humans."""
+    names = sorted({name for row in rows for name in row.criteria})
+    table = []
+    for name in names:
+        graded = [(row, v) for row in rows if (v := row.criteria.get(name)) is not None]
+        with_human = [(h, v) for row, v in graded if (h := _numeric(row.human)) is not None]
+        rho = correlation("spearman", *zip(*with_human, strict=True)) if len(with_human) >= 3 else float("nan")
+        table.append({"name": name, "n": len(graded), "mean": float(np.mean([v for _, v in graded])) if graded else None,
+                      "spearman": None if np.isnan(rho) else rho})
+    return table
+
+
+def _disagreements(rows: list[Row], judge_scale: tuple[float, float] | None) -> list[dict[str, Any]]:
+    """The items where judge and human differ most (both on [0, 1]; pairwise: opposite verdicts)."""
+    pairs = _paired(rows)
+    found = []
+    if pairs:
+        humans, verdicts = [h for _, h, _ in pairs], [v for _, _, v in pairs]
+        human_range, judge_range = (min(humans), max(humans)), (min(verdicts), max(verdicts))
+        for row, human, verdict in pairs:
+            gap = abs(_unit(verdict, judge_scale, judge_range) - _unit(human, row.scale, human_range))
+            found.append((gap, row))
+    else:
+        found = [(1.0, r) for r in rows if r.status == "ok" and isinstance(r.human, str) and r.label is not None
+                 and str(r.label) != r.human]
+    found.sort(key=lambda pair: -pair[0])
+    return [{"gap": gap, "row": row} for gap, row in found[:TOP_DISAGREEMENTS] if gap > 0]
+
+
+# -- optimiser runs ---------------------------------------------------------------------------------
+def _optimizer(folder: Path) -> dict[str, Any] | None:
+    """The search trajectory (trajectory.jsonl: step, score, best) and per-factor advantages."""
+    steps, scores, best = [], [], []
+    path = folder / "trajectory.jsonl"
+    if path.is_file():
+        for line_number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            if line.strip():
+                try:
+                    entry = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise DataError(f"bad JSON ({exc.msg})", path, line_number) from None
+                if entry.get("kind", "evaluation") != "evaluation":
+                    continue  # an optimiser's proposals (rewritten prompts) are not evaluations
+                steps.append(float(entry.get("step", len(steps) + 1)))
+                scores.append(_numeric(entry.get("score")))
+                best.append(_numeric(entry.get("best")))
+    summary = _read_json(folder / "optimizer.json") or {}
+    advantages = _advantages(summary.get("advantages") or summary.get("factor_advantages") or {})
+    if not steps and not advantages:
+        return None
+    found: dict[str, Any] = {"summary": {k: v for k, v in summary.items() if k not in ("advantages", "factor_advantages")
+                                         and isinstance(v, (str, int, float))}}
+    if steps and any(v is not None for v in (*scores, *best)):
+        found["trajectory"] = plots.trajectory(steps, scores, best, title=f"search: {len(steps)} evaluations",
+                                               y_label="dev score")
+    if advantages:
+        found["advantages"] = plots.bars([name for name, _ in advantages], [value for _, value in advantages],
+                                         title="per-factor advantage", y_label="advantage")
+        found["advantage_rows"] = advantages
+    return found
+
+
+def _advantages(data: Mapping[str, Any]) -> list[tuple[str, float]]:
+    """``{factor: advantage}`` or ``{factor: {value: advantage}}`` as (name, advantage) pairs."""
+    flat = []
+    for factor, value in data.items():
+        if isinstance(value, Mapping):
+            flat.extend((f"{factor}={option}", float(v)) for option, v in value.items() if _numeric(v) is not None)
+        elif _numeric(value) is not None:
+            flat.append((str(factor), float(value)))
+    return flat
+

@@ -1,12 +1,18 @@
 """Run a judge over items into a run folder, resumably.
 
     RUN_DIR/run.json         the judge config, model, versions, seed, data, counts and accounting
-    RUN_DIR/judgments.jsonl  one line per item, appended as each finishes, rewritten in input order at the end
+    RUN_DIR/judgments.jsonl  one line per item, appended as each finishes
     RUN_DIR/metrics.json     agreement with the humans, when the items carry human labels
     RUN_DIR/report.html      a self-contained page with all of the above
 
 Rerunning into the same folder resumes: items already judged (ok or unparsable) are kept,
-the rest are judged, and any LLM call that had finished is served from the cache.
+the rest are judged, and any LLM call that had finished is served from the cache. Ctrl-C stops
+the run cleanly: every judgment finished so far is on disk and run.json says ``interrupted``.
+
+Two shapes of input: a list of items is judged as one batch and judgments.jsonl is rewritten
+in input order at the end; a stream (a JSON-lines path, an iterator, or any input with
+``chunk_size``) is read and judged chunk by chunk, never held whole, and judgments.jsonl stays
+in completion order. ``engine="ray"`` sends the chunks to Ray workers (runner/ray_engine.py).
 """
 
 from __future__ import annotations
@@ -14,94 +20,295 @@ from __future__ import annotations
 import json
 import platform
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
-
-from judgelab.data.io import JsonlAppender, load_judgments, save_judgments
+from judgelab.data.io import JsonlAppender, load_items, load_judgments, save_judgments
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
 from judgelab.errors import ConfigError, JudgelabError
 from judgelab.judges.base import JudgeConfig
 from judgelab.llm.client import Client
+from judgelab.llm.types import Usage
+from judgelab.runner.progress import RunProgress
+from judgelab.runner.stream import chunks, count_lines, iter_items
+
+#: Items per chunk of a streamed run: big enough for the client's concurrency and shared
+#: prompt prefixes, small enough that memory does not depend on the dataset.
+DEFAULT_CHUNK = 1000
+ENGINES = ("local", "ray")
+
+
+class JudgmentsFile(Sequence[Judgment]):
+    """The judgments of a streamed run, read from judgments.jsonl when iterated (never held)."""
+
+    def __init__(self, path: Path, count: int):
+        self.path, self._count = path, count
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __iter__(self) -> Iterator[Judgment]:
+        with self.path.open(encoding="utf-8") as handle:
+            for line in handle:
+                if line.strip():
+                    yield Judgment.model_validate_json(line)
+
+    def __getitem__(self, index):  # type: ignore[override]
+        if isinstance(index, slice):
+            return list(self)[index]
+        for position, judgment in enumerate(self):
+            if position == (index if index >= 0 else self._count + index):
+                return judgment
+        raise IndexError(index)
 
 
 @dataclass
 class RunResult:
-    judgments: list[Judgment]
+    judgments: Sequence[Judgment]
     usage: dict[str, Any]
     metrics: dict[str, Any] | None
     folder: Path | None
+    counts: dict[str, int] = field(default_factory=lambda: {"ok": 0, "unparsable": 0, "error": 0})
 
     @property
     def unparsable_share(self) -> float:
-        return self.counts["unparsable"] / len(self.judgments) if self.judgments else 0.0
+        total = sum(self.counts.values())
+        return self.counts["unparsable"] / total if total else 0.0
 
-    @property
-    def counts(self) -> dict[str, int]:
-        counts = {"ok": 0, "unparsable": 0, "error": 0}
-        for judgment in self.judgments:
-            counts[judgment.status] += 1
-        return counts
+
+@dataclass
+class _Tally:
+    """What the run has finished so far: counts by status and the usage the judgments carry."""
+
+    counts: dict[str, int] = field(default_factory=lambda: {"ok": 0, "unparsable": 0, "error": 0})
+    usage: Usage = field(default_factory=Usage)
+
+    def add(self, judgment: Judgment) -> None:
+        self.counts[judgment.status] += 1
 
 
 def run_judge(
     judge: JudgeConfig,
-    items: Sequence[Item],
+    items: Sequence[Item] | Iterable[Item] | str | Path,
     client: Client,
     out: str | Path | None = None,
     *,
     data_path: str | None = None,
     show_progress: bool = False,
     meta: bool = True,
+    chunk_size: int | None = None,
+    engine: str = "local",
+    workers: int | None = None,
     **run_options: Any,
 ) -> RunResult:
-    """Judge ``items`` (resuming from ``out`` if it holds this judge's earlier run) and write the folder."""
+    """Judge ``items`` (resuming from ``out`` if it holds this judge's earlier run) and write the folder.
+
+    ``items``: a list (one batch), or a stream: a JSON-lines path or an iterator, read
+    ``chunk_size`` items at a time (default 1000; giving ``chunk_size`` streams a list too).
+    ``engine="ray"`` judges the chunks on a Ray cluster with ``workers`` workers (default: its CPUs).
+    ``run_options`` go to ``judge.run`` (e.g. ``examples_pool``, ``order_by_source``).
+    """
+    if engine not in ENGINES:
+        raise ConfigError(f"engine must be one of {', '.join(ENGINES)}, not {engine!r}")
     if not judge.fitted:
         raise ConfigError(f"this {judge.kind!r} judge learns from labelled items first: "
                           f"`judgelab fit --method {judge.kind} --data TRAIN --out fitted.yaml` (or judge.fit(items))")
-    folder = Path(out) if out else None
-    header = _header(judge, client, data_path)
-    done = _resume(folder, header, items) if folder else {}
-    todo = [item for item in items if item.id not in done]
-    started = time.perf_counter()
-    with _progress(show_progress, len(items), len(done)) as tick, _appender(folder) as append:
-        def record(judgment: Judgment) -> None:
-            if append:
-                append(judgment)
-            tick(client)
+    from_file = isinstance(items, (str, Path))
+    if from_file:
+        data_path = data_path or str(items)
+    streamed = chunk_size is not None or from_file or not isinstance(items, Sequence)
+    if streamed and out is None:
+        raise ConfigError("a streamed run writes its judgments as it goes: give a run folder (out)")
+    if engine == "ray":
+        from judgelab.runner.ray_engine import RayEngine
 
-        new = judge.run(todo, client, on_judgment=record, **run_options) if todo else []
-    by_id = {**done, **{j.item_id: j for j in new}}
+        executor: _Engine = RayEngine(client, workers=workers)
+    else:
+        executor = _LocalEngine(client)
+    folder = Path(out) if out else None
+    header = {**_header(judge, client, data_path), "engine": engine}
+    if streamed:
+        return _run_streamed(judge, items, client, folder, header, executor, chunk_size or DEFAULT_CHUNK,
+                             show_progress, meta, run_options)
+    return _run_batch(judge, list(items), client, folder, header, executor, show_progress, meta, run_options)
+
+
+# -- engines: how a batch of items becomes judgments -----------------------------------------------
+class _Engine:
+    def judge(self, judge: JudgeConfig, batches: Iterable[list[Item]], on_judgment, run_options: dict) -> None:
+        raise NotImplementedError
+
+    def usage(self) -> Usage:
+        raise NotImplementedError
+
+
+class _LocalEngine(_Engine):
+    """This process, through the caller's client (its concurrency limit, cache and accounting)."""
+
+    def __init__(self, client: Client):
+        self.client = client
+
+    def judge(self, judge: JudgeConfig, batches: Iterable[list[Item]], on_judgment, run_options: dict) -> None:
+        for batch in batches:
+            if batch:
+                self._judge_batch(judge, batch, on_judgment, run_options)
+
+    def _judge_batch(self, judge: JudgeConfig, batch: list[Item], on_judgment, run_options: dict) -> None:
+        seen: set[str] = set()
+
+        def record(judgment: Judgment) -> None:
+            seen.add(judgment.item_id)
+            on_judgment(judgment)
+
+        for judgment in judge.run(batch, self.client, on_judgment=record, **run_options):
+            if judgment.item_id not in seen:  # a judge that reports only at the end is still recorded
+                record(judgment)
+
+    def usage(self) -> Usage:
+        return self.client.usage
+
+
+# -- the two shapes of a run -----------------------------------------------------------------------
+def _run_batch(judge, items: list[Item], client, folder, header, executor: _Engine, show_progress: bool,
+               meta: bool, run_options: dict) -> RunResult:
+    done = _resume(folder, header, {item.id for item in items}) if folder else {}
+    todo = [item for item in items if item.id not in done]
+    by_id = dict(done)
+    tally = _Tally()
+    for judgment in done.values():
+        tally.add(judgment)
+    started = time.perf_counter()
+
+    def keep(judgment: Judgment) -> None:
+        by_id[judgment.item_id] = judgment
+
+    with RunProgress(show_progress, len(items), len(done)) as progress, _Recorder(folder, tally, progress, executor,
+                                                                               keep) as record:
+        _judge_or_stop(folder, header, tally, executor, started, len(done),
+                       lambda: executor.judge(judge, _batches(todo, executor), record, run_options))
     judgments = [by_id[item.id] for item in items]
-    usage = {**client.stats(), "wall_s": time.perf_counter() - started, "resumed_items": len(done)}
+    usage = _usage(executor, client, started, len(done))
     metrics = _metrics(judge, items, judgments) if meta else None
-    result = RunResult(judgments, usage, metrics, folder)
+    result = RunResult(judgments, usage, metrics, folder, tally.counts)
     if folder:
         save_judgments(judgments, folder / "judgments.jsonl")  # atomic: input order, no duplicates
-        _write_json(folder / "run.json", {**header, "status": "finished", "items": len(items),
-                                          "counts": result.counts, "unparsable_share": result.unparsable_share,
-                                          "usage": usage})
-        if metrics is not None:
-            _write_json(folder / "metrics.json", metrics)
-        from judgelab.report import write_report
-
-        write_report(folder, items)
+        _finish(folder, header, result, len(items), items)
     return result
 
 
+def _run_streamed(judge, items, client, folder: Path, header, executor: _Engine, chunk_size: int,
+                  show_progress: bool, meta: bool, run_options: dict) -> RunResult:
+    source = iter_items(items) if isinstance(items, (str, Path)) else iter(items)
+    total = count_lines(items) if isinstance(items, (str, Path)) else (len(items) if isinstance(items, Sequence) else None)
+    done = _resume(folder, header, None)
+    tally = _Tally()
+    for judgment in done.values():
+        tally.add(judgment)
+    done_ids = set(done)
+    del done  # only the ids are needed from here on
+    started = time.perf_counter()
+    todo = ([item for item in chunk if item.id not in done_ids] for chunk in chunks(source, chunk_size))
+    with RunProgress(show_progress, total, len(done_ids)) as progress, _Recorder(folder, tally, progress,
+                                                                              executor) as record:
+        _judge_or_stop(folder, header, tally, executor, started, len(done_ids),
+                       lambda: executor.judge(judge, todo, record, run_options))
+    n_items = sum(tally.counts.values())
+    usage = _usage(executor, client, started, len(done_ids))
+    judgments = JudgmentsFile(folder / "judgments.jsonl", n_items)
+    metrics = _metrics_from_files(judge, header.get("data"), folder) if meta else None
+    result = RunResult(judgments, usage, metrics, folder, tally.counts)
+    _finish(folder, header, result, n_items, None)
+    return result
+
+
+def _batches(items: list[Item], executor: _Engine) -> list[list[Item]]:
+    """One batch locally (the judge orders it by source); shards of whole groups for Ray."""
+    if isinstance(executor, _LocalEngine):
+        return [items]
+    from judgelab.runner.ray_engine import shard_by_group
+
+    return shard_by_group(items, executor.shard_count(len(items)))  # type: ignore[attr-defined]
+
+
+class _Recorder:
+    """Context manager yielding ``record(judgment)``: count it, advance the display, append it to the file.
+
+    Lines are written in small batches (one write and one fsync per ``FLUSH_EVERY`` judgments or
+    ``FLUSH_SECONDS``, whichever comes first): one fsync per line would cap a cache-served or
+    no-LLM run at the disk's fsync rate. A crash loses at most that much, and those judgments'
+    LLM calls are in the cache, so the resumed run pays nothing for them.
+    """
+
+    FLUSH_EVERY, FLUSH_SECONDS = 256, 0.5
+
+    def __init__(self, folder: Path | None, tally: _Tally, progress: RunProgress, executor: _Engine,
+                 keep=None):
+        self._writer = JsonlAppender(folder / "judgments.jsonl") if folder else None
+        self._tally, self._progress, self._executor, self._keep = tally, progress, executor, keep
+        self._pending: list[Judgment] = []
+        self._flushed = time.monotonic()
+
+    def __enter__(self):
+        return self.record
+
+    def record(self, judgment: Judgment) -> None:
+        if self._writer:
+            self._pending.append(judgment)
+            if len(self._pending) >= self.FLUSH_EVERY or time.monotonic() - self._flushed > self.FLUSH_SECONDS:
+                self.flush()
+        if self._keep:
+            self._keep(judgment)
+        self._tally.add(judgment)
+        self._progress.advance(self._executor.usage())
+
+    def flush(self) -> None:
+        if self._writer and self._pending:
+            self._writer.extend(self._pending)
+            self._pending = []
+        self._flushed = time.monotonic()
+
+    def __exit__(self, *exc: object) -> None:
+        self._progress.refresh(self._executor.usage())
+        if self._writer:
+            self.flush()
+            self._writer.close()
+
+
+def _judge_or_stop(folder: Path | None, header: dict, tally: _Tally, executor: _Engine, started: float,
+                   resumed: int, work) -> None:
+    """Run ``work``; on Ctrl-C record the run as interrupted (what finished is on disk) and re-raise."""
+    try:
+        work()
+    except KeyboardInterrupt:
+        if folder:
+            _write_json(folder / "run.json", {**header, "status": "interrupted", "counts": tally.counts,
+                                              "items": sum(tally.counts.values()),
+                                              "usage": {**executor.usage().model_dump(), "resumed_items": resumed,
+                                                        "wall_s": time.perf_counter() - started}})
+        raise
+
+
+def _usage(executor: _Engine, client: Client, started: float, resumed: int) -> dict[str, Any]:
+    return {**executor.usage().model_dump(), "retries": client.retries, "backend": client.backend.identity,
+            "wall_s": time.perf_counter() - started, "resumed_items": resumed}
+
+
+def _finish(folder: Path, header: dict, result: RunResult, n_items: int, items: Sequence[Item] | None) -> None:
+    _write_json(folder / "run.json", {**header, "status": "finished", "items": n_items, "counts": result.counts,
+                                      "unparsable_share": result.unparsable_share, "usage": result.usage})
+    if result.metrics is not None:
+        _write_json(folder / "metrics.json", result.metrics)
+    from judgelab.report import write_report
+
+    write_report(folder, items)
+
+
+# -- folder and metadata ---------------------------------------------------------------------------
 def _header(judge: JudgeConfig, client: Client, data_path: str | None) -> dict[str, Any]:
     return {
         "judge": judge.model_dump(mode="json"), "judge_digest": judge.digest(), "seed": getattr(judge, "seed", None),
@@ -120,8 +327,11 @@ def _versions() -> dict[str, str | None]:
     return found
 
 
-def _resume(folder: Path, header: dict[str, Any], items: Sequence[Item]) -> dict[str, Judgment]:
-    """Judgments of an earlier run of the same judge on the same backend; errors are retried."""
+def _resume(folder: Path, header: dict[str, Any], wanted: set[str] | None) -> dict[str, Judgment]:
+    """Judgments of an earlier run of the same judge on the same backend; errors are retried.
+
+    ``wanted=None`` (a stream, whose ids are not known up front) keeps every earlier judgment.
+    """
     record = folder / "run.json"
     if record.exists():
         earlier = json.loads(record.read_text(encoding="utf-8"))
@@ -136,49 +346,13 @@ def _resume(folder: Path, header: dict[str, Any], items: Sequence[Item]) -> dict
     if not path.exists():
         return {}
     JsonlAppender(path).close()  # drops a line cut short by a crash
-    wanted = {item.id for item in items}
-    return {j.item_id: j for j in load_judgments(path) if j.item_id in wanted and j.status != "error"}
+    kept = {j.item_id: j for j in load_judgments(path) if (wanted is None or j.item_id in wanted) and j.status != "error"}
+    if wanted is None:  # a streamed run appends: drop the error lines now, they are judged again
+        save_judgments(kept.values(), path)
+    return kept
 
 
-class _appender:
-    """Context manager yielding a function that appends one judgment durably (or None without a folder)."""
-
-    def __init__(self, folder: Path | None):
-        self._writer = JsonlAppender(folder / "judgments.jsonl") if folder else None
-
-    def __enter__(self):
-        return self._writer.append if self._writer else None
-
-    def __exit__(self, *exc: object) -> None:
-        if self._writer:
-            self._writer.close()
-
-
-class _progress:
-    """One rich progress bar with items, cache hits, tokens and cost; a no-op when hidden."""
-
-    def __init__(self, show: bool, total: int, already: int):
-        self._bar = Progress(
-            TextColumn("judging"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[info]}"),
-            TimeElapsedColumn(), TimeRemainingColumn(), disable=not show, transient=False,
-        )
-        self._task = self._bar.add_task("judging", total=total, completed=already, info="")
-
-    def __enter__(self):
-        self._bar.start()
-        return self._tick
-
-    def _tick(self, client: Client) -> None:
-        usage = client.usage
-        cost = f" ${usage.cost_usd:.4f}" if usage.cost_usd else ""
-        info = f"{usage.calls} calls, {usage.cache_hits} cached, {usage.prompt_tokens + usage.completion_tokens} tok{cost}"
-        self._bar.update(self._task, advance=1, info=info)
-
-    def __exit__(self, *exc: object) -> None:
-        self._bar.stop()
-
-
-def _metrics(judge: JudgeConfig, items: Sequence[Item], judgments: list[Judgment]) -> dict[str, Any] | None:
+def _metrics(judge: JudgeConfig, items: Sequence[Item], judgments: Sequence[Judgment]) -> dict[str, Any] | None:
     """Agreement with the human labels the items carry (scores, graded or pairwise labels), if any."""
     from judgelab.metrics import meta_evaluate
     from judgelab.metrics.align import human_value
@@ -190,6 +364,17 @@ def _metrics(judge: JudgeConfig, items: Sequence[Item], judgments: list[Judgment
         return meta_evaluate(items, judgments, aspect=aspect, n_resamples=1000).to_dict()
     except JudgelabError as exc:  # e.g. every judgment failed: the run is still written, with why
         return {"unavailable": str(exc)}
+
+
+def _metrics_from_files(judge: JudgeConfig, data_path: str | None, folder: Path) -> dict[str, Any] | None:
+    """A streamed run's agreement, computed after judging from the data file and judgments.jsonl.
+
+    Correlations need every value at once, so this reads both files whole; pass ``meta=False``
+    for datasets that do not fit in memory and run ``judgelab meta`` where they do.
+    """
+    if not data_path or not Path(data_path).is_file():
+        return None
+    return _metrics(judge, load_items(data_path), load_judgments(folder / "judgments.jsonl"))
 
 
 def _write_json(path: Path, data: Any) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -85,9 +86,41 @@ class EmbeddedBackend(Backend):
 
     # ---- prompt -----------------------------------------------------------------------------
     def prompt_tokens(self, request: Request) -> list[int]:
-        rendered = self._formatter(messages=[m.model_dump() for m in request.messages])
+        messages = [m.model_dump() for m in request.messages]
+        if any(self._has_control_text(m["content"]) for m in messages):
+            return self._tokens_with_plain_contents(messages, request.assistant_prefix)
+        rendered = self._formatter(messages=messages)
         text = rendered.prompt + request.assistant_prefix
         return self._llm.tokenize(text.encode("utf-8"), add_bos=not rendered.added_special, special=True)
+
+    def _has_control_text(self, content: str) -> bool:
+        """Does this text spell one of the model's control tokens (``<|im_start|>``, ``</s>``)?"""
+        if "<" not in content:  # every chat model's control tokens are written <...>: a cheap first test
+            return False
+        data = content.encode("utf-8")
+        return self._llm.tokenize(data, add_bos=False, special=True) != self._llm.tokenize(
+            data, add_bos=False, special=False)
+
+    def _tokens_with_plain_contents(self, messages: list[dict[str, Any]], assistant_prefix: str) -> list[int]:
+        """The chat template's own markup as control tokens, message contents as plain text.
+
+        A judged text that contains ``<|im_end|><|im_start|>system`` must not open a real system
+        turn: the template is rendered around placeholders, and each content is tokenized with
+        ``special=False`` in its place, so the model sees those characters as characters.
+        """
+        marks = [f"\x00judgelab-content-{i}\x00" for i in range(len(messages))]
+        rendered = self._formatter(messages=[{**m, "content": mark} for m, mark in zip(messages, marks, strict=True)])
+        pieces = re.split("(" + "|".join(map(re.escape, marks)) + ")", rendered.prompt + assistant_prefix)
+        if sorted(p for p in pieces if p in marks) != sorted(marks):
+            raise RequestError("a message contains the model's control tokens and its chat template does not "
+                               "keep message texts apart, so they cannot be passed as plain text")
+        tokens: list[int] = []
+        for piece in pieces:
+            plain = piece in marks
+            text = messages[marks.index(piece)]["content"] if plain else piece
+            tokens += self._llm.tokenize(text.encode("utf-8"), add_bos=not tokens and not rendered.added_special,
+                                         special=not plain)
+        return tokens
 
     def count_tokens(self, text: str) -> int:
         return len(self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=False))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import email.utils
 import time
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import openai
 
@@ -36,7 +37,8 @@ class OpenAICompatibleBackend(Backend):
         SGLang); ``guided_regex``: it accepts ``guided_regex`` in the body (vLLM)."""
         self.model_name = model_name
         self.base_url = base_url
-        self.identity = identity or f"openai-compatible:{base_url or 'api.openai.com'}:{model_name}"
+        self._secrets = [secret for secret in (api_key, *_userinfo(base_url)) if secret and len(secret) >= 4]
+        self.identity = identity or f"openai-compatible:{_without_userinfo(base_url) or 'api.openai.com'}:{model_name}"
         self.max_concurrency = max_concurrency
         self.continue_final_message = continue_final_message
         self.capabilities = Capabilities(
@@ -89,10 +91,11 @@ class OpenAICompatibleBackend(Backend):
                     f"HTTP {exc.status_code} from {self._where()}", _retry_after(exc.response)
                 ) from exc
             if exc.status_code in (401, 403, 404):  # credentials or model name: every request would fail
-                raise BackendError(f"{self._where()}: HTTP {exc.status_code}: {exc.message}") from exc
-            raise RequestError(f"{self._where()} rejected the request: HTTP {exc.status_code}: {exc.message}") from exc
+                raise BackendError(self._redact(f"{self._where()}: HTTP {exc.status_code}: {exc.message}")) from None
+            raise RequestError(self._redact(
+                f"{self._where()} rejected the request: HTTP {exc.status_code}: {exc.message}")) from None
         except (openai.APIConnectionError, openai.APITimeoutError) as exc:
-            raise TransientBackendError(f"{type(exc).__name__} talking to {self._where()}: {exc}") from exc
+            raise TransientBackendError(self._redact(f"{type(exc).__name__} talking to {self._where()}: {exc}")) from exc
         except ValueError as exc:  # a truncated or non-JSON body
             raise TransientBackendError(f"malformed response from {self._where()}: {exc}") from exc
         return self._completion(response, time.perf_counter() - started)
@@ -113,10 +116,31 @@ class OpenAICompatibleBackend(Backend):
         )
 
     def _where(self) -> str:
-        return self.base_url or "the OpenAI API"
+        return _without_userinfo(self.base_url) or "the OpenAI API"
+
+    def _redact(self, message: str) -> str:
+        """Servers echo keys in errors ("Incorrect API key provided: sk-..."): never pass one on."""
+        for secret in self._secrets:
+            message = message.replace(secret, "***")
+        return message
 
     async def aclose(self) -> None:
         await self._client.close()
+
+
+def _userinfo(url: str | None) -> tuple[str, ...]:
+    parts = urlsplit(url or "")
+    return tuple(part for part in (parts.username, parts.password) if part)
+
+
+def _without_userinfo(url: str | None) -> str | None:
+    """``http://user:key@host/v1`` -> ``http://host/v1``: credentials stay out of identities (cache keys, run.json)."""
+    if not url:
+        return url
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))
 
 
 def _token_logprobs(logprobs: Any) -> tuple[TokenLogprob, ...] | None:

@@ -1,0 +1,297 @@
+"""Trained cross-encoder scorers: group-wise cross-validated agreement with humans, next to UniEval's
+published predictions and the UCLWI similarity scorer; a stacked variant; distilling the published
+HANNA LLM raters vs the number of teacher-labelled items; training time and inference speed.
+
+    .venv/bin/python -m bench.bench_trained --datasets topical_chat:coherence,qags_xsum:consistency \
+        --folds 5 --epochs 1 --max-items 300 --write
+
+Results accumulate in ~/.cache/judgelab/bench_trained.json ($JUDGELAB_BENCH_RESULTS) (one entry per dataset/aspect, replaced when rerun),
+so a long benchmark can be run piece by piece on a shared machine; --write renders every entry
+into this benchmark's section of docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bench.common import describe_machine, load_avg, log
+from judgelab.data import load_items
+from judgelab.judges.trained import TrainedJudge
+from judgelab.train import agreement, cross_validate, human_targets, read_teacher, stack_cv, teacher_targets
+from judgelab.train.labels import Targets
+
+ROOT = Path(__file__).resolve().parents[1]
+DOC = ROOT / "docs" / "benchmarks.md"
+#: Where results accumulate between runs (outside the repository: they are measurements, not code).
+RESULTS = Path(os.environ.get("JUDGELAB_BENCH_RESULTS", Path.home() / ".cache" / "judgelab" / "bench_trained.json"))
+SECTION_START, SECTION_END = "<!-- bench_trained:start -->", "<!-- bench_trained:end -->"
+HEADING = "## Trained scorers (fine-tuned MiniLM cross-encoder)"
+DEFAULT_SETS = ("topical_chat:coherence,topical_chat:overall,sfres:naturalness,sfres:informativeness,"
+                "sfhot:naturalness,sfhot:informativeness,hanna:coherence,qags_cnndm:consistency,qags_xsum:consistency")
+#: Fields the scorer reads per dataset: the reference where the task is reference-based (data-to-text, as UniEval).
+INPUTS = {"sfres": ("source", "reference"), "sfhot": ("source", "reference"), "topical_chat": ("source", "context")}
+UNIEVAL_NAME = {"qags_cnndm": "qags_cnndm", "qags_xsum": "qags_xsum"}
+
+
+def shared_benchmarks() -> Path:
+    return Path(os.environ.get("JUDGELAB_SHARED", ROOT.parent / "shared")) / "benchmarks"
+
+
+def first_groups(items: list, max_items: int | None) -> list:
+    """Whole groups, in order of first appearance, until ``max_items`` items (all without a limit).
+    Items keep their file order (some files interleave groups)."""
+    if not max_items:
+        return items
+    sizes: dict[str, int] = {}
+    for item in items:
+        sizes[item.group] = sizes.get(item.group, 0) + 1
+    chosen, total = set(), 0
+    for group, size in sizes.items():
+        if total >= max_items:
+            break
+        chosen.add(group)
+        total += size
+    return [item for item in items if item.group in chosen]
+
+
+def unieval_scores(dataset: str, aspect: str) -> dict[str, float]:
+    path = shared_benchmarks() / "reference" / "unieval_predictions.jsonl"
+    scores = {}
+    with path.open(encoding="utf-8") as handle:
+        for line in handle:
+            row = json.loads(line)
+            if row["dataset"] == dataset and aspect in (row.get("prediction") or {}):
+                scores[row["item_id"]] = float(row["prediction"][aspect])
+    return scores
+
+
+def similarity_oof(targets: Targets, aspect: str, folds: int, seed: int) -> np.ndarray:
+    """Out-of-fold scores of the UCLWI similarity scorer (same group folds), NaN where it gives none."""
+    from judgelab.judges.similarity import SimilarityJudge
+    from judgelab.train.curves import fold_of
+
+    assignment = fold_of(targets, folds, seed)
+    predictions = np.full(len(targets.items), np.nan)
+    for fold in range(folds):
+        train = [item for item, f in zip(targets.items, assignment, strict=True) if f != fold]
+        test = [item for item, f in zip(targets.items, assignment, strict=True) if f == fold]
+        with tempfile.TemporaryDirectory() as folder:
+            judge = SimilarityJudge(aspect=aspect, predict="expected").fit(train, None, out_dir=Path(folder))
+            scores = {j.item_id: j.score for j in judge.run(test, None) if j.ok}
+        for i, item in enumerate(targets.items):
+            if assignment[i] == fold and item.id in scores:
+                predictions[i] = scores[item.id]
+    return predictions
+
+
+def spearman(block: dict[str, Any], level: str) -> float | None:
+    return ((block.get(level) or {}).get("spearman") or {}).get("value")
+
+
+def run_one(name: str, aspect: str, args: argparse.Namespace) -> dict[str, Any]:
+    items = first_groups(list(load_items(shared_benchmarks() / f"{name}.jsonl")), args.max_items)
+    targets = human_targets(items, aspect, name)
+    spec = TrainedJudge(aspect=aspect, epochs=args.epochs, max_length=args.max_length, batch_size=args.batch_size,
+                        train_layers=args.train_layers, inputs=INPUTS.get(name, ("source",)), seed=args.seed)
+    log(f"{name}/{aspect}: {len(targets.items)} items, {len({i.group for i in targets.items})} groups")
+    started = time.perf_counter()
+    point = cross_validate(spec, targets, folds=args.folds, seed=args.seed,
+                           on_fold=lambda f, n, s: log(f"  fold {f + 1}: trained on {n} items in {s:.0f}s"))[0]
+    rows = {"cross-encoder (ours)": agreement(point.predictions, targets.labels, targets)}
+    unieval = unieval_scores(UNIEVAL_NAME.get(name, name), aspect)
+    if unieval:
+        rows["UniEval (published)"] = agreement(np.array([unieval.get(i.id, np.nan) for i in targets.items]),
+                                                targets.labels, targets)
+    features = []
+    try:
+        similarity = similarity_oof(targets, aspect, args.folds, args.seed)
+        rows["similarity (UCLWI, ours)"] = agreement(similarity, targets.labels, targets)
+        if np.isfinite(similarity).all():
+            features.append(similarity)
+    except Exception as exc:  # noqa: BLE001 - report why the baseline is missing, keep the benchmark going
+        rows["similarity (UCLWI, ours)"] = {"unavailable": f"{type(exc).__name__}: {exc}"}
+    if name == "hanna":
+        llm = read_teacher(shared_benchmarks() / "reference" / "hanna_llm_ratings.jsonl", aspect)
+        features.append(np.array([llm.get(i.id, np.nan) for i in targets.items]))
+    if features and np.isfinite(point.predictions).all() and all(np.isfinite(f).all() for f in features):
+        stacked = stack_cv(point.predictions, np.column_stack(features), targets, folds=args.folds, seed=args.seed)
+        rows["stacked (cross-encoder + similarity" + (" + LLM raters" if name == "hanna" else "") + ")"] = \
+            agreement(stacked, targets.labels, targets)
+    return {"dataset": name, "aspect": aspect, "n_items": len(targets.items),
+            "n_groups": len({i.group for i in targets.items}), "folds": args.folds,
+            "spec": spec.model_dump(mode="json", include={"epochs", "max_length", "batch_size", "train_layers", "inputs"}),
+            "train_seconds": point.train_seconds, "train_sizes": point.train_sizes,
+            "wall_seconds": round(time.perf_counter() - started, 1), "rows": rows,
+            "load": load_avg(), "date": datetime.now(timezone.utc).isoformat(timespec="minutes")}
+
+
+def run_distill(args: argparse.Namespace) -> dict[str, Any]:
+    """HANNA coherence: learn the mean of the published LLM raters from n teacher-labelled items."""
+    items = first_groups(list(load_items(shared_benchmarks() / "hanna.jsonl")), args.max_items)
+    teacher = read_teacher(shared_benchmarks() / "reference" / "hanna_llm_ratings.jsonl", "coherence", args.teacher_judge)
+    targets = teacher_targets(items, "coherence", teacher)
+    spec = TrainedJudge(aspect="coherence", epochs=args.epochs, max_length=args.max_length, batch_size=args.batch_size,
+                        train_layers=args.train_layers, seed=args.seed)
+    sizes = [int(s) for s in args.distill_sizes.split(",")] + [None]
+    log(f"distil hanna/coherence from {args.teacher_judge or 'all LLM raters'}: {len(targets.items)} items, sizes {sizes}")
+    points = cross_validate(spec, targets, folds=args.folds, sizes=sizes, seed=args.seed,
+                            on_fold=lambda f, n, s: log(f"  fold {f + 1}: {n} teacher labels, {s:.0f}s"))
+    teacher_vs_humans = agreement(targets.labels, targets.humans, targets)
+    curve = [{"size": p.size, "train_sizes": p.train_sizes, "train_seconds": p.train_seconds,
+              "with_teacher": agreement(p.predictions, targets.labels, targets),
+              "with_humans": agreement(p.predictions, targets.humans, targets)} for p in points]
+    return {"dataset": "hanna", "aspect": "coherence", "kind": "distill", "teacher": args.teacher_judge or "mean of all 20",
+            "n_items": len(targets.items), "folds": args.folds, "teacher_vs_humans": teacher_vs_humans, "curve": curve,
+            "load": load_avg(), "date": datetime.now(timezone.utc).isoformat(timespec="minutes")}
+
+
+def inference_speed(args: argparse.Namespace, n: int = 64) -> dict[str, Any]:
+    """Items/s of a full forward pass (what a saved scorer does at use time) on Topical-Chat items."""
+    from judgelab.train.model import new_scorer
+    from judgelab.train.trainer import predict
+
+    items = list(load_items(shared_benchmarks() / "topical_chat.jsonl"))[:n]
+    spec = TrainedJudge(aspect="coherence", max_length=args.max_length, batch_size=args.batch_size)
+    scorer, tokenizer = new_scorer(spec.base_model, "regression", [1.0, 3.0], (1.0, 3.0))
+    predict(scorer, tokenizer, items[:8], spec)  # warm-up
+    started = time.perf_counter()
+    predict(scorer, tokenizer, items, spec)
+    seconds = time.perf_counter() - started
+    return {"items": n, "seconds": round(seconds, 2), "items_per_s": round(n / seconds, 1),
+            "max_length": args.max_length, "load": load_avg()}
+
+
+def render(results: dict[str, Any]) -> str:
+    lines = [HEADING, ""]
+    meta = results.get("meta", {})
+    lines += [f"Command: `{meta.get('command', '?')}` (latest run; entries below record their own date and load).",
+              f"Machine: {meta.get('machine', '?')}. "
+              "Every figure is a group-wise k-fold cross-validation (no source in two folds): each item is scored "
+              "by a scorer that never saw its group. Spearman at dataset level (all items) and group level "
+              "(within each source, averaged), 95% group-bootstrap intervals in brackets.", ""]
+    lines += ["| dataset / aspect | items (groups) | folds | scorer | Spearman, dataset | Spearman, group |",
+              "|---|---|---|---|---|---|"]
+    for entry in results.get("entries", []):
+        if entry.get("kind") == "distill":
+            continue
+        for scorer, block in entry["rows"].items():
+            lines.append(f"| {entry['dataset']} / {entry['aspect']} | {entry['n_items']} ({entry['n_groups']}) | "
+                         f"{entry['folds']} | {scorer} | {_cell(block, 'dataset')} | {_cell(block, 'group')} |")
+    lines += ["", "Training settings and cost per entry (train seconds are per fold, on the shared, loaded machine):", ""]
+    for entry in results.get("entries", []):
+        if entry.get("kind") == "distill":
+            continue
+        seconds = entry["train_seconds"]
+        lines.append(f"- {entry['dataset']}/{entry['aspect']}: {entry['spec']}, train {np.mean(seconds):.0f}s per fold "
+                     f"on {int(np.mean(entry['train_sizes']))} items ({entry['date']}, load {entry['load']})")
+    for entry in results.get("entries", []):
+        if entry.get("kind") != "distill":
+            continue
+        lines += ["", f"Distilling the published HANNA LLM raters ({entry['teacher']}) into the cross-encoder, "
+                  f"coherence, {entry['folds']}-fold group CV over {entry['n_items']} items "
+                  f"(teacher vs humans: Spearman {_cell(entry['teacher_vs_humans'], 'dataset')}):", "",
+                  "| teacher-labelled items per fold | Spearman with teacher | Spearman with humans | train s per fold |",
+                  "|---|---|---|---|"]
+        for point in entry["curve"]:
+            lines.append(f"| {point['size']} | {_cell(point['with_teacher'], 'dataset')} | "
+                         f"{_cell(point['with_humans'], 'dataset')} | {np.mean(point['train_seconds'] or [0]):.0f} |")
+        lines.append(f"\n({entry['date']}, load {entry['load']})")
+    speed = results.get("speed")
+    if speed:
+        lines += ["", f"Inference: {speed['items_per_s']} items/s ({speed['items']} Topical-Chat items, full "
+                  f"6-layer forward at max_length {speed['max_length']}, load {speed['load']})."]
+    lines += ["", "Not run yet in this table: any dataset/aspect missing above (the CPU is shared; run it with "
+              "`--datasets NAME:ASPECT`)."]
+    return "\n".join(lines)
+
+
+def _cell(block: dict[str, Any], level: str) -> str:
+    if "unavailable" in block:
+        return "n/a"
+    estimate = (block.get(level) or {}).get("spearman") or {}
+    if estimate.get("value") is None:
+        return "n/a"
+    ci = estimate.get("ci") or [None, None]
+    return f"{estimate['value']:.3f}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci[0] is not None else "")
+
+
+def write_doc(section: str) -> None:
+    """Replace this benchmark's marked section of docs/benchmarks.md, else append it."""
+    heading, body = section.split("\n", 1)
+    block = f"{heading}\n{SECTION_START}\n{body.strip()}\n{SECTION_END}\n"
+    text = DOC.read_text(encoding="utf-8") if DOC.exists() else "# Benchmarks\n"
+    if SECTION_START in text:
+        start = text.rfind("\n## ", 0, text.index(SECTION_START)) + 1
+        end = text.index(SECTION_END) + len(SECTION_END)
+        text = text[:start] + block.rstrip("\n") + text[end:]
+    else:
+        text = text.rstrip("\n") + "\n\n" + block
+    tmp = DOC.with_suffix(".md.tmp-bench-trained")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, DOC)
+
+
+def load_results() -> dict[str, Any]:
+    return json.loads(RESULTS.read_text()) if RESULTS.exists() else {"entries": []}
+
+
+def store(results: dict[str, Any], entry: dict[str, Any]) -> None:
+    key = (entry["dataset"], entry["aspect"], entry.get("kind"))
+    results["entries"] = [e for e in results["entries"] if (e["dataset"], e["aspect"], e.get("kind")) != key] + [entry]
+    save_results(results)
+
+
+def save_results(results: dict[str, Any]) -> None:
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(results, indent=1))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.bench_trained", description=__doc__.split("\n")[0])
+    parser.add_argument("--datasets", default=DEFAULT_SETS, help="NAME:ASPECT,... ('' to skip)")
+    parser.add_argument("--folds", type=int, default=5)
+    parser.add_argument("--epochs", type=int, default=1)
+    parser.add_argument("--max-items", type=int, default=None, help="first whole groups up to N items per dataset")
+    parser.add_argument("--max-length", type=int, default=128)
+    parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--train-layers", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--distill", action="store_true", help="also the HANNA distillation curve")
+    parser.add_argument("--distill-sizes", default="25,50,100")
+    parser.add_argument("--teacher-judge", default=None, help="one HANNA LLM rater (prefix); default: all averaged")
+    parser.add_argument("--speed", action="store_true", help="also measure inference items/s")
+    parser.add_argument("--write", action="store_true", help="render the accumulated results into docs/benchmarks.md")
+    args = parser.parse_args(argv)
+    results = load_results()
+    results["meta"] = {"command": "python -m bench.bench_trained " + " ".join(sys.argv[1:] if argv is None else argv),
+                       "machine": describe_machine()}
+    for spec in filter(None, re.split(r"\s*,\s*", args.datasets)):
+        name, aspect = spec.split(":")
+        store(results, run_one(name, aspect, args))
+        log(f"done {name}/{aspect}")
+    if args.distill:
+        store(results, run_distill(args))
+    if args.speed:
+        results["speed"] = inference_speed(args)
+        save_results(results)
+    section = render(results)
+    print(section)
+    if args.write:
+        write_doc(section)
+        log(f"wrote {DOC.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,152 @@
+"""`judgelab train`: fine-tune a cross-encoder scorer on human labels or a teacher's judgments.
+
+Writes DIR/judge.yaml (reused by `judgelab judge --config DIR/judge.yaml`), DIR/weights/ and
+DIR/training.json (history, validation agreement, optional learning curve; docs/training.md).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from judgelab.data import load_items
+from judgelab.errors import ConfigError
+from judgelab.judges.base import judge_from_dict
+
+
+def register(app: typer.Typer) -> None:
+    app.command("train")(train)
+
+
+def train(
+    data: Path = typer.Option(..., "--data", "-d", help="Items to learn from (JSONL, CSV, Parquet)."),
+    aspect: str = typer.Option(..., "--aspect", "-a", help="The score to learn (e.g. coherence)."),
+    out: Path = typer.Option(..., "--out", "-o", help="New folder for judge.yaml, weights/ and training.json."),
+    teacher: Path | None = typer.Option(None, "--teacher", help="Learn a teacher judge's scores instead of the human ones "
+                                        "(judgments file with item_id + score, or published ratings with prediction)."),
+    teacher_judge: str | None = typer.Option(None, "--teacher-judge", help="Keep this judge's rows of the teacher file "
+                                             "(name or prefix); several judges left are averaged."),
+    head: str = typer.Option("regression", "--head", help="regression (MSE on the scaled score) or ordinal (ordered levels)."),
+    epochs: int = typer.Option(3, "--epochs", help="Passes over the training items (early stopping may stop sooner)."),
+    seed: int = typer.Option(0, "--seed", help="Seed for the validation split, initialisation and batch order."),
+    max_length: int = typer.Option(256, "--max-length", help="Encoder window in tokens; longer inputs are cut (docs/training.md)."),
+    batch_size: int = typer.Option(16, "--batch-size"),
+    learning_rate: float = typer.Option(3e-5, "--learning-rate", help="Encoder learning rate (the head uses 1e-3)."),
+    train_layers: int | None = typer.Option(None, "--train-layers", help="Fine-tune only the top N encoder layers (faster on CPU)."),
+    inputs: str = typer.Option("source,context", "--inputs", help="Fields read besides the output: source,context,reference."),
+    val_fraction: float = typer.Option(0.15, "--val-fraction", help="Share of groups held out for early stopping."),
+    curve: str | None = typer.Option(None, "--curve", help="Also measure a learning curve: training sizes, e.g. 16,32,64,all."),
+    folds: int = typer.Option(5, "--folds", help="Group-wise folds for --curve."),
+    limit: int | None = typer.Option(None, "--limit", help="Use only the first N items."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing, non-empty --out folder."),
+) -> None:
+    """Train a local scorer (no LLM at use time) from labelled items, or distil a teacher judge into one."""
+    from judgelab.cli import console
+    from judgelab.train import check_trainable, human_targets, read_teacher, teacher_targets
+    from judgelab.train.save import check_out_dir
+
+    check_out_dir(out, overwrite)
+    spec = _spec(aspect, head, epochs, seed, max_length, batch_size, learning_rate, train_layers, inputs, val_fraction)
+    sizes = _sizes(curve)
+    items = list(load_items(data))[:limit] if limit else list(load_items(data))
+    if teacher:
+        scores = read_teacher(teacher, aspect, teacher_judge)
+        targets = teacher_targets(items, aspect, scores, str(teacher))
+        origin = f"teacher:{teacher.name}" + (f"#{teacher_judge}" if teacher_judge else "")
+    else:
+        targets = human_targets(items, aspect, str(data))
+        origin = "human"
+    check_trainable(targets, str(teacher or data))
+    spec = spec.model_copy(update={"trained_on": origin})
+    console.print(f"training a {head} scorer for {aspect!r} on {len(targets.items)} items ({origin} labels)")
+    trained, record = _train_and_measure(spec, targets, sizes, folds, data, teacher)
+    from judgelab.train.save import save_trained
+
+    save_trained(trained, out, record, overwrite)
+    _print_summary(console, record, out)
+
+
+def _spec(aspect: str, head: str, epochs: int, seed: int, max_length: int, batch_size: int, learning_rate: float,
+          train_layers: int | None, inputs: str, val_fraction: float):
+    fields = [name.strip() for name in inputs.split(",") if name.strip()]
+    config = {"kind": "trained", "aspect": aspect, "head": head, "epochs": epochs, "seed": seed, "max_length": max_length,
+              "batch_size": batch_size, "learning_rate": learning_rate, "train_layers": train_layers,
+              "inputs": fields, "val_fraction": val_fraction}
+    return judge_from_dict(config, "command-line options")
+
+
+def _sizes(curve: str | None) -> list[int | None] | None:
+    if not curve:
+        return None
+    sizes: list[int | None] = []
+    for part in curve.split(","):
+        part = part.strip().lower()
+        if part == "all":
+            sizes.append(None)
+        elif part.isdigit() and int(part) > 0:
+            sizes.append(int(part))
+        else:
+            raise ConfigError(f"--curve {curve!r}: give positive item counts or 'all', e.g. 16,32,64,all")
+    return sizes
+
+
+def _train_and_measure(spec, targets, sizes, folds: int, data: Path, teacher: Path | None) -> tuple[Any, dict[str, Any]]:
+    from judgelab.train import agreement, cross_validate, train_scorer
+    from judgelab.train.save import training_record
+
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[info]}"),
+                  TimeElapsedColumn(), TimeRemainingColumn()) as bar:
+        task = bar.add_task("training", total=None, info="")
+
+        def on_progress(step: int, total: int, figures: dict[str, Any]) -> None:
+            rho = figures.get("val_spearman")
+            info = f"epoch {figures.get('epoch')}, loss {figures.get('train_loss', figures.get('loss', 0)):.4f}"
+            bar.update(task, completed=step, total=total, info=info + (f", val rho {rho:.3f}" if rho is not None else ""))
+
+        trained = train_scorer(spec, targets, on_progress=on_progress)
+        curve = None
+        if sizes:
+            fold_task = bar.add_task("learning curve", total=folds * len(sizes), info="")
+            points = cross_validate(spec, targets, folds=folds, sizes=sizes, seed=spec.seed,
+                                    on_fold=lambda fold, n, s: bar.update(fold_task, advance=1, info=f"fold {fold + 1}, {n} items, {s:.0f}s"))
+            curve = [_curve_entry(point, targets, agreement) for point in points]
+    record = training_record(trained, targets, data=str(data), teacher=str(teacher) if teacher else None,
+                             learning_curve=curve, curve_folds=folds if sizes else None)
+    return trained, record
+
+
+def _curve_entry(point, targets, agreement) -> dict[str, Any]:
+    import numpy as np
+
+    entry = {"size": point.size, "train_sizes": point.train_sizes,
+             "train_seconds": [round(s, 2) for s in point.train_seconds],
+             "n_predicted": int(np.isfinite(point.predictions).sum()),
+             "with_targets": agreement(point.predictions, targets.labels, targets)}
+    if targets.origin == "teacher" and np.isfinite(targets.humans).any():
+        entry["with_humans"] = agreement(point.predictions, targets.humans, targets)
+    return entry
+
+
+def _print_summary(console, record: dict[str, Any], out: Path) -> None:
+    validation = record["validation"]
+    rho = (validation.get("with_targets") or {}).get("dataset", {}).get("spearman", {}).get("value")
+    console.print(f"trained in {record['train_seconds']:.0f}s on {record['n_train']} items; validation "
+                  f"({validation['n']} items) Spearman with the {'teacher' if record['teacher'] else 'humans'}: "
+                  + ("n/a" if rho is None else f"{rho:.3f}"))
+    humans = (validation.get("with_humans") or {}).get("dataset", {}).get("spearman", {}).get("value")
+    if humans is not None:
+        console.print(f"validation Spearman with the humans: {humans:.3f}")
+    for entry in record.get("learning_curve") or []:
+        value = (entry["with_targets"].get("dataset") or {}).get("spearman", {}).get("value")
+        console.print(f"  curve: {entry['size']} items -> Spearman " + ("n/a" if value is None else f"{value:.3f}"))
+    console.print(f"judge config: {out / 'judge.yaml'}  (judgelab judge --config {out / 'judge.yaml'} --data ITEMS)")

@@ -1,0 +1,85 @@
+"""TREC qrels files (``qid 0 docid label``) from a judge's relevance labels, and back.
+
+A judgment becomes a qrels line when it is ok and its label (else score) is a whole number;
+the item gives the qid and docid. Judgments that are not (unparsable, errors, or no matching
+relevance item) are counted and reported, never written as 0: a missing label is not a
+"not relevant".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import ir_measures
+
+from judgelab.data.item import Item
+from judgelab.data.judgment import Judgment
+from judgelab.errors import DataError
+
+
+@dataclass
+class QrelsWritten:
+    path: Path
+    written: int
+    #: item id -> why no line was written for it
+    skipped: dict[str, str] = field(default_factory=dict)
+
+
+def judgment_qrels(judgments: Iterable[Judgment], items: Sequence[Item]) -> tuple[list[ir_measures.Qrel], dict[str, str]]:
+    """Qrels from the judgments of relevance items, in judgment order, and the skipped item ids with why."""
+    by_id = {item.id: item for item in items}
+    qrels, skipped = [], {}
+    for judgment in judgments:
+        item = by_id.get(judgment.item_id)
+        if item is None or item.kind != "relevance":
+            skipped[judgment.item_id] = "no relevance item (qid, docid) with this id in the data"
+            continue
+        if not judgment.ok:
+            skipped[judgment.item_id] = f"judgment is {judgment.status}: {judgment.reason}"
+            continue
+        label = judgment.label if isinstance(judgment.label, int) else judgment.score
+        if label is None or not float(label).is_integer():
+            skipped[judgment.item_id] = f"label {label!r} is not a whole number"
+            continue
+        qrels.append(ir_measures.Qrel(str(item.qid), str(item.docid), int(label)))
+    return qrels, skipped
+
+
+def write_qrels(judgments: Iterable[Judgment], items: Sequence[Item], path: str | Path) -> QrelsWritten:
+    """Write ``qid 0 docid label`` lines (TREC qrels) for the judgments that carry a label."""
+    path = Path(path)
+    qrels, skipped = judgment_qrels(judgments, items)
+    for qrel in qrels:
+        if any(ch.isspace() for ch in qrel.query_id + qrel.doc_id):
+            raise DataError(f"qid {qrel.query_id!r} / docid {qrel.doc_id!r} contains whitespace; TREC qrels "
+                            "columns are space-separated")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = "".join(f"{q.query_id} 0 {q.doc_id} {q.relevance}\n" for q in qrels)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+    return QrelsWritten(path, len(qrels), skipped)
+
+
+def read_qrels(path: str | Path) -> list[ir_measures.Qrel]:
+    """Qrels from a TREC qrels file, checked line by line (a bad line is a DataError naming it)."""
+    path = Path(path)
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DataError(f"cannot read qrels: {exc}", path=path) from exc
+    qrels = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        parts = line.split()
+        if len(parts) != 4:
+            raise DataError(f"expected 4 columns 'qid iteration docid label', got {len(parts)}", path=path, line=number)
+        try:
+            label = int(parts[3])
+        except ValueError:
+            raise DataError(f"label {parts[3]!r} is not an integer", path=path, line=number, field="label") from None
+        qrels.append(ir_measures.Qrel(parts[0], parts[2], label))
+    return qrels

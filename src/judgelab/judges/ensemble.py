@@ -1,0 +1,483 @@
+"""Ensembles of judges (PanguIR multi-model collaboration, NTCIR-18 AEOLLM, section 3.1).
+
+Members are judge configs run through the ensemble's client (or their own model string), or
+judgments produced elsewhere (any JSONL with ``item_id`` and a score or label, e.g. API judges
+you already ran, or the published verdicts in ``benchmarks/reference/``). Aggregations:
+
+* ``mean`` / ``median`` / ``trimmed_mean`` of member scores, ``vote`` (majority over labels);
+* ``weighted``: weighted mean, non-negative weights fitted on dev items (``fit``);
+* ``stack``: a scikit-learn model over member scores (ridge, or logistic for labels), fitted on dev;
+* ``best``: per task, the member with the best dev metric (PanguIR eq. 1), used on that task's
+  items (eq. 2); tasks unseen at fit time use the member best over all dev items;
+* ``llm_vote``: an aggregator LLM reads each member's score and reason and writes the final
+  score with its own explanation (PanguIR 3.1.2); an unparsable reply is recorded as such.
+
+Member values: a judgment's score, else its label read as a number (pairwise "a" = 1, "b" = 0,
+"tie" = 0.5; graded labels as they are). A member that failed on an item is left out of that
+item's aggregate (never counted as 0); an item no member judged gets an error judgment.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, model_validator
+from scipy import stats
+
+from judgelab.data.item import Item
+from judgelab.data.judgment import Judgment
+from judgelab.errors import ConfigError, DataError
+from judgelab.judges.base import ConfigPath, JudgeConfig, OnJudgment, judge_from_dict, load_judge, usage_of
+from judgelab.llm.client import Client
+from judgelab.llm.types import Request, Usage
+from judgelab.metrics.align import human_value, infer_aspect
+
+Aggregate = Literal["mean", "median", "trimmed_mean", "vote", "weighted", "stack", "best", "llm_vote"]
+Metric = Literal["spearman", "pearson", "kendall", "accuracy"]
+_PAIRWISE_VALUE = {"a": 1.0, "b": 0.0, "tie": 0.5}
+_LEARNED = ("weighted", "stack", "best")
+
+
+class Member(BaseModel):
+    """One ensemble member: exactly one of ``judge`` (a config as data), ``config`` (a config file)
+    or ``judgments`` (a JSONL file of verdicts produced elsewhere)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    judge: dict[str, Any] | None = None
+    config: ConfigPath | None = None
+    #: Model string for this member (its own client); None: the ensemble's client.
+    model: str | None = None
+    judgments: ConfigPath | None = None
+    #: In a judgments file: keep rows whose ``judge`` field equals this (files holding many judges).
+    judge_name: str | None = None
+    #: In a judgments file: dotted path of the value, e.g. ``score`` (default: score, else label)
+    #: or ``prediction.coherence`` (the published reference files).
+    field: str | None = None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Member:
+        given = [n for n in ("judge", "config", "judgments") if getattr(self, n) is not None]
+        if len(given) != 1:
+            raise ValueError(f"member {self.name!r} needs exactly one of judge, config, judgments (got {given or 'none'})")
+        return self
+
+    def judge_config(self) -> JudgeConfig | None:
+        if self.config is not None:
+            return load_judge(self.config)
+        if self.judge is not None:
+            return judge_from_dict(self.judge, f"member {self.name}")
+        return None
+
+
+class EnsembleJudge(JudgeConfig):
+    """Several judges, one verdict per item: plain aggregations, learned ones, per-task selection, an LLM vote."""
+
+    registry_name: ClassVar[str] = "ensemble"
+    trainable: ClassVar[bool] = True
+    kind: Literal["ensemble"] = "ensemble"
+    members: tuple[Member, ...]
+    aggregate: Aggregate = "mean"
+    aspect: str | None = None
+    #: Dev metric for ``best`` selection (and reported for every member when fitting).
+    metric: Metric = "spearman"
+    #: Item field naming the task for ``best``: subset, dataset, group_id, or ``extra.KEY``.
+    task_field: str = "subset"
+    #: Fraction cut from each end for ``trimmed_mean`` (scipy.stats.trim_mean).
+    trim: float = 0.2
+    #: ``stack``: ridge regression, or logistic regression over labels (pairwise / graded).
+    stacker: Literal["ridge", "logistic"] = "ridge"
+    #: ``llm_vote``: the score scale the aggregator writes on (default: the items' scale).
+    scale: tuple[float, float] | None = None
+    #: ``llm_vote``: room for the aggregator's explanation and rating.
+    max_tokens: int = 256
+    seed: int = 0
+    # -- learned by fit -----------------------------------------------------------------------
+    #: ``best``: task -> member name ("*": the fallback for tasks not seen at fit time).
+    selection: dict[str, str] | None = None
+    #: Dev metric per task and member: the selection table (PanguIR eq. 1).
+    selection_table: dict[str, dict[str, float | None]] | None = None
+    #: ``weighted`` / ``stack``: imputation means, scaler, coefficients, intercept, classes.
+    learned: dict[str, list[float] | list[str]] | None = None
+
+    @model_validator(mode="after")
+    def _unique_names(self) -> EnsembleJudge:
+        names = [m.name for m in self.members]
+        if len(set(names)) != len(names) or not names:
+            raise ValueError(f"members need distinct names, got {names}")
+        return self
+
+    @property
+    def uses_llm(self) -> bool:  # type: ignore[override]
+        return self.aggregate == "llm_vote" or any(
+            (cfg := m.judge_config()) is not None and cfg.uses_llm for m in self.members)
+
+    @property
+    def fitted(self) -> bool:
+        if self.aggregate == "best":
+            return self.selection is not None
+        return self.aggregate not in _LEARNED or self.learned is not None
+
+    # -- members ------------------------------------------------------------------------------
+    def member_judgments(self, items: Sequence[Item], client: Client | None) -> dict[str, dict[str, Judgment]]:
+        """member name -> item id -> that member's judgment (files: rows matching the items)."""
+        wanted = {item.id for item in items}
+        found: dict[str, dict[str, Judgment]] = {}
+        for member in self.members:
+            cfg = member.judge_config()
+            if cfg is None:
+                found[member.name] = _read_judgments_file(member, wanted)
+            else:
+                found[member.name] = {j.item_id: j for j in _run_member(member, cfg, items, client)}
+        return found
+
+    def _matrix(self, items: Sequence[Item], by_member: dict[str, dict[str, Judgment]]) -> np.ndarray:
+        """items x members of member values, NaN where a member has no usable verdict."""
+        values = np.full((len(items), len(self.members)), np.nan)
+        for c, member in enumerate(self.members):
+            judged = by_member[member.name]
+            for r, item in enumerate(items):
+                value = _value_of(judged.get(item.id))
+                if value is not None:
+                    values[r, c] = value
+        return values
+
+    # -- fit ------------------------------------------------------------------------------------
+    def fit(self, items: Sequence[Item], client: Client | None = None, *, out_dir: Path | None = None) -> EnsembleJudge:
+        """Learn from labelled dev items: the per-task selection, the weights or the stacker."""
+        if self.aggregate not in _LEARNED:
+            raise ConfigError(f"aggregate={self.aggregate!r} learns nothing; fit applies to {', '.join(_LEARNED)}")
+        items = list(items)
+        aspect = infer_aspect(items, self.aspect)
+        by_member = self.member_judgments(items, client)
+        values = self._matrix(items, by_member)
+        human = np.array([_number(human_value(item, aspect)) for item in items], dtype=float)
+        labelled = ~np.isnan(human)
+        if labelled.sum() < 2:
+            raise ConfigError(f"ensemble fit needs labelled dev items (aspect {aspect!r}); {int(labelled.sum())} found")
+        table = self._selection_table(items, values, human)
+        update: dict[str, Any] = {"selection_table": table, "aspect": aspect}
+        if self.aggregate == "best":
+            update["selection"] = {task: _argbest(scores) for task, scores in table.items()}
+        else:
+            update["learned"] = self._fit_linear(values[labelled], human[labelled])
+        return self.model_copy(update=update)
+
+    def _selection_table(self, items: Sequence[Item], values: np.ndarray, human: np.ndarray) -> dict[str, dict]:
+        tasks = np.array([task_of(item, self.task_field) for item in items], dtype=object)
+        table = {"*": self._member_scores(values, human)}
+        for task in sorted(set(tasks)):
+            rows = tasks == task
+            table[str(task)] = self._member_scores(values[rows], human[rows])
+        return table
+
+    def _member_scores(self, values: np.ndarray, human: np.ndarray) -> dict[str, float | None]:
+        return {m.name: metric_value(self.metric, human, values[:, c]) for c, m in enumerate(self.members)}
+
+    def _fit_linear(self, values: np.ndarray, human: np.ndarray) -> dict[str, list]:
+        from sklearn.impute import SimpleImputer
+        from sklearn.linear_model import LinearRegression, LogisticRegression, Ridge
+        from sklearn.preprocessing import StandardScaler
+
+        imputer = SimpleImputer(strategy="mean", keep_empty_features=True).fit(values)
+        scaler = StandardScaler().fit(imputer.transform(values))
+        x = scaler.transform(imputer.transform(values))
+        if self.aggregate == "weighted":
+            # Non-negative weights: a weighted mean, not a model free to flip a judge's sign.
+            model = LinearRegression(positive=True).fit(x, human)
+            coef, intercept, classes = model.coef_[None, :], np.atleast_1d(model.intercept_), []
+        elif self.stacker == "logistic":
+            model = LogisticRegression(max_iter=1000).fit(x, human)
+            coef, intercept, classes = model.coef_, model.intercept_, model.classes_.tolist()
+        else:
+            model = Ridge(alpha=1.0).fit(x, human)
+            coef, intercept, classes = model.coef_[None, :], np.atleast_1d(model.intercept_), []
+        return {"impute": imputer.statistics_.tolist(), "mean": scaler.mean_.tolist(),
+                "scale": scaler.scale_.tolist(), "coef": np.asarray(coef).ravel().tolist(),
+                "intercept": np.asarray(intercept).tolist(), "classes": [float(c) for c in classes]}
+
+    # -- run --------------------------------------------------------------------------------------
+    def run(self, items: Sequence[Item], client: Client | None = None, on_judgment: OnJudgment | None = None) -> list[Judgment]:
+        if not self.fitted:
+            raise ConfigError(f"this ensemble (aggregate={self.aggregate!r}) learns from dev items first: "
+                              "`judgelab fit --config ensemble.yaml --data DEV --out fitted.yaml` (or judge.fit(items))")
+        items = list(items)
+        by_member = self.member_judgments(items, client)
+        values = self._matrix(items, by_member)
+        if self.aggregate == "llm_vote":
+            if client is None:
+                raise ConfigError("aggregate='llm_vote' needs a client for the aggregator LLM")
+            return self._llm_vote(items, by_member, values, client, on_judgment)
+        results = []
+        for r, item in enumerate(items):
+            results.append(self.emit(self._combined(item, values[r], by_member), on_judgment))
+        return results
+
+    def _combined(self, item: Item, row: np.ndarray, by_member: dict[str, dict[str, Judgment]]) -> Judgment:
+        usage = sum((j.usage for m in by_member.values() if (j := m.get(item.id)) is not None), Usage())
+        member_values = {m.name: (None if np.isnan(v) else float(v)) for m, v in zip(self.members, row, strict=True)}
+        if np.isnan(row).all():
+            return self.error(item, "no member judged this item (all failed or absent)", usage)
+        extra: dict[str, Any] = {"members": member_values}
+        if self.aggregate == "vote":
+            labels = [_label_of(by_member[m.name].get(item.id)) for m in self.members]
+            return self._verdict(item, *_majority(labels), extra, usage)
+        if self.aggregate == "best":
+            task = task_of(item, self.task_field)
+            chosen = self.selection.get(task) or self.selection["*"]
+            extra["selected"] = chosen
+            score = member_values[chosen]
+            if score is None:
+                return self.error(item, f"the member selected for task {task!r} ({chosen}) did not judge this item", usage)
+        elif self.aggregate in ("weighted", "stack"):
+            score = self._linear_score(row)
+        else:
+            present = row[~np.isnan(row)]
+            score = float({"mean": np.mean, "median": np.median}.get(self.aggregate, _trimmed(self.trim))(present))
+        return self._verdict(item, score, None, extra, usage)
+
+    def _verdict(self, item: Item, score: float | None, label: Any, extra: dict, usage: Usage) -> Judgment:
+        if item.kind == "pairwise":
+            value = score if score is not None else _PAIRWISE_VALUE.get(label)
+            label = label if label is not None else ("a" if value > 0.5 else "b" if value < 0.5 else "tie")
+            score = value
+        elif score is None and label is not None:
+            score = _number(label)
+        return Judgment(item_id=item.id, score=score, label=label, aspect=self.aspect, judge=self.name,
+                        usage=usage, extra=extra)
+
+    def _linear_score(self, row: np.ndarray) -> float:
+        learned = {k: np.asarray(v, dtype=float) for k, v in self.learned.items()}
+        x = (np.where(np.isnan(row), learned["impute"], row) - learned["mean"]) / learned["scale"]
+        classes = learned["classes"]
+        if len(classes) == 0:
+            return float(x @ learned["coef"] + learned["intercept"][0])
+        # Logistic stacker: the expected class under its probabilities (a score, so rankings stay fine).
+        coef = learned["coef"].reshape(len(learned["intercept"]), -1)
+        logits = coef @ x + learned["intercept"]
+        if len(classes) == 2:
+            logits = np.array([0.0, logits[0]])
+        from scipy.special import softmax
+
+        return float(softmax(logits) @ classes)
+
+    # -- LLM vote integration -----------------------------------------------------------------------
+    def _llm_vote(self, items: list[Item], by_member: dict[str, dict[str, Judgment]], values: np.ndarray,
+                  client: Client, on_judgment: OnJudgment | None) -> list[Judgment]:
+        results: list[Judgment | None] = [None] * len(items)
+        pending, requests = [], []
+        for r, item in enumerate(items):
+            verdicts = [(m.name, by_member[m.name].get(item.id)) for m in self.members]
+            verdicts = [(name, j) for name, j in verdicts if j is not None and j.ok]
+            if not verdicts:
+                results[r] = self.emit(self.error(item, "no member judged this item (all failed or absent)"), on_judgment)
+                continue
+            scale = self.scale or (item.aspect_scale(self.aspect) if self.aspect else None) or item.scale or (1.0, 5.0)
+            messages = render_vote_prompt(item, self.aspect, verdicts, scale)
+            requests.append(Request(messages=tuple(messages), temperature=0.0, max_tokens=self.max_tokens, seed=self.seed))
+            pending.append((r, scale))
+        for (r, scale), outcome in zip(pending, client.complete_all(requests, errors="return"), strict=True):
+            results[r] = self.emit(self._vote_judgment(items[r], values[r], by_member, outcome, scale), on_judgment)
+        return results  # type: ignore[return-value]
+
+    def _vote_judgment(self, item: Item, row: np.ndarray, by_member: dict[str, dict[str, Judgment]],
+                       outcome: Any, scale: tuple[float, float]) -> Judgment:
+        from judgelab.errors import RequestError
+        from judgelab.parse import explanation_of, parse_preference, parse_rating
+
+        member_usage = sum((j.usage for m in by_member.values() if (j := m.get(item.id)) is not None), Usage())
+        extra = {"members": {m.name: (None if np.isnan(v) else float(v)) for m, v in zip(self.members, row, strict=True)}}
+        if isinstance(outcome, RequestError):
+            return self.error(item, f"the aggregator call failed: {outcome}", member_usage)
+        usage = member_usage + usage_of(outcome)
+        text = outcome[0].text
+        common = dict(item_id=item.id, aspect=self.aspect, judge=self.name, raw=text, usage=usage, extra=extra)
+        if item.kind == "pairwise":
+            parsed = parse_preference(text, cot="prefix")
+            if not parsed.ok:
+                return Judgment(status="unparsable", reason=parsed.reason, **common)
+            return Judgment(label=parsed.label, score=_PAIRWISE_VALUE[parsed.label], explanation=text.strip(), **common)
+        rating = parse_rating(text, scale)
+        if not rating.ok:
+            return Judgment(status="unparsable", reason=rating.reason, **common)
+        # A one-line reply ("... Rating: 4") keeps its whole text as the explanation.
+        return Judgment(score=rating.score, explanation=explanation_of(text, rating) or text.strip(), **common)
+
+
+def render_vote_prompt(item: Item, aspect: str | None, verdicts: list[tuple[str, Judgment]],
+                       scale: tuple[float, float]) -> list[dict[str, str]]:
+    """The aggregator's prompt (``prompts/ensemble/vote.j2``): the item and every member's verdict and reason."""
+    from judgelab.prompts.render import environment
+
+    rows = [(name, _fmt(j.score), j.label, (j.explanation or "").strip()) for name, j in verdicts]
+    text = environment().get_template("ensemble/vote.j2").render(
+        item=item, aspect=aspect, verdicts=rows, low=_fmt(scale[0]), high=_fmt(scale[1]))
+    return [{"role": "user", "content": text.strip()}]
+
+
+def _fmt(value: float | None) -> str:
+    return "none" if value is None else f"{value:g}" if float(value).is_integer() else f"{value:.2f}"
+
+
+# -- helpers ----------------------------------------------------------------------------------------
+def task_of(item: Item, task_field: str) -> str:
+    """The item's task for per-task selection: a field (subset, dataset, group_id) or ``extra.KEY``."""
+    if task_field.startswith("extra."):
+        value = item.extra.get(task_field.split(".", 1)[1])
+    else:
+        value = getattr(item, task_field, None)
+    return str(value) if value is not None else "*"
+
+
+def metric_value(metric: str, human: np.ndarray, judge: np.ndarray) -> float | None:
+    """Agreement of one member with the humans over the items both have; None if undefined."""
+    both = ~np.isnan(human) & ~np.isnan(judge)
+    h, j = human[both], judge[both]
+    if len(h) < 2:
+        return None
+    if metric == "accuracy":
+        return float(np.mean(np.round(j * 2) / 2 == h)) if len(h) else None
+    if np.ptp(h) == 0 or np.ptp(j) == 0:
+        return None
+    fn = {"spearman": stats.spearmanr, "pearson": stats.pearsonr, "kendall": stats.kendalltau}[metric]
+    return float(fn(h, j)[0])
+
+
+def _argbest(scores: dict[str, float | None]) -> str:
+    ranked = [(v, name) for name, v in scores.items() if v is not None]
+    if not ranked:
+        return next(iter(scores))  # nothing measurable on this task: the first member, as listed
+    return max(ranked, key=lambda pair: pair[0])[1]  # ties: the first listed (max keeps the first)
+
+
+def _trimmed(trim: float):
+    return lambda values: stats.trim_mean(values, trim)
+
+
+def _number(value: Any) -> float:
+    if value is None:
+        return float("nan")
+    if isinstance(value, str):
+        if value in _PAIRWISE_VALUE:
+            return _PAIRWISE_VALUE[value]
+        try:
+            return float(value)
+        except ValueError:
+            return float("nan")
+    return float(value)
+
+
+def _value_of(judgment: Judgment | None) -> float | None:
+    if judgment is None or not judgment.ok:
+        return None
+    if judgment.score is not None:
+        return judgment.score
+    value = _number(judgment.label)
+    return None if np.isnan(value) else value
+
+
+def _label_of(judgment: Judgment | None) -> Any:
+    if judgment is None or not judgment.ok:
+        return None
+    return judgment.label if judgment.label is not None else judgment.score
+
+
+def _majority(labels: list[Any]) -> tuple[float | None, Any]:
+    """(score, label) of the most frequent label; a tie goes to the label of the first-listed member among the tied."""
+    present = [label for label in labels if label is not None]
+    counts = Counter(present)
+    top = max(counts.values())
+    winner = next(label for label in present if counts[label] == top)
+    number = _number(winner)
+    return (None if np.isnan(number) else number), winner
+
+
+def _run_member(member: Member, cfg: JudgeConfig, items: Sequence[Item], client: Client | None) -> list[Judgment]:
+    if not cfg.uses_llm:
+        from judgelab.llm.backends.none import no_llm_client
+
+        with no_llm_client() as none:
+            return cfg.run(items, none)
+    if member.model is not None:
+        from judgelab.llm.resolve import make_client
+
+        with make_client(member.model) as own:
+            return cfg.run(items, own)
+    if client is None:
+        raise ConfigError(f"member {member.name!r} calls an LLM: give the ensemble a client (or the member a model)")
+    return cfg.run(items, client)
+
+
+def _read_judgments_file(member: Member, wanted: set[str]) -> dict[str, Judgment]:
+    """Verdicts from any JSONL with item_id and a value: our judgments.jsonl, or others' files."""
+    path = Path(member.judgments)
+    if not path.is_file():
+        raise ConfigError(f"member {member.name!r}: judgments file not found: {path}")
+    stat = path.stat()
+    everything = _parsed_file(str(path.resolve()), stat.st_mtime_ns, stat.st_size, member)
+    return {item_id: judgment for item_id, judgment in everything.items() if item_id in wanted}
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed_file(path: str, mtime_ns: int, size: int, member: Member) -> dict[str, Judgment]:
+    """Every row of a judgments file for this member, parsed once per file version: fit and run
+    (and cross-validation folds) read the same files again. Callers must not modify the judgments."""
+    found: dict[str, Judgment] = {}
+    with open(path, encoding="utf-8") as handle:
+        for line_number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise DataError(f"not JSON: {exc.msg}", path=path, line=line_number) from exc
+            if not isinstance(row, dict) or "item_id" not in row:
+                raise DataError("each line needs an 'item_id'", path=path, line=line_number, field="item_id")
+            if member.judge_name and row.get("judge") != member.judge_name:
+                continue
+            found[str(row["item_id"])] = _row_judgment(member, row, Path(path), line_number)
+    return found
+
+
+def _row_judgment(member: Member, row: dict, path: Path, line: int) -> Judgment:
+    status = row.get("status", "ok")
+    if status != "ok":
+        return Judgment(item_id=str(row["item_id"]), status=status, reason=row.get("reason") or "failed upstream",
+                        judge=member.name)
+    if member.field:
+        value: Any = row
+        for part in member.field.split("."):
+            value = value.get(part) if isinstance(value, dict) else None
+        score, label = (None, value) if isinstance(value, str) else (value, None)
+    else:
+        score, label = row.get("score"), row.get("label")
+        if "score" not in row and "label" not in row:
+            raise DataError("neither 'score' nor 'label' (set the member's 'field')", path=path, line=line, field="score")
+    if score is None and label is None:
+        return Judgment(item_id=str(row["item_id"]), status="unparsable", reason=f"no value at {member.field or 'score/label'}",
+                        raw=row.get("raw"), judge=member.name)
+    try:
+        score = None if score is None else float(score)
+    except (TypeError, ValueError) as exc:
+        raise DataError(f"not a number: {score!r}", path=path, line=line, field=member.field or "score") from exc
+    return Judgment(item_id=str(row["item_id"]), score=score, label=label, explanation=row.get("explanation"),
+                    judge=member.name)
+
+
+def selection_frame(judge: EnsembleJudge):
+    """The fitted selection table (tasks x members, the dev metric) with the chosen member per task."""
+    import pandas as pd
+
+    if judge.selection_table is None:
+        raise ConfigError("the ensemble is not fitted: no selection table yet")
+    frame = pd.DataFrame(judge.selection_table).T
+    if judge.selection:
+        frame["selected"] = [judge.selection.get(task, "") for task in frame.index]
+    return frame

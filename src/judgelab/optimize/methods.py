@@ -1,0 +1,36 @@
+"""The optimisers by name, as ``judgelab optimize METHOD`` and ``make_optimizer`` know them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from judgelab.errors import ConfigError
+from judgelab.llm.client import Client
+from judgelab.optimize.base import Optimizer
+from judgelab.optimize.baselines import Greedy, RandomSearch, StepwiseGreedy
+from judgelab.optimize.hpss import HPSS
+from judgelab.optimize.llm_search import APE, OPRO
+from judgelab.optimize.rewrite import PromptRewrite
+
+#: name -> (class, whether the LLM proposes, one-line summary)
+METHODS: dict[str, tuple[type[Optimizer], bool, str]] = {
+    "hpss": (HPSS, False, "heuristic strategy search: advantages, UCB exploration, exploitation (seed 002)"),
+    "greedy": (Greedy, False, "perturb the best strategy 5 times per round, keep the best"),
+    "stepwise": (StepwiseGreedy, False, "optimise the 8 factors one at a time in table order"),
+    "random": (RandomSearch, False, "uniform over unevaluated strategies"),
+    "ape": (APE, True, "the LLM resamples the best instructions (criteria text)"),
+    "opro": (OPRO, True, "the LLM proposes strategies from the 20 best so far"),
+    "rewrite": (PromptRewrite, True, "the LLM rewrites the instruction from rated dev items (PanguIR 3.2)"),
+}
+
+
+def make_optimizer(method: str, client: Client | None = None, *, seed: int = 0, **options: Any) -> Optimizer:
+    """An optimiser by name; LLM-proposing ones need the ``client`` that proposes."""
+    if method not in METHODS:
+        raise ConfigError(f"unknown optimiser {method!r}; choose from {', '.join(METHODS)}")
+    cls, proposes, _ = METHODS[method]
+    if proposes:
+        if client is None:
+            raise ConfigError(f"{method} asks an LLM for proposals: pass a client")
+        return cls(client, seed=seed, **options)  # type: ignore[call-arg]
+    return cls(seed=seed, **options)

@@ -1,0 +1,106 @@
+"""Reading datasets larger than memory: items one JSON line at a time, and chunks for the judge.
+
+The data layer's ``load_items`` reads a whole file (it checks ids across it and supports every
+format); a streamed run instead reads ``.jsonl``/``.ndjson`` (optionally ``.gz``) line by line
+and validates each row exactly as ``load_items`` does (``DataError`` with file, line and field).
+Ids are checked for duplicates within a chunk only: a global check would hold every id.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections.abc import Container, Iterable, Iterator
+from itertools import islice
+from pathlib import Path
+from typing import IO
+
+from judgelab.data.io import _validate  # the data layer's row validation, so errors read the same
+from judgelab.data.item import Item
+from judgelab.errors import DataError
+
+STREAMABLE = (".jsonl", ".ndjson")
+
+
+def streamable(path: str | Path) -> bool:
+    suffixes = [s.lower() for s in Path(path).suffixes]
+    if suffixes and suffixes[-1] == ".gz":
+        suffixes = suffixes[:-1]
+    return bool(suffixes) and suffixes[-1] in STREAMABLE
+
+
+def _open(path: Path) -> IO[bytes]:
+    try:
+        return gzip.open(path, "rb") if path.suffix.lower() == ".gz" else open(path, "rb")  # noqa: SIM115
+    except FileNotFoundError:
+        raise DataError("no such file", path) from None
+    except OSError as exc:
+        raise DataError(f"cannot read: {exc.strerror}", path) from None
+
+
+def iter_items(path: str | Path, only: Container[str] | None = None) -> Iterator[Item]:
+    """Items of a JSON-lines file, one at a time (blank lines skipped).
+
+    ``only``: validate and yield just the items with these ids (the others are only parsed),
+    for readers that need a few items out of a large file, such as the report.
+    """
+    path = Path(path)
+    if not streamable(path):
+        raise DataError("streaming reads JSON lines (.jsonl/.ndjson, optionally .gz); convert the file "
+                        "or load it whole with load_items", path)
+    where = str(path)
+    with _open(path) as handle:
+        for line_number, raw in enumerate(handle, start=1):
+            if not raw.strip():
+                continue
+            try:
+                record = json.loads(raw)
+            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                raise DataError(f"bad JSON ({exc})", where, line_number) from None
+            if not isinstance(record, dict):
+                raise DataError("expected a JSON object (one record per line)", where, line_number)
+            if only is None or str(record.get("id")) in only:
+                yield _validate(Item, record, where, line_number)
+
+
+def count_lines(path: str | Path, block: int = 1 << 20) -> int:
+    """Lines of a JSON-lines file, read in blocks: the progress bar's total (blank lines count too)."""
+    count, last = 0, b"\n"
+    with _open(Path(path)) as handle:
+        while chunk := handle.read(block):
+            count += chunk.count(b"\n")
+            last = chunk[-1:]
+    return count + (last != b"\n")
+
+
+def chunks(items: Iterable[Item], size: int) -> Iterator[list[Item]]:
+    """Lists of about ``size`` items, cut where the group changes when it does soon after.
+
+    Keeping a group inside one chunk keeps it inside one batch of the judge, which orders a
+    batch by source so consecutive prompts share their longest prefix. A chunk never grows past
+    twice ``size`` (one huge group is split rather than held in memory whole).
+    """
+    if size < 1:
+        raise ValueError("chunk size must be at least 1")
+    iterator = iter(items)
+    carry: list[Item] = []
+    while True:
+        chunk = carry + list(islice(iterator, size - len(carry)))
+        carry = []
+        if not chunk:
+            return
+        for item in iterator:
+            if item.group != chunk[-1].group or len(chunk) >= 2 * size:
+                carry = [item]
+                break
+            chunk.append(item)
+        _no_duplicate_ids(chunk)
+        yield chunk
+
+
+def _no_duplicate_ids(chunk: list[Item]) -> None:
+    seen: set[str] = set()
+    for item in chunk:
+        if item.id in seen:
+            raise DataError(f"duplicate id {item.id!r}", field="id")
+        seen.add(item.id)

@@ -1,0 +1,246 @@
+"""Fine-tune the cross-encoder on CPU: group-aware validation split, early stopping, a seed.
+
+The validation split takes whole groups (every output for one source), so the score used for
+early stopping is measured on sources the scorer never saw, as at use time.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import torch
+from scipy import stats
+
+from judgelab.data.dataset import Dataset
+from judgelab.data.item import Item
+from judgelab.data.split import split_by_group
+from judgelab.errors import DataError
+from judgelab.train.inputs import build_pair, tokenizer_spans
+from judgelab.train.labels import Targets, ordinal_levels, scale_of
+from judgelab.train.model import CrossEncoderScorer, new_scorer
+
+if TYPE_CHECKING:
+    from judgelab.judges.trained import TrainedJudge
+
+#: Called as training goes: (steps done, total steps, latest figures).
+OnProgress = Callable[[int, int, dict[str, Any]], None]
+_WARMUP_SHARE = 0.1
+_MAX_GRAD_NORM = 1.0
+
+
+@dataclass
+class Trained:
+    """A fine-tuned scorer in memory, the config that describes it, and how training went."""
+
+    spec: TrainedJudge
+    scorer: CrossEncoderScorer
+    tokenizer: Any
+    history: list[dict[str, Any]] = field(default_factory=list)
+    best: dict[str, Any] = field(default_factory=dict)
+    train_ids: list[str] = field(default_factory=list)
+    val_ids: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def predict(self, items: Sequence[Item]) -> np.ndarray:
+        return predict(self.scorer, self.tokenizer, items, self.spec)
+
+
+def seed_everything(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def encode(items: Sequence[Item], tokenizer: Any, spec: TrainedJudge) -> list[dict[str, list[int]]]:
+    """Token ids per item after the truncation rule (judgelab.train.inputs); no padding yet."""
+    spans = tokenizer_spans(tokenizer)
+    pairs = [build_pair(item, spans, spec.max_length, spec.inputs, spec.truncation) for item in items]
+    encoded = tokenizer([a for a, _ in pairs], [b for _, b in pairs], truncation="longest_first",
+                        max_length=spec.max_length)
+    return [{key: encoded[key][i] for key in encoded} for i in range(len(pairs))]
+
+
+def _batches(features: list[dict[str, list[int]]], tokenizer: Any, size: int, order: Sequence[int]):
+    for start in range(0, len(order), size):
+        chosen = order[start:start + size]
+        yield chosen, tokenizer.pad([features[i] for i in chosen], return_tensors="pt")
+
+
+@torch.inference_mode()
+def predict(scorer: CrossEncoderScorer, tokenizer: Any, items: Sequence[Item], spec: TrainedJudge,
+            features: list[dict[str, list[int]]] | None = None) -> np.ndarray:
+    """Scores on the aspect's scale, in item order (fixed batches: the same items give the same scores)."""
+    scorer.eval()
+    features = features if features is not None else encode(items, tokenizer, spec)
+    scores = [scorer.scores(scorer(batch)) for _, batch in
+              _batches(features, tokenizer, spec.batch_size, list(range(len(features))))]
+    return np.concatenate(scores) if scores else np.zeros(0)
+
+
+def frozen_layers(spec: TrainedJudge, scorer: CrossEncoderScorer) -> int:
+    """How many encoder layers stay as shipped (``train_layers`` None: none, all are fine-tuned)."""
+    if spec.train_layers is None:
+        return 0
+    return max(0, scorer.n_layers - spec.train_layers)
+
+
+@torch.no_grad()  # not inference_mode: the trained layers take these as inputs with autograd on
+def hidden_below(scorer: CrossEncoderScorer, tokenizer: Any, items: Sequence[Item], spec: TrainedJudge,
+                 n_frozen: int) -> list[torch.Tensor]:
+    """Per item, the frozen bottom's hidden states (one row per token): computed once, reused
+    by every epoch and every cross-validation fold (frozen layers give the same output each time)."""
+    scorer.eval()
+    features = encode(items, tokenizer, spec)
+    rows: list[torch.Tensor] = []
+    for _, batch in _batches(features, tokenizer, spec.batch_size, list(range(len(features)))):
+        hidden = scorer.below(batch, n_frozen)
+        rows.extend(h[: int(n)].clone() for h, n in zip(hidden, batch["attention_mask"].sum(1), strict=True))
+    return rows
+
+
+def _stack(rows: Sequence[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+    hidden = torch.nn.utils.rnn.pad_sequence(list(rows), batch_first=True)
+    lengths = torch.tensor([len(r) for r in rows])
+    mask = (torch.arange(hidden.shape[1])[None, :] < lengths[:, None]).long()
+    return hidden, mask
+
+
+@torch.inference_mode()
+def predict_from_below(scorer: CrossEncoderScorer, rows: Sequence[torch.Tensor], n_frozen: int,
+                       batch_size: int) -> np.ndarray:
+    """Scores from cached bottom states (validation, cross-validation folds)."""
+    scorer.eval()
+    scores = [scorer.scores(scorer.above(*_stack(rows[s:s + batch_size]), n_frozen))
+              for s in range(0, len(rows), batch_size)]
+    return np.concatenate(scores) if scores else np.zeros(0)
+
+
+def train_scorer(spec: TrainedJudge, targets: Targets, *, on_progress: OnProgress | None = None,
+                 below: list[torch.Tensor] | None = None) -> Trained:
+    """Fine-tune a new scorer on ``targets`` (already checked: enough items, varying labels).
+
+    ``below``: the frozen bottom's states for ``targets.items`` (``hidden_below``), when the caller
+    already has them (cross-validation computes them once for all folds).
+    """
+    started = time.perf_counter()
+    seed_everything(spec.seed)
+    scale = scale_of(targets.items, spec.aspect, targets.labels)
+    levels = ordinal_levels(targets.labels, spec.max_levels) if spec.head == "ordinal" else list(scale)
+    spec = spec.model_copy(update={"scale": scale, "levels": levels if spec.head == "ordinal" else None})
+    train_idx, val_idx = _validation_split(targets, spec.val_fraction, spec.seed)
+    scorer, tokenizer = new_scorer(spec.base_model, spec.head, levels, scale)
+    n_frozen = frozen_layers(spec, scorer)
+    scorer.freeze_below(n_frozen)
+    if below is None:
+        below = hidden_below(scorer, tokenizer, targets.items, spec, n_frozen)
+    run = _Run(spec, scorer, below, n_frozen, targets, train_idx, val_idx, on_progress)
+    history, best = run.fit()
+    trained = Trained(spec, scorer, tokenizer, history, best,
+                      [targets.items[i].id for i in train_idx], [targets.items[i].id for i in val_idx])
+    trained.seconds = time.perf_counter() - started
+    return trained
+
+
+def _validation_split(targets: Targets, fraction: float, seed: int) -> tuple[list[int], list[int]]:
+    if fraction <= 0:
+        return list(range(len(targets.items))), []
+    parts = split_by_group(Dataset(targets.items), {"train": 1 - fraction, "val": fraction}, seed=seed)
+    position = {item.id: i for i, item in enumerate(targets.items)}
+    train, val = ([position[item.id] for item in parts[name]] for name in ("train", "val"))
+    if np.ptp(targets.labels[train]) == 0:
+        raise DataError("the labels left for training after the validation split are constant; "
+                        "give more varied labels or a smaller --val-fraction")
+    return train, val
+
+
+class _Run:
+    """One training run: the loop, periodic validation, early stopping on the validation score."""
+
+    def __init__(self, spec: TrainedJudge, scorer: CrossEncoderScorer, below: list[torch.Tensor], n_frozen: int,
+                 targets: Targets, train_idx: list[int], val_idx: list[int], on_progress: OnProgress | None):
+        self.spec, self.scorer, self.below, self.n_frozen = spec, scorer, below, n_frozen
+        self.targets, self.on_progress = targets, on_progress
+        self.train_idx, self.val_idx = train_idx, val_idx
+        self.steps_per_epoch = -(-len(train_idx) // spec.batch_size)
+        self.total = self.steps_per_epoch * spec.epochs
+        self.eval_every = max(1, self.steps_per_epoch // max(1, spec.evals_per_epoch))
+        self.optimizer, self.schedule = self._optimizer()
+
+    def _optimizer(self):
+        from transformers import get_linear_schedule_with_warmup
+
+        encoder = [p for p in self.scorer.encoder.parameters() if p.requires_grad]
+        optimizer = torch.optim.AdamW([{"params": encoder, "lr": self.spec.learning_rate},
+                                       {"params": self.scorer.head.parameters(), "lr": self.spec.head_learning_rate}],
+                                      weight_decay=0.01)
+        schedule = get_linear_schedule_with_warmup(optimizer, int(_WARMUP_SHARE * self.total), self.total)
+        return optimizer, schedule
+
+    def fit(self) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        history: list[dict[str, Any]] = []
+        best: dict[str, Any] = {}
+        best_state, stale, step = None, 0, 0
+        generator = torch.Generator().manual_seed(self.spec.seed)
+        labels = self.targets.labels
+        for epoch in range(1, self.spec.epochs + 1):
+            order = [self.train_idx[i] for i in torch.randperm(len(self.train_idx), generator=generator).tolist()]
+            losses: list[float] = []
+            for start in range(0, len(order), self.spec.batch_size):
+                chosen = order[start:start + self.spec.batch_size]
+                losses.append(self._step(chosen, labels[chosen]))
+                step += 1
+                evaluate = step % self.eval_every == 0 or step % self.steps_per_epoch == 0
+                if not evaluate:
+                    self._report(step, {"epoch": epoch, "loss": float(np.mean(losses))})
+                    continue
+                point = {"step": step, "epoch": round(step / self.steps_per_epoch, 2),
+                         "train_loss": float(np.mean(losses)), **self._validate()}
+                history.append(point)
+                self._report(step, point)
+                if not best or point["val_score"] > best["val_score"]:
+                    best, stale = point, 0
+                    best_state = copy.deepcopy(self.scorer.state_dict()) if self.val_idx else None
+                else:
+                    stale += 1
+                if self.val_idx and stale >= self.spec.patience:
+                    break
+            if self.val_idx and stale >= self.spec.patience:
+                break
+        if best_state is not None:
+            self.scorer.load_state_dict(best_state)
+        self.scorer.eval()
+        return history, best
+
+    def _step(self, chosen: list[int], labels: np.ndarray) -> float:
+        self.scorer.train()
+        outputs = self.scorer.above(*_stack([self.below[i] for i in chosen]), self.n_frozen)
+        loss = self.scorer.loss(outputs, self.scorer.targets(labels))
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_([p for p in self.scorer.parameters() if p.requires_grad], _MAX_GRAD_NORM)
+        self.optimizer.step()
+        self.schedule.step()
+        self.optimizer.zero_grad()
+        return float(loss.detach())
+
+    def _validate(self) -> dict[str, Any]:
+        """Spearman with the targets on the validation groups (``val_score``: the early-stopping
+        criterion; minus the MSE when Spearman is undefined, e.g. constant validation labels)."""
+        if not self.val_idx:
+            return {"val_score": 0.0}
+        predicted = predict_from_below(self.scorer, [self.below[i] for i in self.val_idx], self.n_frozen,
+                                       self.spec.batch_size)
+        wanted = self.targets.labels[self.val_idx]
+        mse = float(np.mean((predicted - wanted) ** 2))
+        rho = float(stats.spearmanr(wanted, predicted).statistic) if np.ptp(wanted) and np.ptp(predicted) else float("nan")
+        return {"val_spearman": None if np.isnan(rho) else rho, "val_mse": mse,
+                "val_score": -mse if np.isnan(rho) else rho}
+
+    def _report(self, step: int, figures: dict[str, Any]) -> None:
+        if self.on_progress:
+            self.on_progress(step, self.total, figures)

@@ -1,0 +1,127 @@
+"""The report in a real headless browser (Debian's chromium + chromedriver through selenium).
+
+A real run of the embedded test model writes the page; the browser opens it from file:// with
+a Content-Security-Policy that forbids every fetch, and the test reads the browser's console.
+CI installs the browser with `apt-get install chromium chromium-driver` (scripts/install.sh).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from importlib.resources import files
+from pathlib import Path
+
+import pytest
+
+from judgelab.data import load_items
+from judgelab.judges.base import load_judge
+from judgelab.llm.resolve import make_client
+from judgelab.runner import run_judge
+from tests.conftest import TEST_MODEL, _missing
+
+CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
+ATTACK = '<script>window.__injected = 1</script><img src=x onerror="window.__injected = 2">'
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
+        _missing("chromium and chromedriver not found in /usr/bin: apt-get install chromium chromium-driver")
+    webdriver = pytest.importorskip("selenium.webdriver", reason="needs selenium (the dev extra)")
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--disable-dev-shm-usage", "--window-size=1280,900",
+                 f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}"):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path=str(CHROMEDRIVER)))
+    yield driver
+    driver.quit()
+
+
+@pytest.fixture(scope="module")
+def real_run(tmp_path_factory, test_model_path) -> Path:
+    """The demo judge (logprob scores) on 2 articles x 4 summaries; one summary carries markup."""
+    examples = files("judgelab") / "examples"
+    items = list(load_items(Path(str(examples / "demo_summaries.jsonl"))))[:8]
+    items[1] = items[1].model_copy(update={"output": f"{ATTACK} {items[1].output}"})
+    folder = tmp_path_factory.mktemp("run") / "demo-run"
+    with make_client(TEST_MODEL, cache=folder.parent / "cache.sqlite") as client:
+        run_judge(load_judge(Path(str(examples / "demo_judge.yaml"))), items, client, folder)
+    _add_search_files(folder, items)
+    return folder
+
+
+def _add_search_files(folder: Path, items: list) -> None:
+    """What an optimiser leaves beside its best run: the trajectory and factor advantages."""
+    scores = [0.21, 0.35, 0.30, 0.42, 0.40, 0.47]
+    best = [max(scores[: i + 1]) for i in range(len(scores))]
+    lines = [json.dumps({"step": i + 1, "score": s, "best": b}) for i, (s, b) in enumerate(zip(scores, best, strict=True))]
+    (folder / "trajectory.jsonl").write_text("\n".join(lines) + "\n")
+    (folder / "optimizer.json").write_text(json.dumps({"method": "hpss", "budget": 6, "advantages": {
+        "cot": {"none": -0.02, "prefix": 0.05}, "scale": {"5": 0.01, "10": -0.03}}}))
+    from judgelab.report import write_report
+
+    write_report(folder, items)
+
+
+def _open(driver, path: Path) -> None:
+    driver.get_log("browser")  # drop what earlier pages logged
+    driver.get(path.resolve().as_uri())
+    height = driver.execute_script("return document.documentElement.scrollHeight")
+    driver.set_window_size(1280, min(int(height) + 100, 12000))
+
+
+def _save_screenshot(driver, tmp_path: Path, name: str) -> Path:
+    shot = tmp_path / name
+    assert driver.save_screenshot(str(shot)) and shot.stat().st_size > 10_000
+    if artefacts := os.environ.get("JUDGELAB_ARTIFACTS"):
+        Path(artefacts).mkdir(parents=True, exist_ok=True)
+        shutil.copy(shot, Path(artefacts) / name)
+    return shot
+
+
+def test_report_loads_offline_without_console_errors_and_draws_plots(browser, real_run, tmp_path):
+    _open(browser, real_run / "report.html")
+    errors = [entry for entry in browser.get_log("browser") if entry["level"] in ("SEVERE", "WARNING")]
+    assert errors == []
+    assert browser.title == f"judgelab run: {real_run.name}"
+    drawn = browser.execute_script("""
+        return Array.from(document.querySelectorAll('figure')).map(f => {
+            const svg = f.querySelector('svg'); const box = svg.getBoundingClientRect();
+            return [f.id, box.width, box.height, svg.querySelectorAll('circle, rect, path, polyline').length];
+        });""")
+    by_id = {name: (width, height, marks) for name, width, height, marks in drawn}
+    for name in ("figure-scatter", "figure-judge-histogram", "figure-human-histogram", "figure-group-correlations",
+                 "figure-calibration", "figure-trajectory", "figure-advantages"):
+        width, height, marks = by_id[name]
+        assert width > 100 and height > 100 and marks > 0, name
+    assert by_id["figure-scatter"][2] == 8  # one dot per judged item
+    cards = browser.find_element("id", "accounting").text
+    assert "8\nitems" in cards and "paid calls" in cards
+    assert browser.find_element("id", "metrics").text.count("spearman") >= 2
+    _save_screenshot(browser, tmp_path, "report.png")
+
+
+def test_dataset_markup_shows_as_text_and_never_runs(browser, real_run):
+    _open(browser, real_run / "report.html")
+    assert browser.execute_script("return window.__injected === undefined")
+    page_text = browser.find_element("tag name", "body").text
+    assert "<script>window.__injected = 1</script>" in page_text
+    assert browser.execute_script("return document.querySelectorAll('body script').length") == 1  # the page's own
+
+
+def test_sorting_a_table_by_clicking_its_header(browser, real_run):
+    _open(browser, real_run / "report.html")
+    header = browser.find_element("css selector", "#judgments th:nth-child(3)")
+    values = []
+    for _ in range(2):
+        header.click()
+        cells = browser.find_elements("css selector", "#judgments tr td:nth-child(3)")
+        values.append([float(cell.text) for cell in cells])
+    assert values[0] == sorted(values[0], reverse=True) and values[1] == sorted(values[1])
+    assert browser.get_log("browser") == []

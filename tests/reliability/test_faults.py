@@ -1,0 +1,97 @@
+"""A judge run through a misbehaving server: every item judged once, every call paid once, exact accounting.
+
+The server is a real llama.cpp server; between it and the client sits the fault proxy, which
+answers 500 / 429 (Retry-After) / 503, resets connections, stalls past the timeout and cuts
+bodies short. ``bench/bench_faults.py`` runs the same scenario on 200 items.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from judgelab.errors import BackendError
+from judgelab.llm.cache import CompletionCache
+from judgelab.runner.run import run_judge
+from tests.e2e.cli import run_cli
+from tests.reliability.fault_proxy import FAULTS, FaultProxy, FaultRates
+from tests.reliability.scenario import calibrated_timeout, fast_judge, judged_ids, make_items, server_client
+
+# The issue's mix (20% errors, 5% resets, 5% stalls) plus 5% cut bodies; on top, the first seven
+# requests each meet one kind of fault first, so every kind is exercised on a short run.
+RATES = FaultRates(errors=0.20, resets=0.05, stalls=0.05, truncations=0.05)
+SEED = 3
+N_ITEMS = 12
+
+
+@pytest.fixture(scope="module")
+def timeout(llama_server) -> float:
+    return calibrated_timeout(llama_server.base_url)
+
+
+def _run(proxy_url, items, folder, cache, timeout, **client_options):
+    with server_client(proxy_url, cache, timeout=timeout, **client_options) as client:
+        result = run_judge(fast_judge(), items, client, folder)
+        return result, client.usage
+
+
+@pytest.mark.timeout(600)
+def test_faulty_server_run_judges_each_item_once_and_pays_each_request_once(llama_server, timeout, tmp_path):
+    items = make_items(N_ITEMS)
+    with FaultProxy(llama_server.base_url, RATES, seed=SEED, stall_s=timeout + 1, retry_after=0.5,
+                    forced=FAULTS) as proxy:
+        result, usage = _run(proxy.base_url, items, tmp_path / "faulty", tmp_path / "faulty.sqlite", timeout)
+    stats = proxy.stats
+
+    assert set(stats.injected) == set(FAULTS), stats.injected  # every kind of fault really happened
+    assert sorted(judged_ids(tmp_path / "faulty")) == sorted(item.id for item in items)  # once each
+    assert [j.status for j in result.judgments].count("error") == 0
+    # Nothing corrupted: each judgment holds exactly the reply the server delivered for its request.
+    assert sorted(j.raw for j in result.judgments) == sorted(text for text, _, _ in stats.answers.values())
+    # Paid calls: one per distinct request, accounted once. (A reply the server finishes after the
+    # client timed out is delivered again on the retry; on a loaded machine that can happen.)
+    assert usage.calls == len(items) == len(stats.answers)
+    assert usage.prompt_tokens == sum(p for _, p, _ in stats.answers.values())
+    assert usage.completion_tokens == sum(c for _, _, c in stats.answers.values())
+    assert sum(j.usage.prompt_tokens for j in result.judgments) == usage.prompt_tokens
+    assert result.usage["retries"] >= sum(stats.injected.values())
+    assert min(stats.retry_after_gaps) >= 0.5  # Retry-After honoured
+    # A rerun into the folder resumes everything and pays nothing.
+    with FaultProxy(llama_server.base_url, RATES, seed=SEED) as proxy:
+        again, usage = _run(proxy.base_url, items, tmp_path / "faulty", tmp_path / "faulty.sqlite", timeout)
+    assert again.usage["resumed_items"] == len(items) and usage.calls == 0 and proxy.stats.forwarded == 0
+
+
+@pytest.mark.timeout(600)
+def test_server_gone_stops_with_a_clear_error_and_a_rerun_resumes(llama_server, timeout, tmp_path):
+    items = make_items(10)
+    folder, cache = tmp_path / "run", tmp_path / "cache.sqlite"
+    with FaultProxy(llama_server.base_url) as proxy:
+        proxy.down_after = 6  # then every connection is reset: the server is gone
+        with pytest.raises(BackendError, match=r"gave up after 3 attempts.*rerun the same command") as failure:
+            _run(proxy.base_url, items, folder, cache, timeout, max_attempts=3)
+        assert proxy.base_url in str(failure.value)
+        done = judged_ids(folder)
+        assert len(done) == len(set(done)) == 6
+        with CompletionCache(cache) as stored:
+            assert len(stored) == 6 == len(proxy.stats.answers)
+
+        proxy.down, proxy.down_after = False, None  # the server is back
+        result, usage = _run(proxy.base_url, items, folder, cache, timeout)
+    assert result.usage["resumed_items"] == 6
+    assert usage.calls == len(items) - 6 and len(proxy.stats.answers) == len(items)
+    assert sorted(judged_ids(folder)) == sorted(item.id for item in items)
+
+
+@pytest.mark.timeout(120)
+def test_cli_with_no_server_exits_2_naming_the_server_and_how_to_resume(tmp_path):
+    from judgelab.data.io import save_items
+    from judgelab.llm.server import free_port
+
+    data = save_items(make_items(2), tmp_path / "items.jsonl")
+    url = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens here
+    done = run_cli("judge", "--data", data, "--aspect", "coherence", "--model", url, "--model-name", "m",
+                   "--family", "summarisation", "--strategy", "scale=5,cot=none", "--out", tmp_path / "run",
+                   "--cache-path", tmp_path / "cache.sqlite")
+    assert done.returncode == 2, done.stderr
+    assert url in done.stderr and "gave up after" in done.stderr and "rerun" in done.stderr
+    assert "Traceback" not in done.stderr + done.stdout

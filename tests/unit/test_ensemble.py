@@ -1,0 +1,130 @@
+"""Each ensemble aggregation on hand-made judgments files; the LLM vote's parsing with a scripted LLM
+(the vote runs end to end with the real model in tests/integration/test_ensemble_judge.py)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from judgelab.data.item import Item
+from judgelab.errors import ConfigError, DataError
+from judgelab.judges.base import judge_from_dict, load_judge
+from judgelab.judges.ensemble import EnsembleJudge, Member, selection_frame
+from tests.doubles import ScriptedBackend, scripted_client
+
+HUMAN = [1.0, 2.0, 3.0, 4.0, 5.0, 2.0]
+
+
+def _items(task_of=lambda k: "t1" if k < 3 else "t2") -> list[Item]:
+    return [Item(id=f"i{k}", output=f"out {k}", source="src", subset=task_of(k), scores={"q": h}, scale=(1, 5))
+            for k, h in enumerate(HUMAN)]
+
+
+def _file(tmp_path, name: str, rows: list[dict]) -> str:
+    path = tmp_path / f"{name}.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return str(path)
+
+
+@pytest.fixture
+def members(tmp_path) -> tuple[Member, ...]:
+    good_on_t1 = [1, 2, 3, 5, 1, 4]          # right order on t1, wrong on t2
+    good_on_t2 = [3, 2, 1, 2, 5, 1]          # wrong on t1, right on t2
+    noisy = [2, 2, None, 4, 4, 3]            # one item missing
+    rows = lambda values: [{"item_id": f"i{k}", "score": v, "explanation": f"because {v}"}  # noqa: E731
+                           for k, v in enumerate(values) if v is not None]
+    return (Member(name="A", judgments=_file(tmp_path, "a", rows(good_on_t1))),
+            Member(name="B", judgments=_file(tmp_path, "b", rows(good_on_t2))),
+            Member(name="C", judgments=_file(tmp_path, "c", rows(noisy))))
+
+
+def _scores(judge, items):
+    return [j.score for j in judge.run(items)]
+
+
+def test_plain_aggregations_skip_missing_members(members):
+    items = _items()
+    assert _scores(EnsembleJudge(members=members, aggregate="mean"), items)[2] == pytest.approx((3 + 1) / 2)
+    assert _scores(EnsembleJudge(members=members, aggregate="median"), items)[0] == 2.0
+    trimmed = EnsembleJudge(members=members, aggregate="trimmed_mean", trim=0.34)
+    assert _scores(trimmed, items)[4] == 4.0  # 1, 4, 5: trimming one from each end leaves the median
+    judgment = EnsembleJudge(members=members, aggregate="mean").run(items)[2]
+    assert judgment.extra["members"] == {"A": 3.0, "B": 1.0, "C": None}
+
+
+def test_vote_takes_the_majority_and_breaks_ties_by_member_order(tmp_path):
+    items = [Item(id="p1", instruction="x", output_a="1", output_b="2", label="a"),
+             Item(id="p2", instruction="x", output_a="1", output_b="2", label="b")]
+    files = [_file(tmp_path, n, [{"item_id": "p1", "label": a}, {"item_id": "p2", "label": b}])
+             for n, a, b in (("m1", "b", "b"), ("m2", "a", "a"), ("m3", "a", None))]
+    judge = EnsembleJudge(members=[Member(name=f"m{k}", judgments=f) for k, f in enumerate(files)], aggregate="vote")
+    p1, p2 = judge.run(items)
+    assert (p1.label, p1.score) == ("a", 1.0)  # two of three
+    assert p2.label == "b"  # m3 gave no label: 1-1 tie, the first-listed member wins
+
+
+def test_best_per_task_selects_on_dev_and_reports_the_table(members, tmp_path):
+    items = _items()
+    fitted = EnsembleJudge(members=members, aggregate="best", metric="spearman").fit(items)
+    assert fitted.selection["t1"] == "A" and fitted.selection["t2"] == "B"
+    table = selection_frame(fitted)
+    assert table.loc["t1", "A"] == pytest.approx(1.0) and table.loc["t2", "selected"] == "B"
+    judged = fitted.run(items)
+    assert [j.extra["selected"] for j in judged] == ["A"] * 3 + ["B"] * 3
+    assert [j.score for j in judged] == [1, 2, 3, 2, 5, 1]
+    # A task not seen on dev falls back to the member best over all dev items.
+    unseen = Item(id="i0", output="o", subset="t9", scores={"q": 1.0})
+    assert fitted.run([unseen])[0].extra["selected"] == fitted.selection["*"]
+    # The fitted config round-trips through a file.
+    path = fitted.save(tmp_path / "best.yaml")
+    assert load_judge(path).selection == fitted.selection
+
+
+def test_weighted_and_stacked_learn_from_dev(members):
+    items = _items(lambda k: "all")
+    for aggregate in ("weighted", "stack"):
+        judge = EnsembleJudge(members=members, aggregate=aggregate, aspect="q")
+        with pytest.raises(ConfigError, match="learns from dev items first"):
+            judge.run(items)
+        fitted = judge.fit(items)
+        scores = np.array(_scores(fitted, items))
+        assert np.corrcoef(scores, HUMAN)[0, 1] > 0.5
+    weights = EnsembleJudge(members=members, aggregate="weighted", aspect="q").fit(items).learned["coef"]
+    assert min(weights) >= 0  # a weighted mean never flips a member's sign
+
+
+def test_llm_vote_records_the_aggregator_explanation_and_unparsable_replies(members):
+    items = _items()[:2]
+    replies = iter(["Judge 1 is right about the flow. Rating: 4", "I cannot decide."])
+    backend = ScriptedBackend(reply=lambda request, i: next(replies))
+    judge = EnsembleJudge(members=members, aggregate="llm_vote", aspect="q")
+    assert judge.uses_llm
+    with scripted_client(backend) as client:
+        first, second = judge.run(items, client)
+    prompt = backend.requests[0].messages[-1].content
+    assert "Judge 1: rating 1. Reason: because 1" in prompt and "scale from 1 to 5" in prompt
+    assert first.score == 4.0 and "flow" in first.explanation and first.usage.calls == 1
+    assert second.status == "unparsable" and second.raw == "I cannot decide." and second.score is None
+
+
+def test_bad_members_and_files(tmp_path):
+    with pytest.raises(ValueError, match="exactly one of"):
+        Member(name="x")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"item_id": "i0", "score": 1}\nnot json\n')
+    with pytest.raises(DataError, match=r"bad.jsonl:2"):
+        EnsembleJudge(members=[Member(name="x", judgments=str(bad))]).run(_items())
+    no_value = _file(tmp_path, "nv", [{"item_id": "i0", "verdict": 3}])
+    with pytest.raises(DataError, match="neither 'score' nor 'label'"):
+        EnsembleJudge(members=[Member(name="x", judgments=no_value)]).run(_items())
+    judged = EnsembleJudge(members=[Member(name="x", judgments=_file(tmp_path, "one", [{"item_id": "i0", "score": 2}]))]).run(_items()[:2])
+    assert judged[1].status == "error" and "no member judged" in judged[1].reason
+    with pytest.raises(ConfigError, match="kind"):
+        EnsembleJudge(members=[Member(name="x", judge={"kind": "nope"})]).run(_items())
+
+
+def test_members_given_as_judge_configs_without_llm_need_no_client(members, tmp_path):
+    config = judge_from_dict({"kind": "ensemble", "members": [m.model_dump(mode="json") for m in members]})
+    assert not config.uses_llm and config.run(_items(), None)[0].score == pytest.approx(2.0)

@@ -1,0 +1,109 @@
+"""The report page from run-folder files: sections, escaping, sampling, bad files.
+
+The page from a real model run is checked in a real browser in tests/e2e/test_report_browser.py.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from judgelab.data import Item, Judgment
+from judgelab.data.io import save_judgments
+from judgelab.errors import ConfigError, DataError
+from judgelab.report import render_report, write_report
+from judgelab.report.html import SAMPLE
+
+
+def _run_folder(tmp: Path, judgments: list[Judgment], judge: dict | None = None) -> Path:
+    folder = tmp / "run"
+    folder.mkdir()
+    (folder / "run.json").write_text(json.dumps({
+        "judge": judge or {"kind": "prompted", "aspect": "quality", "strategy": {"scale": 5}},
+        "model": "m", "backend": "b", "status": "finished", "items": len(judgments),
+        "usage": {"calls": 3, "cache_hits": 2, "prompt_tokens": 10, "completion_tokens": 5, "cost_usd": None,
+                  "wall_s": 1.5}}))
+    save_judgments(judgments, folder / "judgments.jsonl")
+    return folder
+
+
+def _pairwise(tmp: Path) -> tuple[Path, list[Item]]:
+    humans = ["a", "a", "b", "tie", "b", "a"]
+    verdicts = ["a", "b", "b", "a", "b", "a"]
+    items = [Item(id=f"p{i}", group_id=f"g{i}", output_a="x", output_b="y", label=h) for i, h in enumerate(humans)]
+    judgments = [Judgment(item_id=f"p{i}", label=v, criteria={"accuracy": i % 3, "style": 4 - i % 2})
+                 for i, v in enumerate(verdicts)]
+    return _run_folder(tmp, judgments, {"kind": "pairwise"}), items
+
+
+def test_pairwise_run_has_confusion_matrix_and_criteria(tmp_path):
+    folder, items = _pairwise(tmp_path)
+    page = render_report(folder, items)
+    confusion = re.search(r'<figure id="figure-confusion">(.*?)</figure>', page, re.S).group(1)
+    cells = [int(n) for n in re.findall(r'text-anchor="middle"(?: class="[^"]*")?>(\d+)</text>', confusion)]
+    # rows human a, b, tie; columns judge a, b, tie
+    assert cells == [2, 1, 0, 0, 2, 0, 1, 0, 0]
+    criteria = re.search(r'<table id="criteria".*?</table>', page, re.S).group(0)
+    assert "accuracy" in criteria and "style" in criteria
+    disagreements = re.search(r'<table id="disagreements".*?</table>', page, re.S).group(0)
+    assert disagreements.count("<code>") == 2  # p1 (a vs b) and p3 (tie vs a)
+
+
+def test_optimizer_trajectory_and_advantages(tmp_path):
+    folder, items = _pairwise(tmp_path)
+    (folder / "trajectory.jsonl").write_text("".join(
+        json.dumps({"step": i, "score": s, "best": b}) + "\n" for i, s, b in ((1, 0.2, 0.2), (2, 0.1, 0.2), (3, 0.4, 0.4))))
+    (folder / "optimizer.json").write_text(json.dumps({"method": "hpss", "advantages": {"cot": {"none": 0.1, "prefix": -0.1}}}))
+    page = render_report(folder, items)
+    trajectory = re.search(r'<figure id="figure-trajectory">(.*?)</figure>', page, re.S).group(1)
+    assert trajectory.count('class="dot"') == 3 and 'class="best"' in trajectory
+    assert "cot=none" in page and "cot=prefix" in page and "hpss" in page
+
+
+def test_bad_trajectory_line_is_named(tmp_path):
+    folder, items = _pairwise(tmp_path)
+    (folder / "trajectory.jsonl").write_text('{"step": 1, "score": 0.2, "best": 0.2}\n{oops\n')
+    with pytest.raises(DataError, match=r"trajectory.jsonl:2"):
+        render_report(folder, items)
+
+
+def test_dataset_and_model_text_is_escaped(tmp_path):
+    attack = '<script>alert(1)</script>'
+    items = [Item(id=f"i{i}", group_id="g", output=f"{attack} {i}", scores={"quality": i}) for i in range(1, 5)]
+    judgments = [Judgment(item_id=f"i{i}", score=6 - i, explanation=f'<img src=x onerror="alert({i})">',
+                          raw=attack) for i in range(1, 5)]
+    page = render_report(_run_folder(tmp_path, judgments), items)
+    assert "<script>alert" not in page and "<img src=x" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "&lt;img src=x onerror=" in page
+    assert page.count("<script>") == 1  # the page's own table sorter
+
+
+def test_page_fetches_nothing(tmp_path):
+    items = [Item(id=f"i{i}", output="o", scores={"quality": i % 5 + 1}) for i in range(20)]
+    judgments = [Judgment(item_id=f"i{i}", score=(i * 7) % 5 + 1) for i in range(20)]
+    page = render_report(_run_folder(tmp_path, judgments), items)
+    assert "default-src 'none'" in page
+    assert not re.search(r'(src|href)\s*=\s*"(https?:)?//', page)
+    assert re.findall(r'<figure id="figure-([a-z-]+)">', page) == ["scatter", "judge-histogram", "human-histogram"]
+
+
+def test_large_run_is_drawn_from_a_sample_but_counted_whole(tmp_path):
+    n = SAMPLE + 2000
+    judgments = [Judgment(item_id=f"i{i}", score=i % 5 + 1) if i % 10 else
+                 Judgment(item_id=f"i{i}", status="unparsable", reason="no rating", raw="?") for i in range(n)]
+    folder = _run_folder(tmp_path, judgments)
+    page = render_report(folder, [Item(id=f"i{i}", output="o", scores={"quality": 3}) for i in range(n)])
+    assert f"uniform sample of {SAMPLE} of {n} judgments" in page
+    assert re.search(rf'<b class="status-unparsable">{n // 10}</b>', page)
+    assert "Spearman per group" not in page  # groups would be cut apart by the sample
+
+
+def test_write_report_replaces_the_file_and_needs_run_json(tmp_path):
+    folder, items = _pairwise(tmp_path)
+    (folder / "report.html").write_text("old")
+    assert write_report(folder, items).read_text().startswith("<!doctype html>")
+    with pytest.raises(ConfigError, match="not a run folder"):
+        render_report(tmp_path)
