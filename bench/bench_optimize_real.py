@@ -33,6 +33,7 @@ from judgelab.data import load_items, split_by_group
 from judgelab.data.item import Item
 from judgelab.judges.prompted import PromptedJudge
 from judgelab.judges.strategy import Strategy
+from judgelab.llm.models import judgelab_home
 from judgelab.llm.resolve import make_client
 from judgelab.optimize.base import Budget, JudgeEvaluator, OptimizeResult, optimize
 from judgelab.optimize.methods import make_optimizer
@@ -131,13 +132,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-tokens", type=int, default=None, help="cap on each judge reply (default: the judge's)")
     parser.add_argument("--start", default=None, help="start strategy factors (default: the MT-Bench point), "
                         "e.g. 'cot=none' for short replies on a slow machine")
+    parser.add_argument("--score", choices=("parsed", "logprob"), default="parsed",
+                        help="the judge's score: the written rating, or the logprob-weighted expected rating")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "optimize_real")
+    parser.add_argument("--out", type=Path, default=judgelab_home() / "bench" / "optimize_real",
+                        help="run folders (one per method) and the completion cache")
     parser.add_argument("--no-write", action="store_true", help="print only")
     args = parser.parse_args(argv)
     dev, test = split(args.dataset, args.aspect, args.dev_items, args.test_items, args.seed)
     start = Strategy.from_key(args.start) if args.start else Strategy.mt_bench()
-    base = PromptedJudge(aspect=args.aspect, strategy=start, max_tokens=args.max_tokens, model=args.model)
+    base = PromptedJudge(aspect=args.aspect, strategy=start, max_tokens=args.max_tokens, model=args.model,
+                         score=args.score)
     started, load_before = time.perf_counter(), load_avg()
     args.out.mkdir(parents=True, exist_ok=True)
     results = {}
@@ -155,7 +160,7 @@ machine: {describe_machine()}; load average before -> after: {load_before} -> {l
 wall {(time.perf_counter() - started) / 60:.1f} min
 - data: {args.dataset.upper()} {args.aspect}, split by source (seed {args.seed}): {len(dev)} dev items \
 ({groups[0]} sources), {len(test)} test items ({groups[1]} sources); model `{args.model}` (embedded, greedy); \
-start `{start.key()}`{" (the MT-Bench point)" if start == Strategy.mt_bench() else ""}; judge replies capped at {args.max_tokens or "the judge's default"} tokens
+start `{start.key()}`{" (the MT-Bench point)" if start == Strategy.mt_bench() else ""}; judge replies capped at {args.max_tokens or "the judge's default"} tokens; score: {args.score}
 - budget {args.budget} evaluations per method on dev (the paper: 71 with 50% of the data as dev); one shared \
 completion cache, so a strategy both methods evaluate is paid once (calls = paid + cache hits)
 - objective: dataset-level Spearman on dev (x100); test: the same statistic on the held-out sources; \

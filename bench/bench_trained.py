@@ -16,6 +16,7 @@ import argparse
 import json
 import os
 import re
+import shlex
 import sys
 import tempfile
 import time
@@ -175,8 +176,7 @@ def inference_speed(args: argparse.Namespace, n: int = 64) -> dict[str, Any]:
 def render(results: dict[str, Any]) -> str:
     lines = [HEADING, ""]
     meta = results.get("meta", {})
-    lines += [f"Command: `{meta.get('command', '?')}` (latest run; entries below record their own date and load).",
-              f"Machine: {meta.get('machine', '?')}. "
+    lines += [f"Machine: {meta.get('machine', '?')}, shared with 7 other jobs while these ran (load averages below). "
               "Every figure is a group-wise k-fold cross-validation (no source in two folds): each item is scored "
               "by a scorer that never saw its group. Spearman at dataset level (all items) and group level "
               "(within each source, averaged), 95% group-bootstrap intervals in brackets.", ""]
@@ -193,8 +193,9 @@ def render(results: dict[str, Any]) -> str:
         if entry.get("kind") == "distill":
             continue
         seconds = entry["train_seconds"]
-        lines.append(f"- {entry['dataset']}/{entry['aspect']}: {entry['spec']}, train {np.mean(seconds):.0f}s per fold "
-                     f"on {int(np.mean(entry['train_sizes']))} items ({entry['date']}, load {entry['load']})")
+        lines.append(f"- {entry['dataset']}/{entry['aspect']}: `{entry.get('command', '?')}`; {entry['spec']}; "
+                     f"train {np.mean(seconds):.0f}s per fold on {int(np.mean(entry['train_sizes']))} items "
+                     f"({entry['date']}, load {entry['load']})")
     for entry in results.get("entries", []):
         if entry.get("kind") != "distill":
             continue
@@ -206,11 +207,13 @@ def render(results: dict[str, Any]) -> str:
         for point in entry["curve"]:
             lines.append(f"| {point['size']} | {_cell(point['with_teacher'], 'dataset')} | "
                          f"{_cell(point['with_humans'], 'dataset')} | {np.mean(point['train_seconds'] or [0]):.0f} |")
-        lines.append(f"\n({entry['date']}, load {entry['load']})")
+        lines.append(f"\n(`{entry.get('command', '?')}`, {entry['date']}, load {entry['load']})")
     speed = results.get("speed")
     if speed:
         lines += ["", f"Inference: {speed['items_per_s']} items/s ({speed['items']} Topical-Chat items, full "
                   f"6-layer forward at max_length {speed['max_length']}, load {speed['load']})."]
+    for note in meta.get("notes", []):
+        lines += ["", note]
     lines += ["", "Not run yet in this table: any dataset/aspect missing above (the CPU is shared; run it with "
               "`--datasets NAME:ASPECT`)."]
     return "\n".join(lines)
@@ -274,14 +277,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--write", action="store_true", help="render the accumulated results into docs/benchmarks.md")
     args = parser.parse_args(argv)
     results = load_results()
-    results["meta"] = {"command": "python -m bench.bench_trained " + " ".join(sys.argv[1:] if argv is None else argv),
-                       "machine": describe_machine()}
+    command = "nice -n 10 .venv/bin/python -m bench.bench_trained " + shlex.join(sys.argv[1:] if argv is None else argv)
+    results["meta"] = {**results.get("meta", {}), "machine": describe_machine()}
     for spec in filter(None, re.split(r"\s*,\s*", args.datasets)):
         name, aspect = spec.split(":")
-        store(results, run_one(name, aspect, args))
+        store(results, {**run_one(name, aspect, args), "command": command})
         log(f"done {name}/{aspect}")
     if args.distill:
-        store(results, run_distill(args))
+        store(results, {**run_distill(args), "command": command})
     if args.speed:
         results["speed"] = inference_speed(args)
         save_results(results)

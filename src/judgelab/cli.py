@@ -55,7 +55,9 @@ def main() -> None:
     # Run folders, reports, configs and the cache hold the user's data: owner-only, whoever writes them.
     os.umask(0o077)
     try:
-        app(standalone_mode=False)
+        code = app(standalone_mode=False)
+        if isinstance(code, int) and code:  # click returns (not raises) 130 after Ctrl-C
+            sys.exit(code)
     except JudgelabError as exc:
         if _state["debug"]:
             raise

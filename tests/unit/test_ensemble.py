@@ -128,3 +128,13 @@ def test_bad_members_and_files(tmp_path):
 def test_members_given_as_judge_configs_without_llm_need_no_client(members, tmp_path):
     config = judge_from_dict({"kind": "ensemble", "members": [m.model_dump(mode="json") for m in members]})
     assert not config.uses_llm and config.run(_items(), None)[0].score == pytest.approx(2.0)
+
+
+def test_vote_over_pairwise_scores_and_pointwise_scores(tmp_path):
+    pair = Item(id="p", instruction="x", output_a="1", output_b="2", label="a")
+    files = [_file(tmp_path, f"s{k}", [{"item_id": "p", "score": v}, {"item_id": "i0", "score": s}])
+             for k, (v, s) in enumerate([(1.0, 2.5), (0.5, 2.5), (0.8, 4.0)])]
+    judge = EnsembleJudge(members=[Member(name=f"s{k}", judgments=f) for k, f in enumerate(files)], aggregate="vote")
+    voted_pair, voted_point = judge.run([pair, _items()[0]])
+    assert voted_pair.label == "a" and voted_pair.score == 1.0  # two of three prefer (a); one is a tie
+    assert voted_point.score == 2.5 and voted_point.label is None

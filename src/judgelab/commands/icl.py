@@ -41,7 +41,7 @@ def icl_train(
     examples: int | None = typer.Option(None, "--examples", help="In-context examples of the saved judge: 3, 5 or 10 (default: the judge's, else 5)."),
     source: str = typer.Option("diverse", "--source", help="Example source of the saved judge: diverse (semantic + trained, by band) or trained."),
     base_model: Path | None = typer.Option(None, "--base-model", help="sentence-transformers folder to start from (default: the shipped MiniLM)."),
-    limit: int | None = typer.Option(None, "--limit", help="Train on the first N items only."),
+    limit: int | None = typer.Option(None, "--limit", help="Train on the first N items only (candidates still come from all of --data)."),
     cache: bool = typer.Option(True, "--cache/--no-cache", help="Use the completion cache."),
     cache_path: Path | None = typer.Option(None, "--cache-path", help="Cache file (default ~/.cache/judgelab/cache.sqlite)."),
 ) -> None:
@@ -54,8 +54,9 @@ def icl_train(
     judge = judge_config_from_options(config, None, aspect, strategy=strategy)
     if not isinstance(judge, PromptedJudge):
         raise ConfigError(f"--config: in-context examples are for prompted judges, not {judge.kind!r}")
-    items = list(load_items(data))[:limit] if limit else list(load_items(data))
-    candidate_pool = list(load_items(pool)) if pool else None
+    labelled = list(load_items(data))
+    items = labelled[:limit] if limit else labelled
+    candidate_pool = list(load_items(pool)) if pool else labelled  # --limit bounds the items, not the pool
     options = TrainingOptions(epochs=epochs, lr=lr, batch_size=batch_size, scale=scale, seed=seed)
     with client_from_options(model or judge.model, model_name, cache, cache_path) as client:
         result = fit_example_retriever(judge, items, client, out, pool=candidate_pool, candidates=candidates,

@@ -227,8 +227,10 @@ class EnsembleJudge(JudgeConfig):
             return self.error(item, "no member judged this item (all failed or absent)", usage)
         extra: dict[str, Any] = {"members": member_values}
         if self.aggregate == "vote":
-            labels = [_label_of(by_member[m.name].get(item.id)) for m in self.members]
-            return self._verdict(item, *_majority(labels), extra, usage)
+            labels = [_label_of(by_member[m.name].get(item.id), item.kind == "pairwise") for m in self.members]
+            score, label = _majority(labels)
+            # A pointwise vote over scores reports the winning score; only a real label is kept as a label.
+            return self._verdict(item, score, label if isinstance(label, str | int) else None, extra, usage)
         if self.aggregate == "best":
             task = task_of(item, self.task_field)
             chosen = self.selection.get(task) or self.selection["*"]
@@ -383,10 +385,15 @@ def _value_of(judgment: Judgment | None) -> float | None:
     return None if np.isnan(value) else value
 
 
-def _label_of(judgment: Judgment | None) -> Any:
+def _label_of(judgment: Judgment | None, pairwise: bool) -> Any:
+    """The label a member votes for: its label, else its score (pairwise: read as a, b or tie)."""
     if judgment is None or not judgment.ok:
         return None
-    return judgment.label if judgment.label is not None else judgment.score
+    if judgment.label is not None or judgment.score is None:
+        return judgment.label
+    if pairwise:
+        return "a" if judgment.score > 0.5 else "b" if judgment.score < 0.5 else "tie"
+    return judgment.score
 
 
 def _majority(labels: list[Any]) -> tuple[float | None, Any]:

@@ -19,6 +19,18 @@ import httpx
 from judgelab.errors import BackendError
 
 
+def _die_with_parent() -> None:
+    """Linux: the server gets SIGTERM when the thread that started it dies (even by kill -9), so a
+    killed test, benchmark or run never leaves a model server holding the CPU. Elsewhere a no-op."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # 1 = PR_SET_DEATHSIG
+        except (OSError, AttributeError):
+            pass
+
+
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
@@ -51,7 +63,8 @@ class LlamaServer:
             "--n_ctx", str(self.n_ctx), "--n_threads", str(self.n_threads), "--logits_all", "True",
         ]
         log = open(self.log_path, "wb") if self.log_path else subprocess.DEVNULL
-        self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                                        preexec_fn=_die_with_parent)
         self._wait_ready()
         return self
 

@@ -309,7 +309,7 @@ def _calibration(pairs: list[tuple[Row, float, float]], judge_scale: tuple[float
     # band, where fixed-width bins would put every item into one point.
     order = np.argsort(expected, kind="stable")
     points: tuple[list[float], list[float], list[int]] = ([], [], [])
-    for members in np.array_split(order, min(bins, len(order))):
+    for members in np.array_split(order, max(2, min(bins, len(order) // 10))):  # about 10+ items a point
         points[0].append(float(expected[members].mean()))
         points[1].append(float(observed[members].mean()))
         points[2].append(len(members))
