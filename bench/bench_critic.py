@@ -29,8 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from bench.bench_judge_quality import benchmarks_dir, command_line, fmt, write_section
-from bench.common import describe_machine, load_avg, log
+from bench.bench_judge_quality import benchmarks_dir, command_line, fmt
+from bench.common import describe_machine, load_avg, log, write_doc_section
 from judgelab.data import Dataset, Item, load_items
 from judgelab.data.split import split_by_group
 from judgelab.judges.critic import ActiveCriticJudge
@@ -177,7 +177,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                      "minutes": (time.perf_counter() - started) / 60}
             save_figures(out, rows, meta)
             if write_doc:
-                write_section(SECTION, section(rows, args, meta))
+                write_doc_section(SECTION, section(rows, args, meta))
     print(table(rows))
 
 

@@ -25,8 +25,8 @@ from pathlib import Path
 import numpy as np
 from sklearn.model_selection import StratifiedKFold
 
-from bench.bench_similarity import SHARED, command_line, correlations, fmt, write_section
-from bench.common import describe_machine, load_avg, log
+from bench.bench_similarity import SHARED, command_line, correlations, fmt
+from bench.common import describe_machine, load_avg, log, write_doc_section
 from judgelab.data import load_items
 from judgelab.data.split import kfold_by_group
 from judgelab.judges.ensemble import EnsembleJudge, Member, selection_frame
@@ -166,13 +166,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         llmbar, _ = llmbar_section(Path(folder), args.folds)
         loads.append(load_avg())
         if not args.no_doc:  # on a busy machine the LLMBar half lands even if HANNA does not finish
-            write_section("bench_ensemble", render(args, argv, started_at, loads, llmbar, None))
+            write_doc_section("bench_ensemble", render(args, argv, started_at, loads, llmbar, None))
         hanna = hanna_section(Path(folder), args.folds)
         loads.append(load_avg())
     report = render(args, argv, started_at, loads, llmbar, hanna)
     print(report)
     if not args.no_doc:
-        write_section("bench_ensemble", report)
+        write_doc_section("bench_ensemble", report)
 
 
 def render(args, argv, started_at: str, loads: list[str], llmbar: list[str], hanna: list[str] | None) -> str:

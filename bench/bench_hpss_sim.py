@@ -24,8 +24,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import os
-import re
 import shlex
 import sys
 import time
@@ -34,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.common import describe_machine, load_avg, log
+from bench.common import DOC, describe_machine, load_avg, log, write_doc_section
 from judgelab.judges.prompted import PromptedJudge
 from judgelab.judges.strategy import Strategy
 from judgelab.optimize.base import Evaluation, Optimizer, optimize
@@ -43,9 +41,7 @@ from judgelab.optimize.hpss import HPSS, PAPER_BUDGET
 from judgelab.optimize.space import FACTOR_NAMES, SIZES, row_of, space_indices
 
 ROOT = Path(__file__).resolve().parent.parent
-DOC = ROOT / "docs" / "benchmarks.md"
 SECTION = "bench_hpss_sim"
-SECTION_START, SECTION_END = f"<!-- {SECTION}:start -->", f"<!-- {SECTION}:end -->"
 HEADING = "## HPSS search efficiency on a simulated objective (`bench/bench_hpss_sim.py`)"
 
 # Seed 002, Table 6: mean (sd) advantage of each value at the end of HPSS, per evaluator, in
@@ -155,17 +151,6 @@ def table(results: dict[str, dict[str, list]]) -> str:
     return "\n".join(lines)
 
 
-def write_doc(section: str) -> None:
-    """Replace this benchmark's section of docs/benchmarks.md between its markers, else append it."""
-    block = f"{SECTION_START}\n{HEADING}\n{section.rstrip()}\n{SECTION_END}\n"
-    text = DOC.read_text(encoding="utf-8") if DOC.exists() else "# Benchmarks\n"
-    pattern = re.compile(re.escape(SECTION_START) + r".*?" + re.escape(SECTION_END) + r"\n?", re.S)
-    text = pattern.sub(lambda _: block, text) if pattern.search(text) else text.rstrip("\n") + "\n\n" + block
-    tmp = DOC.with_suffix(".md.tmp-" + SECTION)
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, DOC)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.bench_hpss_sim", description=__doc__.split("\n")[0])
     parser.add_argument("--seeds", type=int, default=50, help="landscapes (each also seeds the searches)")
@@ -204,7 +189,7 @@ of landscapes where HPSS's pick has higher true quality (ties count half).
 {rendered}
 """
     if not args.no_write:
-        write_doc(section)
+        write_doc_section(SECTION, f"{HEADING}\n{section}")
         log(f"wrote {DOC}")
     return 0
 

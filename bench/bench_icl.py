@@ -21,8 +21,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.bench_judge_quality import benchmarks_dir, command_line, machine, write_section
-from bench.common import load_avg, log
+from bench.bench_judge_quality import benchmarks_dir, command_line, machine
+from bench.common import load_avg, log, write_doc_section
 from judgelab.data import load_items
 from judgelab.data.split import split_by_group
 from judgelab.judges.prompted import PromptedJudge
@@ -111,7 +111,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(table)
     print(f"retriever training: {training}")
     if args.doc:
-        write_section(SECTION, doc_section(args, argv, started, table, training, len(dev), len(test)))
+        write_doc_section(SECTION, doc_section(args, argv, started, table, training, len(dev), len(test)))
 
 
 def row(source: str, meta: dict[str, Any], used: dict[str, float], seconds: float) -> dict[str, Any]:

@@ -36,14 +36,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.common import describe_machine, load_avg, log
+from bench.common import DOC, describe_machine, load_avg, log, write_doc_section
 from judgelab.data import Item, JsonlAppender, Judgment, load_items
 from judgelab.judges.prompted import PromptedJudge
 from judgelab.judges.strategy import Strategy
 from judgelab.llm.models import DEFAULT_MODEL, judgelab_home
 
 ROOT = Path(__file__).resolve().parent.parent
-DOC = ROOT / "docs" / "benchmarks.md"
 SECTION = "bench_judge_quality"
 HELD_IN = "valid"  # extra.hpss_split: the HPSS validation file
 
@@ -78,25 +77,6 @@ def machine() -> str:
 def command_line(module: str, argv: Sequence[str] | None = None) -> str:
     args = sys.argv[1:] if argv is None else list(argv)
     return " ".join([".venv/bin/python", "-m", module, *(shlex.quote(a) for a in args)])
-
-
-def write_section(name: str, body: str) -> None:
-    """Replace this benchmark's block of docs/benchmarks.md (between its markers), else append it.
-
-    Other engineers own other sections of the file: only the text between our markers changes.
-    """
-    start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
-    block = f"{start}\n{body.rstrip()}\n{end}\n"
-    text = DOC.read_text(encoding="utf-8") if DOC.exists() else "# Benchmarks\n"
-    if start in text and end in text:
-        head, rest = text.split(start, 1)
-        tail = rest.split(end, 1)[1].lstrip("\n")
-        text = head + block + ("\n" + tail if tail else "")
-    else:
-        text = text.rstrip("\n") + "\n\n" + block
-    tmp = DOC.with_suffix(".md.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(DOC)
 
 
 def fmt(value: float | None, digits: int = 3) -> str:
@@ -451,7 +431,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     rows = [figures(run, n_resamples=1000) for run in runs]
     print(table(rows))
     if write_doc:
-        write_section(SECTION, section(rows, args, meta))
+        write_doc_section(SECTION, section(rows, args, meta))
         log(f"wrote {DOC.relative_to(ROOT)}")
 
 

@@ -21,7 +21,6 @@ import asyncio
 import cProfile
 import datetime as dt
 import io
-import os
 import pstats
 import random
 import re
@@ -35,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.common import load_avg, machine_facts
+from bench.common import DOC, load_avg, machine_facts, write_doc_section
 from bench.common import log as common_log
 from judgelab.llm import models
 from judgelab.llm.backends.base import Backend, Capabilities
@@ -44,9 +43,6 @@ from judgelab.llm.client import Client
 from judgelab.llm.types import Completion, Message, Request, TokenLogprob, TopLogprob, Usage
 
 ROOT = Path(__file__).resolve().parent.parent
-DOC = ROOT / "docs" / "benchmarks.md"
-SECTION_START = "<!-- bench_llm:start -->"
-SECTION_END = "<!-- bench_llm:end -->"
 PRESET_ORDER = ("qwen2.5-coder-1.5b", "qwen2.5-coder-0.5b", "smollm2-135m")
 CACHE_GOAL = 20_000.0
 N_TURNS = 23  # dialogue length: ~800 prompt tokens with the Qwen tokenizer
@@ -798,43 +794,6 @@ SHORT_MAX_TOKENS = 8
 SERVER_THREADS = 1
 
 
-def write_doc(section: str) -> None:
-    """Replace this benchmark's section of docs/benchmarks.md (from its heading to its end marker), else
-    append it; other sections are left alone. The heading comes first, so writers that cut sections at
-    the next "## " heading stop before ours."""
-    heading, body = section.split("\n", 1)
-    block = f"{heading}\n{SECTION_START}\n{body.rstrip()}\n{SECTION_END}\n"
-    if DOC.exists():
-        text = DOC.read_text(encoding="utf-8")
-        start = text.find(heading + "\n")
-        if start < 0 and SECTION_START in text:  # heading edited by hand: the marker still finds us
-            start = text.rfind("\n## ", 0, text.index(SECTION_START)) + 1
-        if start >= 0:
-            end = text.find(SECTION_END, start)
-            if end >= 0:
-                end += len(SECTION_END)
-            else:  # end marker lost: our section runs to the next "## " heading
-                following = re.search(r"^## ", text[start + len(heading):], re.M)
-                end = start + len(heading) + following.start() if following else len(text)
-            tail = text[end:].lstrip("\n")
-            text = text[:start] + block + ("\n" + tail if tail else "")
-        else:
-            text = text.rstrip("\n") + "\n\n" + block
-    else:
-        DOC.parent.mkdir(parents=True, exist_ok=True)
-        text = (
-            "# Benchmarks\n\n"
-            "Figures measured on the project's reference machine: a 2-core x86-64 virtual machine without GPU "
-            "(the CI machine's size). Each section gives the exact command, the date and the machine it ran on. "
-            "Benchmarks live outside the test suite; run one from the repository root with "
-            "`.venv/bin/python -m bench.<name>` (`--quick` for a reduced run).\n\n"
-            + block
-        )
-    tmp = DOC.with_suffix(".md.tmp-bench-llm")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, DOC)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.bench_llm", description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions (< 3 minutes); prints only")
@@ -877,7 +836,8 @@ def main(argv: list[str] | None = None) -> int:
     section = render(s, command, info, started, time.perf_counter() - t0, embedded, caches, overhead)
     print(section)
     if (not s.quick or args.write) and not args.no_write:
-        write_doc(section)
+        heading, body = section.split("\n", 1)  # the heading above the markers: see write_doc_section
+        write_doc_section("bench_llm", body, heading=heading)
         log(f"wrote {DOC.relative_to(ROOT)}")
     return 0
 

@@ -16,19 +16,17 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import re
 import time
-from pathlib import Path
 
 import numpy as np
 from scipy import stats
 
+from bench.common import write_doc_section
 from judgelab.metrics import correlations
 from judgelab.metrics.bootstrap import GroupBootstrap
 
 N_GROUPS, N_SYSTEMS, N_RESAMPLES = 1_000, 100, 1_000
 SECTION = "## Meta-evaluation (`bench/bench_metrics.py`)"
-DOC = Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md"
 
 
 def synthetic(seed: int = 0):
@@ -90,18 +88,11 @@ def run() -> str:
     return "\n".join(lines)
 
 
-def write_section(section: str, doc: Path = DOC) -> None:
-    """Replace this benchmark's section of docs/benchmarks.md (other sections are left alone)."""
-    text = doc.read_text(encoding="utf-8") if doc.exists() else "# Benchmarks\n"
-    pattern = re.compile(rf"^{re.escape(SECTION)}\n.*?(?=^## |\Z)", re.S | re.M)
-    text = pattern.sub(lambda _: section + "\n", text) if pattern.search(text) else text.rstrip() + "\n\n" + section + "\n"
-    doc.write_text(text, encoding="utf-8")
-
-
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true", help="update docs/benchmarks.md")
     section = run()
     print(section)
     if parser.parse_args().write:
-        write_section(section)
+        # no markers: the section is the heading's, up to the next heading or start marker
+        write_doc_section("bench_metrics", section.split("\n", 1)[1], heading=SECTION, markers=False)

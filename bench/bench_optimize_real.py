@@ -21,14 +21,13 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import os
-import re
 import shlex
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import describe_machine, load_avg, log
+from bench.common import DOC, describe_machine, load_avg, log, write_doc_section
 from judgelab.data import load_items, split_by_group
 from judgelab.data.item import Item
 from judgelab.judges.prompted import PromptedJudge
@@ -39,9 +38,7 @@ from judgelab.optimize.base import Budget, JudgeEvaluator, OptimizeResult, optim
 from judgelab.optimize.methods import make_optimizer
 
 ROOT = Path(__file__).resolve().parent.parent
-DOC = ROOT / "docs" / "benchmarks.md"
 SECTION = "bench_optimize_real"
-SECTION_START, SECTION_END = f"<!-- {SECTION}:start -->", f"<!-- {SECTION}:end -->"
 HEADING = "## Strategy search with the embedded model: start vs HPSS vs Greedy on test (`bench/bench_optimize_real.py`)"
 
 
@@ -110,16 +107,6 @@ def table(results: dict[str, tuple[OptimizeResult, float]]) -> str:
     return "\n".join(lines)
 
 
-def write_doc(section: str) -> None:
-    block = f"{SECTION_START}\n{HEADING}\n{section.rstrip()}\n{SECTION_END}\n"
-    text = DOC.read_text(encoding="utf-8") if DOC.exists() else "# Benchmarks\n"
-    pattern = re.compile(re.escape(SECTION_START) + r".*?" + re.escape(SECTION_END) + r"\n?", re.S)
-    text = pattern.sub(lambda _: block, text) if pattern.search(text) else text.rstrip("\n") + "\n\n" + block
-    tmp = DOC.with_suffix(".md.tmp-" + SECTION)
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, DOC)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.bench_optimize_real", description=__doc__.split("\n")[0])
     parser.add_argument("--dataset", choices=("sfres", "sfhot"), default="sfres")
@@ -170,7 +157,7 @@ ordered as the humans order them
 {rendered}
 """
     if not args.no_write:
-        write_doc(section)
+        write_doc_section(SECTION, f"{HEADING}\n{section}")
         log(f"wrote {DOC}")
     return 0
 

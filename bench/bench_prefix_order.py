@@ -31,15 +31,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bench.bench_judge_quality import (
-    DOC,
     ROOT,
     benchmarks_dir,
     command_line,
     load_avg,
     log,
     machine,
-    write_section,
 )
+from bench.common import DOC, write_doc_section
 from judgelab.data import Item, load_items
 from judgelab.judges.prompted import PromptedJudge
 from judgelab.judges.strategy import Strategy
@@ -282,7 +281,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         results.append(bench_model(model, items, args.aspect, args.repeats, deadline, warmup))
     print(table(results))
     if write_doc:
-        write_section(SECTION, section(results, args, meta))
+        write_doc_section(SECTION, section(results, args, meta))
         log(f"wrote {DOC.relative_to(ROOT)}")
 
 

@@ -18,7 +18,7 @@ from datetime import date
 from importlib.resources import files
 from pathlib import Path
 
-from bench.common import describe_machine, load_avg, log
+from bench.common import describe_machine, load_avg, log, write_doc_section
 from judgelab.data import load_items
 from judgelab.judges.base import load_judge
 from judgelab.llm.resolve import make_client
@@ -67,9 +67,9 @@ def main(argv: list[str] | None = None) -> None:
     print("\n".join([*table, "", summary]))
     if args.no_doc:
         return
-    from bench.bench_judge_quality import command_line, write_section
+    from bench.bench_judge_quality import command_line
 
-    write_section("bench_ray", "\n".join([
+    write_doc_section("bench_ray", "\n".join([
         "## Ray engine: 1 vs 2 workers (`bench/bench_ray.py`)",
         "",
         f"- command: `{command_line('bench.bench_ray', argv)}`; date {date.today().isoformat()}; machine: "

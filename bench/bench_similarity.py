@@ -27,13 +27,12 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.common import describe_machine, load_avg, log
+from bench.common import describe_machine, load_avg, log, write_doc_section
 from judgelab.data import load_items
 from judgelab.data.split import kfold_by_group
 from judgelab.metrics.correlation import dataset_level, group_level
 
 ROOT = Path(__file__).resolve().parents[1]
-DOC = ROOT / "docs" / "benchmarks.md"
 SHARED = Path(os.environ.get("JUDGELAB_SHARED", ROOT.parent / "shared"))
 DATASETS = {
     "topical_chat": ["coherence", "engagingness", "groundedness", "naturalness", "understandability", "overall"],
@@ -41,22 +40,6 @@ DATASETS = {
     "sfhot": ["informativeness", "naturalness", "overall"],
     "sfres": ["informativeness", "naturalness", "overall"],
 }
-
-
-def write_section(name: str, body: str) -> None:
-    """Replace this benchmark's block of docs/benchmarks.md (between its markers), else append it."""
-    start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
-    block = f"{start}\n{body.rstrip()}\n{end}\n"
-    text = DOC.read_text(encoding="utf-8") if DOC.exists() else "# Benchmarks\n"
-    if start in text and end in text:
-        head, rest = text.split(start, 1)
-        tail = rest.split(end, 1)[1].lstrip("\n")
-        text = head + block + ("\n" + tail if tail else "")
-    else:
-        text = text.rstrip("\n") + "\n\n" + block
-    tmp = DOC.with_suffix(".md.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(DOC)
 
 
 def command_line(module: str, argv: Sequence[str] | None = None) -> str:
@@ -159,13 +142,13 @@ def main(argv: Sequence[str] | None = None) -> None:
                 loads.append(load_avg())
                 done = f"{embedder} on {name}"
                 if not args.no_doc:
-                    write_section("bench_similarity", render(_ordered(rows + uni_rows), speed, folds, argv, started_at,
+                    write_doc_section("bench_similarity", render(_ordered(rows + uni_rows), speed, folds, argv, started_at,
                                                              loads, last=done))
     rows = _ordered(rows + uni_rows)
     report = render(rows, speed, folds, argv, started_at, loads, last=None)
     print(report)
     if not args.no_doc:
-        write_section("bench_similarity", report)
+        write_doc_section("bench_similarity", report)
 
 
 def human_scores(items, aspect: str) -> np.ndarray:

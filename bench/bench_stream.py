@@ -24,7 +24,7 @@ from datetime import date
 from pathlib import Path
 from typing import ClassVar, Literal
 
-from bench.common import describe_machine, load_avg, log
+from bench.common import describe_machine, load_avg, log, write_doc_section
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
 from judgelab.judges.base import JudgeConfig
@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.child:
         print(json.dumps(measure(Path(args.child[0]), Path(args.child[1]))))
         return
-    from bench.bench_judge_quality import command_line, write_section  # heavy: only in the parent
+    from bench.bench_judge_quality import command_line  # heavy: only in the parent
 
     sizes = args.sizes or ([10_000, 100_000] if args.quick else [100_000, 1_000_000])
     loads = [load_avg()]
@@ -120,7 +120,7 @@ def main(argv: list[str] | None = None) -> None:
         "Agreement figures are left out (`meta=False`): correlations need every value at once, so a streamed run "
         "computes them from the files afterwards only when asked.",
     ])
-    write_section("bench_stream", body)
+    write_doc_section("bench_stream", body)
 
 
 if __name__ == "__main__":

@@ -26,17 +26,15 @@ from typing import Any
 
 import numpy as np
 
-from bench.common import describe_machine, load_avg, log
+from bench.common import DOC, describe_machine, load_avg, log, write_doc_section
 from judgelab.data import load_items
 from judgelab.judges.trained import TrainedJudge
 from judgelab.train import agreement, cross_validate, human_targets, read_teacher, stack_cv, teacher_targets
 from judgelab.train.labels import Targets
 
 ROOT = Path(__file__).resolve().parents[1]
-DOC = ROOT / "docs" / "benchmarks.md"
 #: Where results accumulate between runs (outside the repository: they are measurements, not code).
 RESULTS = Path(os.environ.get("JUDGELAB_BENCH_RESULTS", Path.home() / ".cache" / "judgelab" / "bench_trained.json"))
-SECTION_START, SECTION_END = "<!-- bench_trained:start -->", "<!-- bench_trained:end -->"
 HEADING = "## Trained scorers (fine-tuned MiniLM cross-encoder)"
 DEFAULT_SETS = ("topical_chat:coherence,topical_chat:overall,sfres:naturalness,sfres:informativeness,"
                 "sfhot:naturalness,sfhot:informativeness,hanna:coherence,qags_cnndm:consistency,qags_xsum:consistency")
@@ -229,22 +227,6 @@ def _cell(block: dict[str, Any], level: str) -> str:
     return f"{estimate['value']:.3f}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci[0] is not None else "")
 
 
-def write_doc(section: str) -> None:
-    """Replace this benchmark's marked section of docs/benchmarks.md, else append it."""
-    heading, body = section.split("\n", 1)
-    block = f"{heading}\n{SECTION_START}\n{body.strip()}\n{SECTION_END}\n"
-    text = DOC.read_text(encoding="utf-8") if DOC.exists() else "# Benchmarks\n"
-    if SECTION_START in text:
-        start = text.rfind("\n## ", 0, text.index(SECTION_START)) + 1
-        end = text.index(SECTION_END) + len(SECTION_END)
-        text = text[:start] + block.rstrip("\n") + text[end:]
-    else:
-        text = text.rstrip("\n") + "\n\n" + block
-    tmp = DOC.with_suffix(".md.tmp-bench-trained")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, DOC)
-
-
 def load_results() -> dict[str, Any]:
     return json.loads(RESULTS.read_text()) if RESULTS.exists() else {"entries": []}
 
@@ -291,7 +273,8 @@ def main(argv: list[str] | None = None) -> int:
     section = render(results)
     print(section)
     if args.write:
-        write_doc(section)
+        heading, body = section.split("\n", 1)
+        write_doc_section("bench_trained", body.strip(), heading=heading)
         log(f"wrote {DOC.relative_to(ROOT)}")
     return 0
 

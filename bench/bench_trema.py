@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.common import describe_machine, load_avg, log
+from bench.common import describe_machine, load_avg, log, write_doc_section
 from judgelab.data import load_items
 from judgelab.data.item import Item
 from judgelab.judges.aggregate import (
@@ -45,9 +45,7 @@ from judgelab.metrics.ir import leaderboard, qrels_from_labels, read_runs
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "benchmarks"
-DOC = ROOT / "docs" / "benchmarks.md"
 HEADING = "## TREMA: criterion aggregators and modes (TREC DL 2019)"
-START, END = "<!-- trema:start -->", "<!-- trema:end -->"
 CRITERIA = ("exactness", "coverage", "topicality", "contextual_fit")
 MODELS = ("llama3-8b", "llama3.3-70b", "flan-t5-large")
 STATS = ("kappa", "kappa_cut_1", "kappa_cut_2", "kappa_cut_3", "alpha")
@@ -250,21 +248,6 @@ def section(rows_a: list[dict[str, Any]], result_b: dict[str, Any] | None, comma
     return "\n".join(parts)
 
 
-def write_doc(text: str) -> None:
-    heading, body = text.split("\n", 1)
-    block = f"{heading}\n{START}\n{body.strip()}\n{END}\n"
-    current = DOC.read_text(encoding="utf-8") if DOC.exists() else "# Benchmarks\n"
-    if START in current and END in current:
-        begin = current.rfind("\n## ", 0, current.index(START)) + 1
-        finish = current.index(END) + len(END)
-        current = current[:begin] + block.rstrip("\n") + current[finish:]
-    else:
-        current = current.rstrip("\n") + "\n\n" + block
-    tmp = DOC.with_suffix(".md.tmp-bench-trema")
-    tmp.write_text(current, encoding="utf-8")
-    tmp.replace(DOC)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.bench_trema", description=__doc__.split("\n")[0])
     parser.add_argument("--pairs", type=int, default=43, help="DL 2019 pairs for part (b) (0: skip it)")
@@ -289,7 +272,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if result_b:
         print(table_b(result_b))
     if not (args.no_doc or args.modes_only):
-        write_doc(section(rows_a, result_b, command.strip()))
+        heading, body = section(rows_a, result_b, command.strip()).split("\n", 1)
+        write_doc_section("trema", body.strip(), heading=heading)
     return 0
 
 

@@ -1,13 +1,18 @@
-"""What every benchmark records: the machine it ran on, the load while it ran, timestamped logs."""
+"""What every benchmark records: the machine it ran on, the load while it ran, timestamped logs, and its
+section of docs/benchmarks.md."""
 
 from __future__ import annotations
 
 import os
 import platform
+import re
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md"
+_NEXT_SECTION = re.compile(r"^(?:## |<!-- [\w.-]+:start -->)", re.M)
 
 
 def machine_facts() -> dict[str, str]:
@@ -48,3 +53,48 @@ def load_avg(periods: int = 3) -> str:
 
 def log(message: str, periods: int = 3) -> None:
     print(f"[{time.strftime('%H:%M:%S')} load {load_avg(periods)}] {message}", file=sys.stderr, flush=True)
+
+
+def write_doc_section(name: str, body: str, doc: Path = DOC, *, heading: str | None = None,
+                      markers: bool = True) -> None:
+    """Replace benchmark `name`'s section of `doc` (docs/benchmarks.md), else append it at the end; the other
+    sections are left alone, whoever wrote them.
+
+    The section is `body` between the lines `<!-- name:start -->` and `<!-- name:end -->`. A `heading`
+    ("## ...") goes on the line above the start marker, outside the markers, so that writers which cut a
+    section at the next "## " heading stop before ours; `markers=False` writes `heading` and `body` alone.
+    The old section is found by its start marker (with the heading line just above it), else by its heading
+    line, and ends at its end marker or, if that is lost, at the next "## " heading or start marker. One blank
+    line follows the section. The file is replaced atomically (a temporary file, then os.replace).
+    """
+    start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
+    block = f"{start}\n{body.rstrip()}\n{end}" if markers else body.rstrip()
+    block = (f"{heading}\n{block}" if heading else block) + "\n"
+    text = doc.read_text(encoding="utf-8") if doc.exists() else "# Benchmarks\n"
+    title = heading or body.lstrip().partition("\n")[0]
+    marker = re.search(rf"^{re.escape(start)}$", text, re.M) if markers else None
+    if marker:
+        begin = marker.start()
+        above = re.search(r"^## .*\n\s*\Z", text[:begin], re.M) if heading else None
+        begin = above.start() if above else begin
+    elif title.startswith("## ") and (found := re.search(rf"^{re.escape(title)}$", text, re.M)):
+        begin = found.start()
+    else:
+        begin = None
+    if begin is None:
+        text = text.rstrip("\n") + "\n\n" + block
+    else:
+        finish = text.find(end, begin) if markers else -1
+        if finish >= 0:
+            finish += len(end)
+        else:  # no end marker: the section runs to the next one, past its own heading and start marker
+            own = [r"(?:## .*\n)?", rf"(?:{re.escape(start)}\n)?"]
+            cursor = re.compile("".join(own if heading or not markers else own[::-1])).match(text, begin).end()
+            following = _NEXT_SECTION.search(text, cursor)
+            finish = following.start() if following else len(text)
+        tail = text[finish:].lstrip("\n")
+        text = text[:begin] + block + ("\n" + tail if tail else "")
+    doc.parent.mkdir(parents=True, exist_ok=True)
+    tmp = doc.with_name(f"{doc.name}.tmp-{name}")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, doc)
