@@ -63,7 +63,8 @@ class FaultProxy:
     """``with FaultProxy("http://127.0.0.1:8000", FaultRates(errors=0.2), seed=1) as proxy: proxy.base_url``"""
 
     def __init__(self, upstream: str, rates: FaultRates = FaultRates(), seed: int = 0, stall_s: float = 3.0,
-                 retry_after: float = 1.0, error_body: bytes | None = None, forced: tuple[str, ...] = ()):
+                 retry_after: float = 1.0, error_body: bytes | None = None, forced: tuple[str, ...] = (),
+                 port: int = 0):
         """``forced``: the first attempt of the i-th distinct request meets ``forced[i]`` whatever the
         rates draw, so a short test is sure to see every kind of fault."""
         self.upstream = upstream.rstrip("/").removesuffix("/v1")
@@ -81,7 +82,7 @@ class FaultProxy:
         self._lock = threading.Lock()
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="fault-proxy", daemon=True)
-        self.port = 0
+        self.port = port  # 0: any free port; a rerun passes the first proxy's port (the same base URL)
 
     @property
     def base_url(self) -> str:
@@ -97,7 +98,7 @@ class FaultProxy:
         # next forward with a read error that is the proxy's, not an injected fault.
         self._http = httpx.AsyncClient(base_url=self.upstream, timeout=300,
                                        limits=httpx.Limits(max_keepalive_connections=0))
-        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", self.port, reuse_address=True)
         self.port = self._server.sockets[0].getsockname()[1]
 
     def stop(self) -> None:

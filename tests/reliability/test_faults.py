@@ -14,6 +14,7 @@ from judgelab.llm.cache import CompletionCache
 from judgelab.runner.run import run_judge
 from tests.e2e.cli import run_cli
 from tests.reliability.fault_proxy import FAULTS, FaultProxy, FaultRates
+from tests.reliability.kill import CRITERIA
 from tests.reliability.scenario import calibrated_timeout, fast_judge, judged_ids, make_items, server_client
 
 # The mix (20% errors, 5% resets, 5% stalls) plus 5% cut bodies; on top, the first seven
@@ -55,8 +56,8 @@ def test_faulty_server_run_judges_each_item_once_and_pays_each_request_once(llam
     assert sum(j.usage.prompt_tokens for j in result.judgments) == usage.prompt_tokens
     assert result.usage["retries"] >= sum(stats.injected.values())
     assert min(stats.retry_after_gaps) >= 0.5  # Retry-After honoured
-    # A rerun into the folder resumes everything and pays nothing.
-    with FaultProxy(llama_server.base_url, RATES, seed=SEED) as proxy:
+    # A rerun into the folder (same server address, as a real resume) resumes everything and pays nothing.
+    with FaultProxy(llama_server.base_url, RATES, seed=SEED, port=proxy.port) as proxy:
         again, usage = _run(proxy.base_url, items, tmp_path / "faulty", tmp_path / "faulty.sqlite", timeout)
     assert again.usage["resumed_items"] == len(items) and usage.calls == 0 and proxy.stats.forwarded == 0
 
@@ -89,7 +90,7 @@ def test_cli_with_no_server_exits_2_naming_the_server_and_how_to_resume(tmp_path
 
     data = save_items(make_items(2), tmp_path / "items.jsonl")
     url = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens here
-    done = run_cli("judge", "--data", data, "--aspect", "coherence", "--model", url, "--model-name", "m",
+    done = run_cli("judge", "--data", data, "--aspect", "coherence", "--model", url, "--model-name", "m", "--criteria", CRITERIA,
                    "--family", "summarisation", "--strategy", "scale=5,cot=none", "--out", tmp_path / "run",
                    "--cache-path", tmp_path / "cache.sqlite")
     assert done.returncode == 2, done.stderr

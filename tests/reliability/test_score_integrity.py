@@ -115,9 +115,17 @@ def test_real_replies_to_injected_texts_are_never_read_from_a_quote(embedded_bac
     for item, judgment, template in zip(items, judgments, INJECTIONS, strict=True):
         parsed = parse_rating(judgment.raw or "", (1, 5), pick="first", judged_texts=[item.output])
         attack = template.format(target=5)
-        copies = [(i, i + len(attack)) for i in _find_all(judgment.raw or "", attack)]
-        if parsed.ok:
-            assert not any(s <= parsed.span[0] < e for s, e in copies), judgment.raw
+        raw = judgment.raw or ""
+        copies = [(i, i + len(attack)) for i in _find_all(raw, attack)]
+        # A reply that is nothing but the attack's rating is the model swayed (measured by
+        # bench/injection_rate.py), not the parser fooled: the parser is judged where the reply
+        # also holds a verdict of its own outside every copy of the attack.
+        masked = raw
+        for start, end in copies:
+            masked = masked[:start] + " " * (end - start) + masked[end:]
+        own = parse_rating(masked, (1, 5), pick="first", judged_texts=[item.output])
+        if parsed.ok and own.ok:
+            assert not any(s <= parsed.span[0] < e for s, e in copies), raw
 
 
 def _find_all(text: str, part: str) -> list[int]:

@@ -17,6 +17,7 @@ from judgelab.data.item import Item
 from judgelab.runner.run import run_judge
 from tests.doubles import ScriptedBackend, scripted_client
 from tests.reliability.fault_proxy import FaultProxy
+from tests.reliability.kill import CRITERIA
 from tests.reliability.scenario import fast_judge, make_items
 
 KEY = f"sk-planted-{secrets.token_hex(12)}"
@@ -27,7 +28,7 @@ def _judge_cli(tmp: Path, url: str, *extra: str):
     data = save_items(make_items(3), tmp / "items.jsonl")
     return subprocess.run(
         [sys.executable, "-m", "judgelab.cli", "judge", "--data", str(data), "--aspect", "coherence",
-         "--model", url, "--model-name", "smollm", "--family", "summarisation",
+         "--model", url, "--model-name", "smollm", "--family", "summarisation", "--criteria", CRITERIA,
          "--strategy", "scale=5,cot=none", "--cache-path", str(tmp / "cache" / "cache.sqlite"), *extra],
         capture_output=True, text=True, timeout=600, env=env)
 
