@@ -63,8 +63,11 @@ class EmbeddedBackend(Backend):
         self.capabilities = Capabilities(
             logprobs=True, max_top_logprobs=20, assistant_prefix=True, json_schema=True, regex=False, seed=True
         )
+        threads = n_threads or os.cpu_count()
+        # n_threads_batch too: llama-cpp-python otherwise evaluates prompts (most of a judge call) on
+        # every core whatever n_threads says, so two 1-thread workers would fight over both cores.
         self._llm = Llama(
-            model_path=str(path), n_ctx=n_ctx, n_threads=n_threads or os.cpu_count(), n_batch=n_batch,
+            model_path=str(path), n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads, n_batch=n_batch,
             logits_all=False, verbose=verbose,
         )
         self._formatter = self._chat_formatter()
