@@ -40,6 +40,8 @@ def main() -> None:
             trial = run_trial(Path(tmp) / f"t{number}", args.items, args.model,
                               kill_when=lambda _run, seconds, at=moment: seconds >= at)
             trials.append(trial)
+            if not trial.killed:  # the run was faster than the calibration (less load): kill earlier next time
+                full = min(full, trial.kill_after_s)
             log(f"trial {number}: kill at {moment:.1f}s, killed={trial.killed}, lines {trial.lines_at_kill}, "
                 f"cached {trial.cached_at_kill}, rerun paid {trial.rerun_calls}, passed={trial.passed}")
     killed = [t for t in trials if t.killed]
