@@ -30,7 +30,7 @@ import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
@@ -123,6 +123,37 @@ def load_judgments(source: PathLike | pd.DataFrame) -> list[Judgment]:
             record["extra"] = {**(extra or {}), **{key: record.pop(key) for key in unknown}}
         judgments.append(_validate(Judgment, record, where, line))
     return judgments
+
+
+def open_binary(path: PathLike) -> IO[bytes]:
+    """A file opened for reading bytes, gunzipped when it ends in ``.gz``; a DataError if it cannot be."""
+    path = Path(path)
+    try:
+        return gzip.open(path, "rb") if path.suffix.lower() == ".gz" else open(path, "rb")  # noqa: SIM115
+    except FileNotFoundError:
+        raise DataError("no such file", path) from None
+    except OSError as exc:
+        raise DataError(f"cannot read: {exc.strerror}", path) from None
+
+
+def iter_jsonl(path: PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line number, object)`` for each non-blank line of a JSON-lines file (``.gz`` too), one at a time.
+
+    For files read as they stream (large inputs, run folders' own logs); a line that is not a JSON
+    object raises a DataError naming the file and line.
+    """
+    where = str(path)
+    with open_binary(path) as handle:
+        for line_number, raw in enumerate(handle, start=1):
+            if not raw.strip():
+                continue
+            try:
+                record = json.loads(raw)
+            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                raise DataError(f"bad JSON ({exc})", where, line_number) from None
+            if not isinstance(record, dict):
+                raise DataError("expected a JSON object (one record per line)", where, line_number)
+            yield line_number, record
 
 
 def save_judgments(judgments: Iterable[Judgment], path: PathLike) -> Path:

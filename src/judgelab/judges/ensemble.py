@@ -20,7 +20,6 @@ item's aggregate (never counted as 0); an item no member judged gets an error ju
 from __future__ import annotations
 
 import functools
-import json
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -30,6 +29,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, model_validator
 from scipy import stats
 
+from judgelab.data.io import iter_jsonl
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
 from judgelab.errors import ConfigError, DataError
@@ -437,19 +437,12 @@ def _parsed_file(path: str, mtime_ns: int, size: int, member: Member) -> dict[st
     """Every row of a judgments file for this member, parsed once per file version: fit and run
     (and cross-validation folds) read the same files again. Callers must not modify the judgments."""
     found: dict[str, Judgment] = {}
-    with open(path, encoding="utf-8") as handle:
-        for line_number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(f"not JSON: {exc.msg}", path=path, line=line_number) from exc
-            if not isinstance(row, dict) or "item_id" not in row:
-                raise DataError("each line needs an 'item_id'", path=path, line=line_number, field="item_id")
-            if member.judge_name and row.get("judge") != member.judge_name:
-                continue
-            found[str(row["item_id"])] = _row_judgment(member, row, Path(path), line_number)
+    for line_number, row in iter_jsonl(path):
+        if "item_id" not in row:
+            raise DataError("each line needs an 'item_id'", path=path, line=line_number, field="item_id")
+        if member.judge_name and row.get("judge") != member.judge_name:
+            continue
+        found[str(row["item_id"])] = _row_judgment(member, row, Path(path), line_number)
     return found
 
 

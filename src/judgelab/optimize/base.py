@@ -26,7 +26,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Protocol
 
-from judgelab.data.io import JsonlAppender, load_judgments, save_judgments
+from judgelab.data.io import JsonlAppender, iter_jsonl, load_judgments, save_judgments
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
 from judgelab.errors import ConfigError, JudgelabError
@@ -405,8 +405,7 @@ class Search:
         trajectory = out / TRAJECTORY
         if trajectory.exists():
             JsonlAppender(trajectory).close()  # drops a line cut short by a crash
-            with trajectory.open(encoding="utf-8") as handle:
-                self._recorded = [json.loads(line) for line in handle if line.strip()]
+            self._recorded = [record for _, record in iter_jsonl(trajectory)]
         self._appender = JsonlAppender(trajectory)
 
     def _truncate(self, position: int) -> None:
@@ -554,8 +553,7 @@ def load_trajectory(folder: str | Path) -> list[dict[str, Any]]:
     path = Path(folder) / TRAJECTORY
     if not path.exists():
         raise ConfigError(f"{folder}: no {TRAJECTORY} here (not an optimiser run folder?)")
-    with path.open(encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle if line.strip()]
+    return [record for _, record in iter_jsonl(path)]
 
 
 def config_of(record: dict[str, Any]) -> JudgeConfig:

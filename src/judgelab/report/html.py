@@ -22,7 +22,7 @@ import jinja2
 import numpy as np
 import yaml
 
-from judgelab.data.io import load_items
+from judgelab.data.io import iter_jsonl, load_items
 from judgelab.data.item import Item
 from judgelab.errors import ConfigError, DataError
 from judgelab.metrics.align import human_value
@@ -121,20 +121,13 @@ def _scan_judgments(path: Path) -> Scan:
         return scan
     rng = random.Random(0)
     reservoir: list[tuple[int, dict[str, Any]]] = []
-    with path.open(encoding="utf-8") as handle:
-        for line_number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                data = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(f"bad JSON ({exc.msg})", path, line_number) from None
-            scan.total += 1
-            scan.statuses[data.get("status", "ok")] += 1
-            if len(reservoir) < SAMPLE:
-                reservoir.append((line_number, data))
-            elif (slot := rng.randrange(scan.total)) < SAMPLE:
-                reservoir[slot] = (line_number, data)
+    for line_number, data in iter_jsonl(path):
+        scan.total += 1
+        scan.statuses[data.get("status", "ok")] += 1
+        if len(reservoir) < SAMPLE:
+            reservoir.append((line_number, data))
+        elif (slot := rng.randrange(scan.total)) < SAMPLE:
+            reservoir[slot] = (line_number, data)
     reservoir.sort(key=lambda pair: pair[0])
     scan.rows = [_row(data) for _, data in reservoir]
     return scan
@@ -353,17 +346,12 @@ def _optimizer(folder: Path) -> dict[str, Any] | None:
     steps, scores, best = [], [], []
     path = folder / "trajectory.jsonl"
     if path.is_file():
-        for line_number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-            if line.strip():
-                try:
-                    entry = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise DataError(f"bad JSON ({exc.msg})", path, line_number) from None
-                if entry.get("kind", "evaluation") != "evaluation":
-                    continue  # an optimiser's proposals (rewritten prompts) are not evaluations
-                steps.append(float(entry.get("step", len(steps) + 1)))
-                scores.append(_numeric(entry.get("score")))
-                best.append(_numeric(entry.get("best")))
+        for _, entry in iter_jsonl(path):
+            if entry.get("kind", "evaluation") != "evaluation":
+                continue  # an optimiser's proposals (rewritten prompts) are not evaluations
+            steps.append(float(entry.get("step", len(steps) + 1)))
+            scores.append(_numeric(entry.get("score")))
+            best.append(_numeric(entry.get("best")))
     summary = _read_json(folder / "optimizer.json") or {}
     advantages = _advantages(summary.get("advantages") or summary.get("factor_advantages") or {})
     if not steps and not advantages:

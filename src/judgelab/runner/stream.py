@@ -8,14 +8,11 @@ Ids are checked for duplicates within a chunk only: a global check would hold ev
 
 from __future__ import annotations
 
-import gzip
-import json
 from collections.abc import Container, Iterable, Iterator
 from itertools import islice
 from pathlib import Path
-from typing import IO
 
-from judgelab.data.io import _validate  # the data layer's row validation, so errors read the same
+from judgelab.data.io import _validate, iter_jsonl, open_binary  # the data layer's, so errors read the same
 from judgelab.data.item import Item
 from judgelab.errors import DataError
 
@@ -29,15 +26,6 @@ def streamable(path: str | Path) -> bool:
     return bool(suffixes) and suffixes[-1] in STREAMABLE
 
 
-def _open(path: Path) -> IO[bytes]:
-    try:
-        return gzip.open(path, "rb") if path.suffix.lower() == ".gz" else open(path, "rb")  # noqa: SIM115
-    except FileNotFoundError:
-        raise DataError("no such file", path) from None
-    except OSError as exc:
-        raise DataError(f"cannot read: {exc.strerror}", path) from None
-
-
 def iter_items(path: str | Path, only: Container[str] | None = None) -> Iterator[Item]:
     """Items of a JSON-lines file, one at a time (blank lines skipped).
 
@@ -48,25 +36,15 @@ def iter_items(path: str | Path, only: Container[str] | None = None) -> Iterator
     if not streamable(path):
         raise DataError("streaming reads JSON lines (.jsonl/.ndjson, optionally .gz); convert the file "
                         "or load it whole with load_items", path)
-    where = str(path)
-    with _open(path) as handle:
-        for line_number, raw in enumerate(handle, start=1):
-            if not raw.strip():
-                continue
-            try:
-                record = json.loads(raw)
-            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-                raise DataError(f"bad JSON ({exc})", where, line_number) from None
-            if not isinstance(record, dict):
-                raise DataError("expected a JSON object (one record per line)", where, line_number)
-            if only is None or str(record.get("id")) in only:
-                yield _validate(Item, record, where, line_number)
+    for line_number, record in iter_jsonl(path):
+        if only is None or str(record.get("id")) in only:
+            yield _validate(Item, record, str(path), line_number)
 
 
 def count_lines(path: str | Path, block: int = 1 << 20) -> int:
     """Lines of a JSON-lines file, read in blocks: the progress bar's total (blank lines count too)."""
     count, last = 0, b"\n"
-    with _open(Path(path)) as handle:
+    with open_binary(path) as handle:
         while chunk := handle.read(block):
             count += chunk.count(b"\n")
             last = chunk[-1:]

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from judgelab.data.dataset import Dataset
-from judgelab.data.io import load_judgments
+from judgelab.data.io import iter_jsonl, load_judgments
 from judgelab.data.item import Item
 from judgelab.errors import ConfigError, DataError
 
@@ -131,25 +131,22 @@ def _is_published(path: Path) -> bool:
     with path.open(encoding="utf-8") as handle:
         first = next((line for line in handle if line.strip()), "")
     try:
-        return isinstance(json.loads(first), dict) and "prediction" in json.loads(first)
+        record = json.loads(first)
     except json.JSONDecodeError:
         return False
+    return isinstance(record, dict) and "prediction" in record
 
 
 def _published_rows(path: Path, aspect: str) -> list[tuple[str, str, float]]:
     rows = []
-    with path.open(encoding="utf-8") as handle:
-        for line_number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-                item_id, prediction = str(record["item_id"]), record["prediction"]
-            except (json.JSONDecodeError, KeyError, TypeError) as exc:
-                raise DataError(f"not a published rating row ({exc})", path, line_number) from None
-            value = prediction.get(aspect) if isinstance(prediction, dict) else prediction
-            if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
-                rows.append((str(record.get("judge")), item_id, float(value)))
+    for line_number, record in iter_jsonl(path):
+        try:
+            item_id, prediction = str(record["item_id"]), record["prediction"]
+        except KeyError as exc:
+            raise DataError(f"not a published rating row (no {exc})", path, line_number) from None
+        value = prediction.get(aspect) if isinstance(prediction, dict) else prediction
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+            rows.append((str(record.get("judge")), item_id, float(value)))
     return rows
 
 
