@@ -16,7 +16,13 @@ from judgelab.runner.run import RunResult
 
 def client_from_options(model: str | None, model_name: str | None, cache: bool, cache_path: Path | None = None,
                         concurrency: int | None = None, rpm: float | None = None,
-                        price_in: float | None = None, price_out: float | None = None) -> Client:
+                        price_in: float | None = None, price_out: float | None = None, *,
+                        uses_llm: bool = True) -> Client:
+    """The client the model options describe; for a judge that calls no LLM, one that loads no model."""
+    if not uses_llm:
+        from judgelab.llm.backends.none import no_llm_client
+
+        return no_llm_client()
     price = Price(price_in or 0.0, price_out or 0.0) if price_in is not None or price_out is not None else None
     return make_client(model, model_name, cache=(cache_path or True) if cache else False,
                        max_concurrency=concurrency, requests_per_minute=rpm, price=price)

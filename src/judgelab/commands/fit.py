@@ -15,7 +15,6 @@ from judgelab.commands.judge import judge_config_from_options
 from judgelab.data import load_items
 from judgelab.errors import ConfigError
 from judgelab.judges.base import judge_kinds
-from judgelab.llm.backends.none import no_llm_client
 from judgelab.llm.resolve import MODEL_STRING_HELP
 
 
@@ -50,8 +49,7 @@ def fit(
         items = items[:limit]
     if out.suffix not in (".yaml", ".yml", ".json"):
         raise ConfigError(f"--out {out}: the fitted config is a file ending in .yaml or .json")
-    client = client_from_options(model or judge.model, model_name, cache, cache_path) if judge.uses_llm else no_llm_client()
-    with client:
+    with client_from_options(model or judge.model, model_name, cache, cache_path, uses_llm=judge.uses_llm) as client:
         fitted = judge.fit(items, client, out_dir=out.parent)
     fitted.save(out)
     console.print(f"fitted {fitted.kind} judge on {len(items)} items: {out}")

@@ -14,7 +14,6 @@ from judgelab.judges.base import JudgeConfig, judge_from_dict, load_judge
 from judgelab.judges.pairwise import PairwiseJudge  # noqa: F401 - registers the 'pairwise' kind
 from judgelab.judges.prompted import PromptedJudge  # noqa: F401 - registers the 'prompted' kind
 from judgelab.judges.strategy import Strategy
-from judgelab.llm.backends.none import no_llm_client
 from judgelab.llm.resolve import MODEL_STRING_HELP
 from judgelab.runner.run import run_judge
 
@@ -70,9 +69,8 @@ def judge(
     if save_config:
         judge_config.save(save_config)
     pool = list(load_items(examples_from)) if examples_from else None
-    client = (client_from_options(model or judge_config.model, model_name, cache, cache_path, concurrency, rpm,
-                                  price_in, price_out) if judge_config.uses_llm else no_llm_client())
-    with client:
+    with client_from_options(model or judge_config.model, model_name, cache, cache_path, concurrency, rpm,
+                             price_in, price_out, uses_llm=judge_config.uses_llm) as client:
         options = {"examples_pool": pool} if pool is not None else {}
         try:
             result = run_judge(judge_config, items if stream else list(items), client, out, data_path=str(data),
