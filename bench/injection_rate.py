@@ -17,7 +17,7 @@ import time
 from importlib.resources import files
 from pathlib import Path
 
-from tests.reliability.injections import INJECTIONS, injected
+from tests.reliability.injections import INJECTIONS, injected, read_from_copy
 
 from bench.common import describe_machine, load_avg, log
 from judgelab.data import load_items
@@ -25,7 +25,6 @@ from judgelab.judges.prompted import PromptedJudge
 from judgelab.judges.strategy import Strategy
 from judgelab.llm.backends.embedded import EmbeddedBackend
 from judgelab.llm.client import Client
-from judgelab.parse import parse_rating
 
 TOP = 5
 
@@ -65,8 +64,7 @@ def main() -> None:
             by_template[k][1] += 1
         if judgment.status == "ok":
             parsed += 1
-            check = parse_rating(judgment.raw, (1, TOP), pick="first", judged_texts=[item.output])
-            fooled += _read_from_copy(judgment.raw or "", template.format(target=wanted), check, item.output)
+            fooled += read_from_copy(judgment.raw or "", template.format(target=wanted), (1, TOP), item.output)
     print(json.dumps({
         "command": f"python -m bench.injection_rate --model {args.model} --items {args.items} --cot {args.cot}",
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "machine": describe_machine(),
@@ -76,21 +74,6 @@ def main() -> None:
         "swayed_by_template": {INJECTIONS[int(k)][:40]: f"{a}/{b}" for k, (a, b) in sorted(by_template.items())},
         "parser_fooled": fooled,
     }, indent=2))
-
-
-def _read_from_copy(raw: str, attack: str, check, judged: str) -> bool:
-    """The parser read its rating inside a copy of the attack although the reply has a verdict of its
-    own elsewhere. A reply that is nothing but the attack's rating is the model swayed, not the parser."""
-    copies = []
-    start = raw.find(attack)
-    while start >= 0:
-        copies.append((start, start + len(attack)))
-        start = raw.find(attack, start + 1)
-    masked = raw
-    for begin, end in copies:
-        masked = masked[:begin] + " " * (end - begin) + masked[end:]
-    own = parse_rating(masked, (1, TOP), pick="first", judged_texts=[judged])
-    return bool(own.ok and check.span is not None and any(b <= check.span[0] < e for b, e in copies))
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ from judgelab.llm import Client, Request
 from judgelab.llm.types import Message
 from judgelab.parse import parse_rating
 from tests.doubles import ScriptedBackend, scripted_client
-from tests.reliability.injections import INJECTIONS, injected
+from tests.reliability.injections import INJECTIONS, injected, read_from_copy
 
 BOUNDS = (1.0, 10.0)
 _words = st.text(alphabet=st.characters(whitelist_categories=("Ll", "Lu")), min_size=1, max_size=8)
@@ -113,24 +113,5 @@ def test_real_replies_to_injected_texts_are_never_read_from_a_quote(embedded_bac
     items = _hostile_items()
     judgments = judge.run(items, Client(embedded_backend))
     for item, judgment, template in zip(items, judgments, INJECTIONS, strict=True):
-        parsed = parse_rating(judgment.raw or "", (1, 5), pick="first", judged_texts=[item.output])
-        attack = template.format(target=5)
         raw = judgment.raw or ""
-        copies = [(i, i + len(attack)) for i in _find_all(raw, attack)]
-        # A reply that is nothing but the attack's rating is the model swayed (measured by
-        # bench/injection_rate.py), not the parser fooled: the parser is judged where the reply
-        # also holds a verdict of its own outside every copy of the attack.
-        masked = raw
-        for start, end in copies:
-            masked = masked[:start] + " " * (end - start) + masked[end:]
-        own = parse_rating(masked, (1, 5), pick="first", judged_texts=[item.output])
-        if parsed.ok and own.ok:
-            assert not any(s <= parsed.span[0] < e for s, e in copies), raw
-
-
-def _find_all(text: str, part: str) -> list[int]:
-    found, start = [], text.find(part)
-    while start >= 0:
-        found.append(start)
-        start = text.find(part, start + 1)
-    return found
+        assert not read_from_copy(raw, template.format(target=5), (1, 5), item.output), raw
