@@ -42,15 +42,23 @@ def server_client(base_url: str, cache: Path | None, *, timeout: float = 4.0, co
     return Client(backend, cache=cache, max_attempts=max_attempts, backoff_initial=0.05, backoff_max=0.5)
 
 
-def calibrated_timeout(base_url: str, floor: float = 4.0) -> float:
+def calibrated_timeout(base_url: str, floor: float = 4.0, samples: int = 3) -> float:
     """A client timeout well above what one judge call takes on this machine right now (a shared CI
-    machine can be slow): eight times a measured call, at least ``floor`` seconds. Stalls last longer."""
+    machine can be slow): eight times the median of ``samples`` calls made after one warm-up call
+    (the first call pays for loading and is not typical), at least ``floor`` seconds. Stalls last
+    longer than this."""
+    import statistics
     import time
 
+    judge = fast_judge()
     with server_client(base_url, None, timeout=600, concurrency=1) as client:
-        started = time.perf_counter()
-        fast_judge().run(make_items(1), client)
-        return max(floor, 8 * (time.perf_counter() - started))
+        judge.run(make_items(1), client)
+        durations = []
+        for item in make_items(samples + 1)[1:]:
+            started = time.perf_counter()
+            judge.run([item], client)
+            durations.append(time.perf_counter() - started)
+    return max(floor, 8 * statistics.median(durations))
 
 
 def judged_ids(run_dir: Path) -> list[str]:
