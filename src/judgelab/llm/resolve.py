@@ -4,6 +4,7 @@
     /path/to/model.gguf                                       any local GGUF, embedded
     openai:<model>                                            the OpenAI API, key from OPENAI_API_KEY
     http://host:port/v1  (+ model_name)                       any OpenAI-compatible server
+    vllm:<hub id or folder>                                   vLLM in-process on a CUDA GPU (extra "vllm")
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from judgelab.llm.pricing import Price
 
 MODEL_STRING_HELP = (
     f"embedded presets ({', '.join(PRESETS)}; default {DEFAULT_MODEL}), a path to a .gguf file, "
-    "'openai:<model>', or an OpenAI-compatible base URL such as http://127.0.0.1:8000/v1 with --model-name"
+    "'openai:<model>', 'vllm:<hub id or folder>' (CUDA GPU, vllm extra), "
+    "or an OpenAI-compatible base URL such as http://127.0.0.1:8000/v1 with --model-name"
 )
 
 
@@ -36,6 +38,12 @@ def make_backend(model: str | None = None, model_name: str | None = None, **opti
         if model.endswith(".gguf") and not Path(model).is_file():
             raise ConfigError(f"GGUF file not found: {model}")
         return EmbeddedBackend(model, **options)
+    if model.startswith("vllm:"):
+        from judgelab.llm.backends.vllm_backend import VLLMBackend  # needs the vllm extra and a CUDA GPU
+
+        if not model.removeprefix("vllm:"):
+            raise ConfigError("vllm: needs a model, e.g. vllm:Qwen/Qwen2.5-1.5B-Instruct or vllm:/path/to/folder")
+        return VLLMBackend(model.removeprefix("vllm:"), **options)
     from judgelab.llm.backends.openai_compat import OpenAICompatibleBackend
 
     if model.startswith("openai:"):
