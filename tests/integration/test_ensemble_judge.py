@@ -124,3 +124,39 @@ def test_cli_fits_and_runs_an_ensemble_of_published_hanna_raters(benchmarks_dir,
     assert result.returncode == 0, result.stderr
     run = json.loads((tmp_path / "run" / "run.json").read_text())
     assert run["backend"] == "none" and run["counts"]["ok"] == 110 and run["usage"]["calls"] == 0
+
+
+def test_llm_vote_over_judgments_files_of_real_members_sees_their_reasons(topical, client, tmp_path, monkeypatch):
+    """The bring-your-own-judgments path bench/bench_ensemble_embedded.py takes: members run once into
+    judgments files (rating, then a short reason), the vote reads those files and the real model aggregates."""
+    from judgelab.data.io import load_judgments, save_judgments
+    from judgelab.judges.ensemble import render_vote_prompt
+    from judgelab.judges.prompted import PromptedJudge
+
+    monkeypatch.setenv("JUDGELAB_HOME", str(tmp_path / "home"))
+    items = topical[:3]
+    prompted = PromptedJudge(aspect=ASPECT, strategy={"cot": "suffix", "scale": 3}, max_tokens=24)
+    member_file = run_judge(prompted, items, client, tmp_path / "member", meta=False).folder / "judgments.jsonl"
+    similarity = SimilarityJudge(aspect=ASPECT, estimator="ridge").fit(topical, out_dir=tmp_path)
+    similarity_file = save_judgments(similarity.run(items), tmp_path / "similarity.jsonl")
+    vote = EnsembleJudge(aggregate="llm_vote", aspect=ASPECT, max_tokens=32, members=[
+        Member(name="smollm", judgments=member_file), Member(name="similarity", judgments=similarity_file)])
+
+    written = {j.item_id: j for j in load_judgments(member_file)}
+    read = vote.member_judgments(items, None)["smollm"]
+    explained = [j for j in written.values() if j.ok and j.explanation]
+    assert explained, "cot=suffix members should write a reason after the rating"
+    for judgment in explained:
+        assert read[judgment.item_id].explanation == judgment.explanation
+        item = next(i for i in items if i.id == judgment.item_id)
+        prompt = render_vote_prompt(item, ASPECT, [("smollm", read[item.id])], (1, 3))[0]["content"]
+        assert f"Reason: {judgment.explanation.strip()}" in prompt
+
+    judgments = vote.run(items, client)
+    for judgment in judgments:
+        # Members are files: the only LLM call behind a vote is the aggregator's (or its cache hit).
+        assert judgment.usage.calls + judgment.usage.cache_hits == (0 if judgment.status == "error" else 1)
+        if judgment.status == "ok":
+            assert 1 <= judgment.score <= 3 and judgment.explanation
+        elif judgment.status == "unparsable":
+            assert judgment.score is None and judgment.raw is not None
