@@ -46,11 +46,29 @@ def test_items_either_judge_missed_are_left_out_for_both():
     assert result.b.value == dataset_level(human[5:], b[5:], groups[5:], n_resamples=0)["spearman"].value
 
 
-def test_unpaired_estimates_are_refused():
+def test_estimates_from_different_resamples_are_refused():
     human, groups, _ = _data()
-    estimate = dataset_level(human, human ** 3, groups, n_resamples=0)["spearman"]
+    a = dataset_level(human, human ** 3, groups, n_resamples=20)["spearman"]
+    b = dataset_level(human, human ** 3, groups, n_resamples=30)["spearman"]
     with pytest.raises(ValueError, match="same resamples"):
-        paired_difference(estimate, estimate)
+        paired_difference(a, b)
+
+
+def test_without_replicates_the_difference_has_no_interval_and_says_why():
+    human, groups, rng = _data()
+    judge = human + rng.normal(size=len(human))
+    plain = dataset_level(human, judge, groups, n_resamples=0)["spearman"]
+    result = paired_difference(plain, plain)
+    assert result.difference == 0.0 and result.ci is None and np.isnan(result.p_value)
+    assert result.reason
+
+
+def test_a_constant_judge_gives_an_undefined_difference_not_an_error():
+    human, groups, rng = _data(2, n=40)
+    constant = np.full(len(human), 3.0)
+    result = compare_judges(human, constant, human + rng.normal(size=len(human)), groups, n_resamples=20)
+    assert np.isnan(result.difference) and result.ci is None
+    assert "constant" in result.to_dict()["reason"]
 
 
 def test_meta_evaluate_compares_with_a_baseline_on_common_items():

@@ -28,6 +28,8 @@ class Comparison:
     difference: float
     ci: tuple[float, float] | None
     p_value: float
+    #: Why there is no interval (a judge with an undefined statistic, e.g. constant, or no bootstrap).
+    reason: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -36,12 +38,20 @@ class Comparison:
             "difference": json_number(self.difference),
             "ci": [json_number(v) for v in self.ci] if self.ci else None,
             "p_value": json_number(self.p_value),
+            **({"reason": self.reason} if self.reason else {}),
         }
 
 
 def paired_difference(a: Estimate, b: Estimate, confidence: float = 0.95) -> Comparison:
-    """Compare two estimates whose replicates came from the same resamples."""
-    if a.resamples is None or b.resamples is None or len(a.resamples) != len(b.resamples):
+    """Compare two estimates whose replicates came from the same resamples.
+
+    An estimate without replicates (its statistic is undefined, e.g. a constant judge, or no
+    bootstrap was asked for) gives the plain difference with no interval and the reason, not an error.
+    """
+    if a.resamples is None or b.resamples is None:
+        reason = a.reason or b.reason or "no bootstrap replicates"
+        return Comparison(a.statistic, a.level, a, b, b.value - a.value, None, float("nan"), reason)
+    if len(a.resamples) != len(b.resamples):
         raise ValueError("paired comparison needs both estimates bootstrapped on the same resamples")
     differences = b.resamples - a.resamples
     return Comparison(a.statistic, a.level, a, b, b.value - a.value,
