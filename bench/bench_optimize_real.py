@@ -89,9 +89,18 @@ def _fmt(value: float | None, digits: int = 3) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
 
 
+def _change(start: float | None, best: float | None, gain: float | None) -> str:
+    """Absolute change in Spearman, with the relative gain only when the start is positive (a ratio
+    to a negative or near-zero start says nothing)."""
+    if start is None or best is None:
+        return "—"
+    relative = f" ({gain:+.1%})" if gain is not None and start > 0 else " (n/a: start <= 0)"
+    return f"{best - start:+.3f}{relative}"
+
+
 def table(results: dict[str, tuple[OptimizeResult, float]]) -> str:
     lines = ["| method | evaluations | best on dev (100 x Spearman) | test Spearman: start | test Spearman: best | "
-             "relative gain | test pairwise agreement: start -> best | best strategy | LLM calls (paid + cached) | wall |",
+             "change (relative gain) | test pairwise agreement: start -> best | best strategy | LLM calls (paid + cached) | wall |",
              "|---|---:|---:|---:|---:|---:|---:|---|---:|---:|"]
     for method, (result, wall) in results.items():
         test = result.test or {}
@@ -101,7 +110,7 @@ def table(results: dict[str, tuple[OptimizeResult, float]]) -> str:
         usage = result.usage
         lines.append(
             f"| {method} | {result.evaluations} | {_fmt(result.best['objective'], 1)} | {_fmt(start.get('value'))} | "
-            f"{_fmt(best.get('value'))} | {'—' if gain is None else f'{gain:+.1%}'} | "
+            f"{_fmt(best.get('value'))} | {_change(start.get('value'), best.get('value'), gain)} | "
             f"{_fmt(start.get('pairwise_agreement'))} -> {_fmt(best.get('pairwise_agreement'))} | "
             f"`{record['strategy']}` | {usage.calls} + {usage.cache_hits} | {wall / 60:.1f} min |")
     return "\n".join(lines)
@@ -151,7 +160,7 @@ start `{start.key()}`{" (the MT-Bench point)" if start == Strategy.mt_bench() el
 - budget {args.budget} evaluations per method on dev (the paper: 71 with 50% of the data as dev); one shared \
 completion cache, so a strategy both methods evaluate is paid once (calls = paid + cache hits)
 - objective: dataset-level Spearman on dev (x100); test: the same statistic on the held-out sources; \
-relative gain = (best - start) / |start| on test; pairwise agreement: share of same-source output pairs \
+change = best - start on test, relative gain = change / start where the start is positive; pairwise agreement: share of same-source output pairs \
 ordered as the humans order them
 
 {rendered}
