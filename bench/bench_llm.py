@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.common import DOC, load_avg, machine_facts, write_doc_section
+from bench.common import DOC, bare_chat_loop, load_avg, machine_facts, write_doc_section
 from bench.common import log as common_log
 from judgelab.llm import models
 from judgelab.llm.backends.base import Backend, Capabilities
@@ -572,30 +572,6 @@ class OverheadResult:
     load_avg: str = ""
 
 
-async def _bare_run(base_url: str, alias: str, prompts: list[str], warm: list[str], max_tokens: int,
-                    concurrency: int) -> tuple[float, float, list[str]]:
-    import openai
-
-    client = openai.AsyncOpenAI(base_url=base_url, api_key="not-needed", timeout=120.0, max_retries=0)
-    semaphore = asyncio.Semaphore(concurrency)
-
-    async def one(prompt: str) -> str:
-        async with semaphore:
-            response = await client.chat.completions.create(
-                model=alias, messages=[{"role": "user", "content": prompt}], temperature=0.0, top_p=1.0,
-                max_tokens=max_tokens, n=1, seed=0,
-            )
-            return response.choices[0].message.content or ""
-
-    try:
-        await asyncio.gather(*(one(p) for p in warm))
-        started, cpu = time.perf_counter(), time.process_time()
-        outputs = await asyncio.gather(*(one(p) for p in prompts))
-        return time.perf_counter() - started, time.process_time() - cpu, list(outputs)
-    finally:
-        await client.close()
-
-
 def _ours_run(base_url: str, alias: str, prompts: list[str], warm: list[str], max_tokens: int,
               concurrency: int) -> tuple[float, float, list[str]]:
     from judgelab.llm.resolve import make_backend
@@ -637,7 +613,7 @@ def bench_overhead(pairs: int, n_requests: int, max_tokens: int, concurrency: in
             cpus: dict[str, float] = {}
             for who in sequence:
                 if who == "bare":
-                    times[who], cpus[who], outputs[who] = asyncio.run(_bare_run(
+                    times[who], cpus[who], outputs[who] = asyncio.run(bare_chat_loop(
                         server.base_url, server.model_alias, prompts, warm, max_tokens, concurrency))
                 else:
                     times[who], cpus[who], outputs[who] = _ours_run(

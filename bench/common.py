@@ -98,3 +98,35 @@ def write_doc_section(name: str, body: str, doc: Path = DOC, *, heading: str | N
     tmp = doc.with_name(f"{doc.name}.tmp-{name}")
     tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, doc)
+
+
+async def bare_chat_loop(base_url: str, alias: str, prompts: list[str], warm: list[str], max_tokens: int,
+                         concurrency: int, timeout: float = 120.0) -> tuple[float, float, list[str]]:
+    """The hand-written baseline a runtime is compared with: one ``openai.AsyncOpenAI`` (no retries), an
+    ``asyncio.Semaphore(concurrency)`` and ``gather``; one user message per prompt, greedy, seed 0.
+
+    The ``warm`` prompts go first, untimed. Returns the wall and process-CPU seconds of the timed batch
+    and the reply texts in prompt order (bench_llm's client-overhead figure and bench_peers use it).
+    """
+    import asyncio
+
+    import openai
+
+    client = openai.AsyncOpenAI(base_url=base_url, api_key="not-needed", timeout=timeout, max_retries=0)
+    semaphore = asyncio.Semaphore(concurrency)
+
+    async def one(prompt: str) -> str:
+        async with semaphore:
+            response = await client.chat.completions.create(
+                model=alias, messages=[{"role": "user", "content": prompt}], temperature=0.0, top_p=1.0,
+                max_tokens=max_tokens, n=1, seed=0,
+            )
+            return response.choices[0].message.content or ""
+
+    try:
+        await asyncio.gather(*(one(p) for p in warm))
+        started, cpu = time.perf_counter(), time.process_time()
+        outputs = await asyncio.gather(*(one(p) for p in prompts))
+        return time.perf_counter() - started, time.process_time() - cpu, list(outputs)
+    finally:
+        await client.close()
