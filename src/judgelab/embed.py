@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from judgelab.errors import ConfigError
+from judgelab.files import touch_private
 
 _EXTRA_HINT = "install the 'embeddings' extra: pip install torch==2.13.0 'judgelab[embeddings]'"
 _BATCH = 500  # keys per IN (...) query: well under SQLite's variable limit
@@ -55,7 +56,7 @@ class EmbeddingCache:
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        touch_private(self.path)  # owner-only before SQLite opens it (its -wal/-shm follow the file's mode)
         self._lock = threading.Lock()
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
         self._db.execute("PRAGMA journal_mode=WAL")

@@ -43,8 +43,10 @@ JUDGMENT_FILES = {
     "judgments_wrong_type.jsonl": (1, "score"), "judgments_truncated.jsonl": (2, None),
 }
 CONFIG_FILES = {
-    "config_bad_yaml.yaml": (None, None), "config_unknown_kind.yaml": (None, "kind"),
-    "config_wrong_type.yaml": (None, "samples"), "config_utf16.yaml": (None, None),
+    "config_bad_yaml.yaml": (3, None), "config_unknown_kind.yaml": (1, "kind"),
+    "config_wrong_type.yaml": (3, "samples"), "config_utf16.yaml": (None, None),
+    "config_unknown_field.yaml": (5, "temprature"), "config_bad_nested.yaml": (6, "strategy.scale"),
+    "config_bad_nested.json": (4, "strategy.cot"),
 }
 
 
@@ -73,6 +75,32 @@ def test_config_loader_names_file_and_field(name):
     _names_place(str(failure.value), HOSTILE / name, *CONFIG_FILES[name])
 
 
+def test_config_errors_name_the_line_of_the_field_and_the_value(tmp_path):
+    """The line follows the field through nested mappings and lists, in YAML and JSON, and the bad value is shown."""
+    config = tmp_path / "judge.yaml"
+    config.write_text("# a judge\nkind: prompted\naspect: coherence\n\nstrategy:\n  scale: 5\n  order: TD-XX-IC\n")
+    with pytest.raises(JudgelabError, match=r"judge\.yaml:7: field 'strategy\.order': .*'TD-XX-IC'"):
+        load_judge(config)
+    config.write_text("kind: ensemble\nmembers:\n  - name: a\n    judge: {kind: prompted, aspect: coherence}\n"
+                      "  - name: b\n    judgments: b.jsonl\n    colour: red\n")
+    with pytest.raises(JudgelabError, match=r"judge\.yaml:7: field 'members\.1\.colour': Extra inputs"):
+        load_judge(config)
+    config.write_text("kind: prompted\naspect: coherence\nsamples: 2\ntemperature: hot\nseed: x\n")
+    with pytest.raises(JudgelabError, match=r"judge\.yaml:4: field 'temperature': .*\(got 'hot'\) \(and 1 more\)"):
+        load_judge(config)
+
+
+def test_save_config_is_written_only_when_the_run_succeeds(good, tmp_path, capsys):
+    """A bad model, strategy or examples file after a good --data: exit 2 and no saved config (nor run folder)."""
+    judge = ["judge", "--data", good["items"], "--aspect", "coherence", "--no-cache", "--out", tmp_path / "run",
+             "--save-config", tmp_path / "saved.yaml"]
+    for bad in (["--model", "no-such-model"], ["--model", "smollm2-135m", "--strategy", "scale=7"],
+                ["--model", "smollm2-135m", "--examples-from", HOSTILE / "items_truncated.jsonl"]):
+        code, output = _cli_in_process([*judge, *bad], capsys)
+        assert code == 2 and "Traceback" not in output, output
+        assert list(tmp_path.iterdir()) == [], (bad, list(tmp_path.iterdir()))
+
+
 def test_a_10mb_field_loads_whole(tmp_path):
     """A huge text is data, not an error: it is read in full (what a judge does with it: test_score_integrity)."""
     huge = "word " * 2_000_000
@@ -93,7 +121,9 @@ def good(tmp_path_factory) -> dict[str, Path]:
 
 def _commands(kind: str, bad: Path, good: dict[str, Path], out: Path) -> list[list[object]]:
     """Each command line that reads a file of this kind, with ``bad`` in that place."""
-    judge = ["judge", "--aspect", "coherence", "--model", "smollm2-135m", "--no-cache", "--out", out / "run"]
+    # --save-config too: a bad file anywhere must leave no saved config behind either
+    judge = ["judge", "--aspect", "coherence", "--model", "smollm2-135m", "--no-cache", "--out", out / "run",
+             "--save-config", out / "saved.yaml"]
     if kind == "items":
         return [[*judge, "--data", bad], [*judge, "--data", good["items"], "--examples-from", bad],
                 ["meta", "--data", bad, "--judgments", good["judgments"]],
@@ -101,7 +131,8 @@ def _commands(kind: str, bad: Path, good: dict[str, Path], out: Path) -> list[li
     if kind == "judgments":
         return [["meta", "--data", good["items"], "--judgments", bad],
                 ["meta", "--data", good["items"], "--judgments", good["judgments"], "--baseline", bad]]
-    return [[*judge[:1], "--data", good["items"], "--config", bad, "--out", out / "run", "--no-cache"],
+    return [[*judge[:1], "--data", good["items"], "--config", bad, "--out", out / "run", "--no-cache",
+             "--save-config", out / "saved.yaml"],
             ["fit", "--data", good["items"], "--config", bad, "--out", out / "fit.yaml"]]
 
 

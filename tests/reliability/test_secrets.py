@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from judgelab.data.io import save_items
@@ -71,6 +72,44 @@ def test_report_escapes_dataset_and_model_text(tmp_path):
     html = (tmp_path / "run" / "report.html").read_text(encoding="utf-8")
     assert "<script>alert" not in html and "<img src=x" not in html and "<b>item-0</b>" not in html
     assert "&lt;script&gt;alert" in html  # shown, as text
+
+
+def test_python_api_artefacts_are_owner_only_whatever_the_umask(tmp_path):
+    """The CLI sets umask 077; a Python caller with the common 022 must get owner-only files all the same:
+    run folders (and the parents they create), judgments, run.json, metrics.json, report.html, an
+    optimiser's trajectory and judgments, saved configs, the completion cache with its -wal/-shm and
+    the embedding cache."""
+    from judgelab.embed import EmbeddingCache
+    from judgelab.optimize.base import JudgeEvaluator, optimize
+    from judgelab.optimize.baselines import RandomSearch
+
+    items = make_items(5)
+    backend = ScriptedBackend(lambda request, i: f"Rating: [[{1 + len(request.messages[-1].content) % 5}]]")
+    previous = os.umask(0o022)
+    try:
+        with scripted_client(backend, cache=tmp_path / "new" / "cache.sqlite") as client:
+            run_judge(fast_judge(), items, client, tmp_path / "runs" / "deep" / "run")
+            evaluator = JudgeEvaluator(items, client)
+            optimize(RandomSearch(seed=0), fast_judge(), evaluator, 2, tmp_path / "search", test_items=items[:3])
+            sqlite_files = {p.name for p in (tmp_path / "new").iterdir()}
+            _owner_only(tmp_path / "new")  # while the database is open: -wal and -shm exist
+        fast_judge().save(tmp_path / "configs" / "judge.yaml")
+        vectors = EmbeddingCache(tmp_path / "vectors" / "embeddings.sqlite")
+        vectors.put_many("model", {"key": np.ones(3)})
+        vectors.close()
+        plain = tmp_path / "plain.txt"
+        plain.write_text("a file judgelab did not write")
+    finally:
+        os.umask(previous)
+    assert {"cache.sqlite-wal", "cache.sqlite-shm"} <= sqlite_files
+    written = {p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file()}
+    assert {"runs/deep/run/run.json", "runs/deep/run/judgments.jsonl", "runs/deep/run/metrics.json",
+            "runs/deep/run/report.html", "search/trajectory.jsonl", "search/optimizer.json", "search/best.yaml",
+            "search/test.json", "configs/judge.yaml", "vectors/embeddings.sqlite"} <= written
+    assert any(name.startswith("search/judgments/") for name in written)
+    assert stat.S_IMODE(plain.stat().st_mode) == 0o644  # the umask really was 022 (the control)
+    plain.unlink()
+    _owner_only(*[p for p in tmp_path.iterdir()])
 
 
 def _nowhere(root: Path, console: str) -> None:

@@ -45,7 +45,7 @@ def judge(
     cache_path: Path | None = typer.Option(None, "--cache-path", help="Cache file (default ~/.cache/judgelab/cache.sqlite)."),
     price_in: float | None = typer.Option(None, "--price-in", help="USD per 1M prompt tokens, for cost accounting."),
     price_out: float | None = typer.Option(None, "--price-out", help="USD per 1M completion tokens."),
-    save_config: Path | None = typer.Option(None, "--save-config", help="Also write the judge config used here."),
+    save_config: Path | None = typer.Option(None, "--save-config", help="Also write the judge config used here (once the run has finished)."),
     engine: str = typer.Option("local", "--engine", help="local (this process) or ray (a Ray cluster: RAY_ADDRESS, else a local one)."),
     workers: int | None = typer.Option(None, "--workers", help="Ray workers (default: the cluster's CPUs)."),
     stream: bool = typer.Option(False, "--stream", help="Read, judge and write in chunks (JSON lines): memory stays flat in the number of items."),
@@ -66,8 +66,6 @@ def judge(
             items = items[:limit]
     judge_config = judge_config_from_options(config, method, aspect, family=family, task=task, criteria=_text_or_file(criteria),
                                  strategy=strategy, score=score, samples=samples, temperature=temperature)
-    if save_config:
-        judge_config.save(save_config)
     pool = list(load_items(examples_from)) if examples_from else None
     with client_from_options(model or judge_config.model, model_name, cache, cache_path, concurrency, rpm,
                              price_in, price_out, uses_llm=judge_config.uses_llm) as client:
@@ -82,6 +80,8 @@ def judge(
 
             err_console.print(f"interrupted: the judgments finished so far are {where}")
             raise SystemExit(130) from None  # typer would turn the KeyboardInterrupt into a return value
+    if save_config:  # only now: bad input anywhere (data, examples, model, run folder) leaves no file behind
+        _save(judge_config, save_config)
     print_run(console, result)
 
 
@@ -102,6 +102,13 @@ def judge_config_from_options(config: Path | None, method: str | None, aspect: s
             raise ConfigError(f"--strategy {strategy!r}: {exc}") from exc
     base.update({key: value for key, value in overrides.items() if value is not None})
     return judge_from_dict(base, str(config or "command-line options"), base_dir=config.parent if config else None)
+
+
+def _save(judge_config: JudgeConfig, path: Path) -> None:
+    try:
+        judge_config.save(path)
+    except OSError as exc:
+        raise ConfigError(f"--save-config {path}: cannot write: {exc.strerror or exc}") from exc
 
 
 def _text_or_file(value: str | None) -> str | None:

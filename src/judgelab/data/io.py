@@ -24,7 +24,6 @@ import math
 import os
 import re
 import sys
-import tempfile
 import threading
 import warnings
 from collections.abc import Iterable, Iterator, Mapping
@@ -37,6 +36,7 @@ from pydantic import BaseModel, ValidationError
 from judgelab.data.item import Item, ItemKind
 from judgelab.data.judgment import Judgment
 from judgelab.errors import DataError, DataWarning
+from judgelab.files import open_private, write_atomic
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -195,8 +195,7 @@ class JsonlAppender:
         self.dropped_bytes = self._drop_partial_tail()
         self._lock = threading.Lock()
         created = not self.path.exists()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._fd: int | None = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)  # owner only
+        self._fd: int | None = open_private(self.path, os.O_WRONLY | os.O_APPEND)  # owner only, folder too
         if created and fsync:
             _fsync_dir(self.path.parent)
 
@@ -737,24 +736,9 @@ def _parquet_bytes(columns: list[str], rows: list[dict[str, Any]], path: Path) -
 def _atomic_write(path: Path, data: bytes) -> None:
     """Write to a temp file beside ``path`` then rename over it: readers see old or new, never half."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        mode = path.stat().st_mode & 0o777 if path.exists() else 0o600  # new files: owner only
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        write_atomic(path, data)  # new files owner-only (judgelab.files)
     except OSError as err:
         raise DataError(f"cannot write: {err.strerror}", path) from None
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException as err:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        if isinstance(err, OSError):
-            raise DataError(f"cannot write: {err.strerror}", path) from None
-        raise
 
 
 def _fsync_dir(folder: Path) -> None:

@@ -19,6 +19,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError, Val
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
 from judgelab.errors import ConfigError, JudgelabError, RequestError
+from judgelab.files import private_dir, write_atomic
 from judgelab.llm.client import Client
 from judgelab.llm.types import Completion, Request, Usage
 from judgelab.parse import parse_questions
@@ -167,42 +168,100 @@ class JudgeConfig(BaseModel):
     def save(self, path: str | Path) -> Path:
         """Write the config as YAML (or JSON for ``.json``); file paths inside its folder become relative."""
         path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(path.parent)
         data = self.model_dump(mode="json")
         folder = path.parent.resolve()
         for name, value in self:
             if isinstance(value, Path) and value.resolve().is_relative_to(folder):
                 data[name] = value.resolve().relative_to(folder).as_posix()
         text = json.dumps(data, indent=2) if path.suffix == ".json" else yaml.safe_dump(data, sort_keys=False)
-        path.write_text(text, encoding="utf-8")
-        return path
+        return write_atomic(path, text)  # owner-only; a kill leaves the old file or the new one
 
 
-def judge_from_dict(data: dict[str, Any], source: str = "<config>", base_dir: Path | None = None) -> JudgeConfig:
-    """A judge config from plain data; relative ``ConfigPath`` fields resolve against ``base_dir``."""
+#: Where a field of a config file is: the 1-based line for a pydantic error location, or None.
+LineOf = Callable[[tuple[str | int, ...]], int | None]
+
+
+def judge_from_dict(data: dict[str, Any], source: str = "<config>", base_dir: Path | None = None,
+                    line_of: LineOf | None = None) -> JudgeConfig:
+    """A judge config from plain data; relative ``ConfigPath`` fields resolve against ``base_dir``.
+
+    Errors name ``source`` and the field, and with ``line_of`` (a config file's) the line: ``x.yaml:4: field ...``.
+    """
     import judgelab.judges  # noqa: F401 - importing the package registers every judge kind
+
+    def place(loc: tuple[str | int, ...]) -> str:
+        line = line_of(loc) if line_of is not None else None
+        return f"{source}:{line}" if line is not None else source
 
     kind = data.get("kind")
     if kind not in _REGISTRY:
-        raise ConfigError(f"{source}: 'kind' must be one of {', '.join(sorted(_REGISTRY))}, got {kind!r}")
+        raise ConfigError(f"{place(('kind',))}: field 'kind' must be one of {', '.join(sorted(_REGISTRY))}, "
+                          f"got {kind!r}")
     try:
         return _REGISTRY[kind].model_validate(data, context={"base_dir": base_dir})
     except ValidationError as exc:
-        first = exc.errors()[0]
+        errors = exc.errors()
+        first = errors[0]
         field = ".".join(str(part) for part in first["loc"])
-        raise ConfigError(f"{source}: field '{field}': {first['msg']}") from exc
+        got = first.get("input")
+        shown = f" (got {got!r})" if first["type"] != "missing" and isinstance(got, str | int | float | bool) else ""
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        raise ConfigError(f"{place(first['loc'])}: field '{field}': {first['msg']}{shown}{more}") from exc
 
 
 def load_judge(path: str | Path) -> JudgeConfig:
-    """A judge config from YAML or JSON (as written by ``JudgeConfig.save`` or an optimiser)."""
+    """A judge config from YAML or JSON (as written by ``JudgeConfig.save`` or an optimiser).
+
+    Errors name the file, the line and the field (``best.yaml:7: field 'strategy.scale': ...``).
+    """
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        data = yaml.safe_load(text)
+    except yaml.MarkedYAMLError as exc:
+        raise ConfigError(f"{path}:{_yaml_error_line(exc)}: not valid YAML: {_yaml_problem(exc)}") from exc
     except (OSError, yaml.YAMLError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read judge config: {exc}") from exc
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: a judge config is a mapping with a 'kind' key")
-    return judge_from_dict(data, str(path), base_dir=path.parent)
+    return judge_from_dict(data, str(path), base_dir=path.parent, line_of=_yaml_line_finder(text))
+
+
+def _yaml_error_line(exc: yaml.MarkedYAMLError) -> int | str:
+    mark = exc.problem_mark or exc.context_mark
+    return mark.line + 1 if mark is not None else "?"
+
+
+def _yaml_problem(exc: yaml.MarkedYAMLError) -> str:
+    problem = exc.problem or "cannot parse"
+    if exc.context and exc.context_mark is not None:
+        return f"{problem} ({exc.context} from line {exc.context_mark.line + 1})"
+    return problem
+
+
+def _yaml_line_finder(text: str) -> LineOf:
+    """Follows a pydantic error location through the YAML node tree (PyYAML's ``compose`` keeps each
+    node's position) to the deepest key or item it names; a location part that is not in the file (a
+    union member's tag, a missing field) stops the walk there."""
+    root = yaml.compose(text, Loader=yaml.SafeLoader)
+
+    def line_of(loc: tuple[str | int, ...]) -> int | None:
+        node, line = root, None
+        for part in loc:
+            if isinstance(node, yaml.MappingNode):
+                entry = next(((k, v) for k, v in node.value if k.value == str(part)), None)
+                if entry is None:
+                    break
+                node, line = entry[1], entry[0].start_mark.line + 1  # the key's line: where the field is named
+            elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
+                node = node.value[part]
+                line = node.start_mark.line + 1
+            else:
+                break
+        return line
+
+    return line_of
 
 
 def judge_kinds(trainable_only: bool = False) -> list[str]:

@@ -9,7 +9,6 @@ every completion committed before the kill is there on the next run, so it is ne
 from __future__ import annotations
 
 import gc
-import os
 import sqlite3
 import threading
 import time
@@ -17,6 +16,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from judgelab.files import touch_private
 from judgelab.llm.types import Completion
 
 # A rowid table: batch lookups read the (small) key index and then whole rows, which measured
@@ -56,10 +56,9 @@ class CompletionCache:
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
-        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         # Prompts and replies are the user's data: the file (and the -wal/-shm files SQLite gives
-        # the same mode) is readable by its owner only.
-        os.close(os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600))
+        # the same mode) is readable by its owner only, in a folder made 0700 if it was missing.
+        touch_private(self.path)
         self._lock = threading.Lock()
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
         self._db.execute("PRAGMA journal_mode=WAL")

@@ -30,6 +30,7 @@ from judgelab.data.io import JsonlAppender, iter_jsonl, load_judgments, save_jud
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
 from judgelab.errors import ConfigError, JudgelabError
+from judgelab.files import private_dir, write_atomic
 from judgelab.judges.base import JudgeConfig, judge_from_dict
 from judgelab.llm.client import Client
 from judgelab.llm.types import Usage
@@ -392,7 +393,7 @@ class Search:
             self.on_record(record)
 
     def _open_folder(self, out: Path) -> None:
-        out.mkdir(parents=True, exist_ok=True)
+        private_dir(out)
         state_path = out / STATE
         if state_path.exists():
             earlier = json.loads(state_path.read_text(encoding="utf-8"))
@@ -415,9 +416,7 @@ class Search:
         if self._appender is not None:
             self._appender.close()
         path = self.out / TRAJECTORY
-        tmp = path.with_suffix(".jsonl.tmp")
-        tmp.write_text("".join(json.dumps(r) + "\n" for r in self._recorded), encoding="utf-8")
-        tmp.replace(path)
+        write_atomic(path, "".join(json.dumps(r) + "\n" for r in self._recorded))
         self._appender = JsonlAppender(path)
 
     def _judgments_path(self, step: int, digest: str) -> Path:
@@ -465,9 +464,7 @@ def _strategy_key(config: JudgeConfig) -> dict[str, Any]:
 
 
 def _write_json(path: Path, data: Any) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, default=str), encoding="utf-8")
-    tmp.replace(path)
+    write_atomic(path, json.dumps(data, indent=2, default=str))  # owner-only, never half written
 
 
 # -- driving a search -----------------------------------------------------------------------------

@@ -25,6 +25,7 @@ import yaml
 from judgelab.data.io import iter_jsonl, load_items
 from judgelab.data.item import Item
 from judgelab.errors import ConfigError, DataError
+from judgelab.files import write_atomic
 from judgelab.metrics.align import human_value
 from judgelab.metrics.correlation import correlation
 from judgelab.report import plots
@@ -76,11 +77,7 @@ class Scan:
 
 def write_report(folder: str | Path, items: Iterable[Item] | None = None) -> Path:
     folder = Path(folder)
-    path = folder / "report.html"
-    tmp = path.with_suffix(".html.tmp")
-    tmp.write_text(render_report(folder, items), encoding="utf-8")
-    tmp.replace(path)
-    return path
+    return write_atomic(folder / "report.html", render_report(folder, items))  # owner-only
 
 
 def render_report(folder: str | Path, items: Iterable[Item] | None = None) -> str:

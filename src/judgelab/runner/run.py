@@ -31,6 +31,7 @@ from judgelab.data.io import JsonlAppender, load_items, load_judgments, save_jud
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
 from judgelab.errors import ConfigError, JudgelabError
+from judgelab.files import private_dir, write_atomic
 from judgelab.judges.base import JudgeConfig
 from judgelab.llm.client import Client
 from judgelab.llm.types import Usage
@@ -340,7 +341,7 @@ def _resume(folder: Path, header: dict[str, Any], wanted: set[str] | None) -> di
                 f"{folder} holds a run of another judge or model ({earlier.get('judge_digest')} on "
                 f"{earlier.get('backend')}); choose a new --out folder"
             )
-    folder.mkdir(parents=True, exist_ok=True)
+    private_dir(folder)
     _write_json(record, {**header, "status": "running"})
     path = folder / "judgments.jsonl"
     if not path.exists():
@@ -378,6 +379,4 @@ def _metrics_from_files(judge: JudgeConfig, data_path: str | None, folder: Path)
 
 
 def _write_json(path: Path, data: Any) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, default=str), encoding="utf-8")
-    tmp.replace(path)
+    write_atomic(path, json.dumps(data, indent=2, default=str))  # owner-only, never half written

@@ -1,0 +1,73 @@
+"""Files and folders judgelab creates hold the user's data (prompts, replies, scores): owner-only.
+
+Every writer of run folders, caches and trajectories goes through these helpers, so the rule holds
+for Python API callers whatever their umask (the CLI also sets umask 077): a new file is created
+``0600`` and a new folder ``0700``. Existing folders are left as their owner set them; a file
+replaced atomically keeps the mode of the file it replaces.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+
+PRIVATE_FILE = 0o600
+PRIVATE_DIR = 0o700
+
+
+def private_dir(path: str | Path) -> Path:
+    """Create ``path`` and its missing parents ``0700`` (``Path.mkdir(parents=True)`` would give the
+    parents the umask's mode); folders that exist are not touched."""
+    path = Path(path)
+    missing = []
+    folder = path
+    while not folder.exists() and folder != folder.parent:
+        missing.append(folder)
+        folder = folder.parent
+    for folder in reversed(missing):
+        with contextlib.suppress(FileExistsError):  # another process made it meanwhile
+            folder.mkdir(mode=PRIVATE_DIR)
+    return path
+
+
+def open_private(path: str | Path, flags: int) -> int:
+    """``os.open`` that creates a missing file ``0600`` (and its folder ``0700``); returns the descriptor."""
+    path = Path(path)
+    private_dir(path.parent)
+    return os.open(path, flags | os.O_CREAT, PRIVATE_FILE)
+
+
+def touch_private(path: str | Path) -> Path:
+    """Create an empty ``0600`` file if there is none (before a library such as SQLite opens it with
+    the umask's mode; SQLite then gives its ``-wal``/``-shm`` files the database file's mode)."""
+    os.close(open_private(path, os.O_RDWR))
+    return Path(path)
+
+
+def write_atomic(path: str | Path, data: str | bytes, *, fsync: bool = True) -> Path:
+    """Write beside ``path``, then rename over it: readers see the old or the new file, never half
+    of one, and a kill leaves no partial file. New files are ``0600``; a replaced one keeps its mode.
+
+    Raises ``OSError`` (callers turn it into their own located error).
+    """
+    path = Path(path)
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    private_dir(path.parent)
+    mode = path.stat().st_mode & 0o777 if path.exists() else PRIVATE_FILE
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)  # created 0600
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(payload)
+            fh.flush()
+            if fsync:
+                os.fsync(fh.fileno())
+        if mode != PRIVATE_FILE:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return path
