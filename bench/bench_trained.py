@@ -102,7 +102,8 @@ def run_one(name: str, aspect: str, args: argparse.Namespace) -> dict[str, Any]:
     items = first_groups(list(load_items(shared_benchmarks() / f"{name}.jsonl")), args.max_items)
     targets = human_targets(items, aspect, name)
     spec = TrainedJudge(aspect=aspect, epochs=args.epochs, max_length=args.max_length, batch_size=args.batch_size,
-                        train_layers=args.train_layers, inputs=INPUTS.get(name, ("source",)), seed=args.seed)
+                        train_layers=args.train_layers, inputs=INPUTS.get(name, ("source",)), seed=args.seed,
+                        loss=args.loss, learning_rate=args.learning_rate)
     log(f"{name}/{aspect}: {len(targets.items)} items, {len({i.group for i in targets.items})} groups")
     started = time.perf_counter()
     point = cross_validate(spec, targets, folds=args.folds, seed=args.seed,
@@ -129,7 +130,8 @@ def run_one(name: str, aspect: str, args: argparse.Namespace) -> dict[str, Any]:
             agreement(stacked, targets.labels, targets)
     return {"dataset": name, "aspect": aspect, "n_items": len(targets.items),
             "n_groups": len({i.group for i in targets.items}), "folds": args.folds,
-            "spec": spec.model_dump(mode="json", include={"epochs", "max_length", "batch_size", "train_layers", "inputs"}),
+            "spec": spec.model_dump(mode="json", include={"epochs", "max_length", "batch_size", "train_layers", "inputs",
+                                                           "loss", "learning_rate"}),
             "train_seconds": point.train_seconds, "train_sizes": point.train_sizes,
             "wall_seconds": round(time.perf_counter() - started, 1), "rows": rows,
             "load": load_avg(), "date": datetime.now(timezone.utc).isoformat(timespec="minutes")}
@@ -252,6 +254,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--train-layers", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--loss", choices=("mse", "pairwise"), default="mse", help="training loss (docs/training.md)")
+    parser.add_argument("--learning-rate", type=float, default=3e-5, help="encoder learning rate")
     parser.add_argument("--distill", action="store_true", help="also the HANNA distillation curve")
     parser.add_argument("--distill-sizes", default="25,50,100")
     parser.add_argument("--teacher-judge", default=None, help="one HANNA LLM rater (prefix); default: all averaged")

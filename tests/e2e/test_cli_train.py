@@ -21,12 +21,15 @@ def _items(path, n, score=lambda i: 1 + i % 3, groups=4):
     ("few", "only 5 labelled items; training needs at least 10"),
     ("aspect", "no item has a human score for aspect 'fluency'"),
     ("teacher", "the teacher rated none of the 12 items"),
+    ("stack", "--stack fits its stacker on human scores; it cannot be combined with --teacher"),
 ])
 def test_bad_training_input_is_refused_before_anything_is_written(tmp_path, case, message):
     data = {"constant": lambda p: _items(p, 12, score=lambda i: 2), "few": lambda p: _items(p, 5)}.get(
         case, lambda p: _items(p, 12))(tmp_path / "items.jsonl")
     args = ["train", "--data", data, "--aspect", "fluency" if case == "aspect" else "coherence",
             "--out", tmp_path / "out"]
+    if case == "stack":
+        args += ["--stack", "--teacher", data]
     if case == "teacher":
         teacher = tmp_path / "teacher.jsonl"
         teacher.write_text(json.dumps({"item_id": "elsewhere-1", "score": 3.0}) + "\n")

@@ -70,3 +70,76 @@ def test_distil_published_llm_ratings_with_an_ordinal_head(benchmarks_dir):
     predicted = trained.predict(list(targets.items[:8]))
     low, high = trained.spec.levels[0], trained.spec.levels[-1]
     assert ((predicted >= low) & (predicted <= high)).all()  # an expected level stays inside the levels
+
+
+def test_stacked_judge_is_saved_as_one_folder_that_judge_config_reuses(topical30, tmp_path):
+    from judgelab.judges.ensemble import EnsembleJudge
+
+    out = tmp_path / "stacked"
+    trained = run_cli("train", "--data", topical30, "--aspect", "coherence", "--out", out, *FAST,
+                      "--val-fraction", "0.4", "--stack", timeout=900)
+    assert trained.returncode == 0, trained.stderr + trained.stdout
+    assert "stacked judge, fitted on the validation groups" in trained.stdout
+    record = json.loads((out / "cross-encoder" / "training.json").read_text())
+    judge = load_judge(out / "judge.yaml")
+    assert isinstance(judge, EnsembleJudge) and judge.aggregate == "stack" and judge.fitted
+    assert [m.name for m in judge.members] == ["cross-encoder", "similarity"]
+    assert len(judge.learned["coef"]) == 2
+    moved = tmp_path / "moved"
+    out.rename(moved)  # members are referenced relative to the folder: it can be moved as a whole
+    run = run_cli("judge", "--config", moved / "judge.yaml", "--data", topical30, "--out", tmp_path / "run", timeout=600)
+    assert run.returncode == 0, run.stderr + run.stdout
+    judgments = load_judgments(tmp_path / "run" / "judgments.jsonl")
+    assert len(judgments) == 30 and all(j.ok for j in judgments)
+    assert np.ptp([j.score for j in judgments]) > 0
+    members = {j.item_id: j.extra["members"] for j in judgments}
+    for item_id, score in record["validation_predictions"].items():  # the cross-encoder member is the saved scorer
+        assert members[item_id]["cross-encoder"] == pytest.approx(score, abs=1e-5)
+    # the stacker is the ridge over the two members' scores, as fitted: recompute one verdict by hand
+    learned = {k: np.asarray(v, dtype=float) for k, v in load_judge(moved / "judge.yaml").learned.items()}
+    first = judgments[0]
+    row = np.array([members[first.item_id]["cross-encoder"], members[first.item_id]["similarity"]])
+    assert first.score == pytest.approx(float((row - learned["mean"]) / learned["scale"] @ learned["coef"]
+                                              + learned["intercept"][0]))
+
+
+def test_frozen_bottom_cache_gives_exactly_the_full_forward():
+    """Training reuses the frozen layers' outputs; they must be the encoder's own, item for item."""
+    import torch
+
+    from judgelab.data import Item
+    from judgelab.train.model import new_scorer
+    from judgelab.train.trainer import _batches, encode, hidden_below, predict_from_below
+
+    items = [Item(id=f"i{i}", group_id="g", source="a \n b " * (i + 1), output="word " * (3 * i + 1)) for i in range(5)]
+    spec = TrainedJudge(aspect="x", max_length=48, batch_size=2)
+    scorer, tokenizer = new_scorer(spec.base_model, "regression", [1.0, 3.0], (1.0, 3.0))
+    scorer.eval()
+    features = encode(items, tokenizer, spec)
+    with torch.no_grad():
+        full = np.concatenate([scorer.scores(scorer(b)) for _, b in _batches(features, tokenizer, 2, range(5))])
+    for n_frozen in (0, 3, 6):
+        below = hidden_below(scorer, tokenizer, items, spec, n_frozen)
+        assert [len(rows) for rows in below] == [len(f["input_ids"]) for f in features]  # padding cut off, in order
+        reordered = predict_from_below(scorer, below[::-1], n_frozen, batch_size=5)[::-1]  # other batching, same scores
+        np.testing.assert_allclose(reordered, full, atol=1e-5)
+
+
+def test_scorer_can_overfit_a_tiny_training_set(topical30):
+    """A model that cannot memorise 12 items is broken (a mis-aligned target, a frozen head, a wrong sign)."""
+    import torch
+    from scipy import stats
+
+    from judgelab.train import human_targets, train_scorer
+
+    targets = human_targets(list(islice(load_items(topical30), 12)), "coherence")
+    spec = TrainedJudge(aspect="coherence", max_length=32, batch_size=6, epochs=30, train_layers=1,
+                        learning_rate=2e-4, val_fraction=0)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # tiny batches: one thread is as fast, and does not spin on a busy machine
+    try:
+        trained = train_scorer(spec, targets)
+    finally:
+        torch.set_num_threads(threads)
+    assert trained.history[-1]["train_loss"] < trained.history[0]["train_loss"] / 5
+    assert stats.spearmanr(trained.predict(list(targets.items)), targets.labels).statistic > 0.9

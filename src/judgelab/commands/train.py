@@ -37,6 +37,8 @@ def train(
     teacher_judge: str | None = typer.Option(None, "--teacher-judge", help="Keep this judge's rows of the teacher file "
                                              "(name or prefix); several judges left are averaged."),
     head: str = typer.Option("regression", "--head", help="regression (MSE on the scaled score) or ordinal (ordered levels)."),
+    loss: str = typer.Option("mse", "--loss", help="mse (the head's loss) or pairwise (plus a RankNet loss within groups; "
+                             "batches of whole groups)."),
     epochs: int = typer.Option(3, "--epochs", help="Passes over the training items (early stopping may stop sooner)."),
     seed: int = typer.Option(0, "--seed", help="Seed for the validation split, initialisation and batch order."),
     max_length: int = typer.Option(256, "--max-length", help="Encoder window in tokens; longer inputs are cut (docs/training.md)."),
@@ -49,6 +51,10 @@ def train(
     folds: int = typer.Option(5, "--folds", help="Group-wise folds for --curve."),
     limit: int | None = typer.Option(None, "--limit", help="Use only the first N items."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing, non-empty --out folder."),
+    stack: bool = typer.Option(False, "--stack", help="Save a stacked judge instead: the cross-encoder and the similarity "
+                               "scorer (fitted on the training groups) combined by a ridge fitted on the validation groups."),
+    embedder: str = typer.Option("static", "--embedder", help="With --stack: the similarity scorer's embedder "
+                                 "(static, minilm, or a model folder)."),
 ) -> None:
     """Train a local scorer (no LLM at use time) from labelled items, or distil a teacher judge into one."""
     from judgelab.cli import console
@@ -56,7 +62,10 @@ def train(
     from judgelab.train.save import check_out_dir
 
     check_out_dir(out, overwrite)
-    spec = _spec(aspect, head, epochs, seed, max_length, batch_size, learning_rate, train_layers, inputs, val_fraction)
+    if stack and teacher:
+        raise ConfigError("--stack fits its stacker on human scores; it cannot be combined with --teacher")
+    spec = _spec(aspect, head, loss, epochs, seed, max_length, batch_size, learning_rate, train_layers, inputs,
+                 val_fraction)
     sizes = _sizes(curve)
     items = list(load_items(data))[:limit] if limit else list(load_items(data))
     if teacher:
@@ -71,15 +80,20 @@ def train(
     console.print(f"training a {head} scorer for {aspect!r} on {len(targets.items)} items ({origin} labels)")
     trained, record = _train_and_measure(spec, targets, sizes, folds, data, teacher)
     from judgelab.train.save import save_trained
+    from judgelab.train.stack import save_stacked
 
-    save_trained(trained, out, record, overwrite)
+    if stack:
+        stacked = save_stacked(trained, targets, out, record, embedder=embedder, overwrite=overwrite)
+        _print_stack(console, stacked)
+    else:
+        save_trained(trained, out, record, overwrite)
     _print_summary(console, record, out)
 
 
-def _spec(aspect: str, head: str, epochs: int, seed: int, max_length: int, batch_size: int, learning_rate: float,
+def _spec(aspect: str, head: str, loss: str, epochs: int, seed: int, max_length: int, batch_size: int, learning_rate: float,
           train_layers: int | None, inputs: str, val_fraction: float):
     fields = [name.strip() for name in inputs.split(",") if name.strip()]
-    config = {"kind": "trained", "aspect": aspect, "head": head, "epochs": epochs, "seed": seed, "max_length": max_length,
+    config = {"kind": "trained", "aspect": aspect, "head": head, "loss": loss, "epochs": epochs, "seed": seed, "max_length": max_length,
               "batch_size": batch_size, "learning_rate": learning_rate, "train_layers": train_layers,
               "inputs": fields, "val_fraction": val_fraction}
     return judge_from_dict(config, "command-line options")
@@ -135,6 +149,14 @@ def _curve_entry(point, targets, agreement) -> dict[str, Any]:
     if targets.origin == "teacher" and np.isfinite(targets.humans).any():
         entry["with_humans"] = agreement(point.predictions, targets.humans, targets)
     return entry
+
+
+def _print_stack(console, stacked) -> None:
+    members = stacked.selection_table["*"]
+    weights = dict(zip((m.name for m in stacked.members), stacked.learned["coef"], strict=True))
+    console.print("stacked judge, fitted on the validation groups: " + ", ".join(
+        f"{name} (Spearman {'n/a' if rho is None else f'{rho:.3f}'}, weight {weights[name]:+.3f})"
+        for name, rho in members.items()))
 
 
 def _print_summary(console, record: dict[str, Any], out: Path) -> None:

@@ -39,6 +39,10 @@ class TrainedJudge(JudgeConfig):
     kind: Literal["trained"] = "trained"
     aspect: str
     head: Literal["regression", "ordinal"] = "regression"
+    #: ``mse``: the head's own loss only. ``pairwise``: batches of whole groups and, added to the
+    #: head's loss, a RankNet loss over pairs of outputs of one group whose labels differ (the
+    #: benchmarks measure rank agreement, and human scores differ most within a source).
+    loss: Literal["mse", "pairwise"] = "mse"
     #: ``all-minilm-l6-v2`` (the shipped MiniLM) or a local Hugging Face model folder.
     base_model: str = DEFAULT_BASE
     #: Item fields segment A reads besides the output (docs/training.md: what each adds).

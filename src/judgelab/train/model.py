@@ -102,6 +102,13 @@ class CrossEncoderScorer(nn.Module):
             return nn.functional.mse_loss(outputs, targets)
         return nn.functional.binary_cross_entropy_with_logits(outputs, targets)
 
+    def rank_values(self, outputs: torch.Tensor) -> torch.Tensor:
+        """A differentiable value per item that orders items as ``scores`` does (for ranking losses)."""
+        if self.head_kind == "regression":
+            return outputs[:, 0]
+        steps = torch.tensor(np.diff(self.levels), dtype=outputs.dtype)
+        return torch.sigmoid(outputs) @ steps
+
     def scores(self, outputs: torch.Tensor) -> np.ndarray:
         """Scores on the aspect's scale from the head's outputs."""
         if self.head_kind == "regression":
@@ -124,6 +131,17 @@ class CrossEncoderScorer(nn.Module):
         tokenizer.save_pretrained(folder)
         torch.save({"head": self.head.state_dict(), "kind": self.head_kind, "levels": self.levels,
                     "scale": list(self.scale)}, folder / _HEAD_FILE)
+
+
+def pairwise_loss(values: torch.Tensor, labels: np.ndarray, groups: Sequence[str]) -> torch.Tensor:
+    """RankNet (Burges et al. 2005): mean of ``softplus(-(v_i - v_j))`` over pairs of one group with
+    label_i > label_j; zero (still differentiable) when the batch holds no such pair."""
+    wanted = torch.as_tensor(labels[:, None] - labels[None, :])
+    same = torch.as_tensor(np.asarray(groups, dtype=object)[:, None] == np.asarray(groups, dtype=object)[None, :])
+    pairs = (wanted > 0) & same
+    if not bool(pairs.any()):
+        return values.sum() * 0.0
+    return nn.functional.softplus(-(values[:, None] - values[None, :])[pairs]).mean()
 
 
 def load_tokenizer(folder: Path):

@@ -10,23 +10,26 @@ crash or an error never leaves a half-written DIR behind.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
+from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 from judgelab.errors import ConfigError
-from judgelab.judges.base import load_judge
+from judgelab.judges.base import JudgeConfig, load_judge
 from judgelab.judges.trained import WEIGHTS_FOLDER, TrainedJudge
 from judgelab.train.curves import agreement
 from judgelab.train.labels import Targets
 from judgelab.train.trainer import Trained
 
 TRAINING_FORMAT = "judgelab.training/1"
+J = TypeVar("J", bound=JudgeConfig)
 
 
 def check_out_dir(out_dir: Path, overwrite: bool = False) -> None:
@@ -63,23 +66,36 @@ def save_trained(trained: Trained, out_dir: Path, record: dict[str, Any], overwr
     """Write DIR/judge.yaml, DIR/weights/, DIR/training.json; return the config as reloaded from DIR."""
     out_dir = Path(out_dir)
     check_out_dir(out_dir, overwrite)
-    staging = out_dir.with_name(f".{out_dir.name}.partial-{os.getpid()}")
-    shutil.rmtree(staging, ignore_errors=True)
-    try:
+    with published(out_dir) as staging:
         trained.scorer.save(staging / WEIGHTS_FOLDER, trained.tokenizer)
         config = trained.spec.model_copy(update={"weights": (staging / WEIGHTS_FOLDER).resolve()})
         config.save(staging / "judge.yaml")
         record = {**record, "config": json.loads(json.dumps(config.model_dump(mode="json"), default=str))}
         record["config"]["weights"] = WEIGHTS_FOLDER
         (staging / "training.json").write_text(json.dumps(record, indent=2, default=_plain), encoding="utf-8")
+    return reload_as(out_dir, TrainedJudge)
+
+
+@contextlib.contextmanager
+def published(out_dir: Path) -> Iterator[Path]:
+    """A staging folder beside ``out_dir`` that replaces it whole when the block succeeds (so a
+    failure or a kill never leaves a half-written judge folder); removed on failure."""
+    staging = out_dir.with_name(f".{out_dir.name}.partial-{os.getpid()}")
+    shutil.rmtree(staging, ignore_errors=True)
+    try:
+        yield staging
         if out_dir.exists():
             shutil.rmtree(out_dir)
         staging.rename(out_dir)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def reload_as(out_dir: Path, kind: type[J]) -> J:
+    """DIR/judge.yaml as loaded by ``judgelab judge --config``, checked to be the kind just written."""
     loaded = load_judge(out_dir / "judge.yaml")
-    if not isinstance(loaded, TrainedJudge):  # only if someone else wrote judge.yaml meanwhile
-        raise ConfigError(f"{out_dir / 'judge.yaml'} is not a trained judge config")
+    if not isinstance(loaded, kind):  # only if someone else wrote judge.yaml meanwhile
+        raise ConfigError(f"{out_dir / 'judge.yaml'} is not a {kind.registry_name} judge config")
     return loaded
 
 

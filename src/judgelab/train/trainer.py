@@ -23,7 +23,7 @@ from judgelab.data.split import split_by_group
 from judgelab.errors import DataError
 from judgelab.train.inputs import build_pair, tokenizer_spans
 from judgelab.train.labels import Targets, ordinal_levels, scale_of
-from judgelab.train.model import CrossEncoderScorer, new_scorer
+from judgelab.train.model import CrossEncoderScorer, new_scorer, pairwise_loss
 
 if TYPE_CHECKING:
     from judgelab.judges.trained import TrainedJudge
@@ -147,6 +147,20 @@ def train_scorer(spec: TrainedJudge, targets: Targets, *, on_progress: OnProgres
     return trained
 
 
+def group_batches(order: Sequence[int], groups: Sequence[str], size: int) -> list[list[int]]:
+    """``order`` cut into batches of whole groups (groups in order of first appearance), each
+    batch closed once it holds ``size`` or more items; a group larger than ``size`` is one batch."""
+    members: dict[str, list[int]] = {}
+    for index, group in zip(order, groups, strict=True):
+        members.setdefault(group, []).append(index)
+    batches: list[list[int]] = [[]]
+    for group_items in members.values():
+        if len(batches[-1]) >= size:
+            batches.append([])
+        batches[-1].extend(group_items)
+    return [batch for batch in batches if batch]
+
+
 def _validation_split(targets: Targets, fraction: float, seed: int) -> tuple[list[int], list[int]]:
     if fraction <= 0:
         return list(range(len(targets.items))), []
@@ -167,6 +181,7 @@ class _Run:
         self.spec, self.scorer, self.below, self.n_frozen = spec, scorer, below, n_frozen
         self.targets, self.on_progress = targets, on_progress
         self.train_idx, self.val_idx = train_idx, val_idx
+        # (batches of whole groups, loss="pairwise", can be a few fewer: the linear decay then stops short of 0)
         self.steps_per_epoch = -(-len(train_idx) // spec.batch_size)
         self.total = self.steps_per_epoch * spec.epochs
         self.eval_every = max(1, self.steps_per_epoch // max(1, spec.evals_per_epoch))
@@ -189,17 +204,15 @@ class _Run:
         generator = torch.Generator().manual_seed(self.spec.seed)
         labels = self.targets.labels
         for epoch in range(1, self.spec.epochs + 1):
-            order = [self.train_idx[i] for i in torch.randperm(len(self.train_idx), generator=generator).tolist()]
             losses: list[float] = []
-            for start in range(0, len(order), self.spec.batch_size):
-                chosen = order[start:start + self.spec.batch_size]
+            batches = self._batch_order(generator)
+            for k, chosen in enumerate(batches):
                 losses.append(self._step(chosen, labels[chosen]))
                 step += 1
-                evaluate = step % self.eval_every == 0 or step % self.steps_per_epoch == 0
-                if not evaluate:
+                if (k + 1) % self.eval_every != 0 and k + 1 < len(batches):  # and always at the epoch's end
                     self._report(step, {"epoch": epoch, "loss": float(np.mean(losses))})
                     continue
-                point = {"step": step, "epoch": round(step / self.steps_per_epoch, 2),
+                point = {"step": step, "epoch": round(epoch - 1 + (k + 1) / len(batches), 2),
                          "train_loss": float(np.mean(losses)), **self._validate()}
                 history.append(point)
                 self._report(step, point)
@@ -217,10 +230,22 @@ class _Run:
         self.scorer.eval()
         return history, best
 
+    def _batch_order(self, generator: torch.Generator) -> list[list[int]]:
+        """Training batches of one epoch: a seeded shuffle of the items, or (pairwise loss) of
+        whole groups packed into batches of about ``batch_size`` items, so every batch has pairs."""
+        shuffled = [self.train_idx[i] for i in torch.randperm(len(self.train_idx), generator=generator).tolist()]
+        size = self.spec.batch_size
+        if self.spec.loss != "pairwise":
+            return [shuffled[start:start + size] for start in range(0, len(shuffled), size)]
+        return group_batches(shuffled, [self.targets.items[i].group for i in shuffled], size)
+
     def _step(self, chosen: list[int], labels: np.ndarray) -> float:
         self.scorer.train()
         outputs = self.scorer.above(*_stack([self.below[i] for i in chosen]), self.n_frozen)
         loss = self.scorer.loss(outputs, self.scorer.targets(labels))
+        if self.spec.loss == "pairwise":
+            groups = [self.targets.items[i].group for i in chosen]
+            loss = loss + pairwise_loss(self.scorer.rank_values(outputs), labels, groups)
         loss.backward()
         torch.nn.utils.clip_grad_norm_([p for p in self.scorer.parameters() if p.requires_grad], _MAX_GRAD_NORM)
         self.optimizer.step()
