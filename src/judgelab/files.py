@@ -71,3 +71,15 @@ def write_atomic(path: str | Path, data: str | bytes, *, fsync: bool = True) -> 
             os.unlink(tmp)
         raise
     return path
+
+
+def restrict_tree(path: str | Path) -> Path:
+    """Make what a library wrote with the umask's modes (Hugging Face ``save_pretrained``,
+    ``torch.save``, ``numpy.savez``) owner-only: ``path`` itself, and everything under it if it is a
+    folder. Those libraries take no mode argument, so this runs after they have written."""
+    path = Path(path)
+    targets = [path, *path.rglob("*")] if path.is_dir() else [path]
+    for target in targets:
+        if not target.is_symlink():
+            target.chmod(PRIVATE_DIR if target.is_dir() else PRIVATE_FILE)
+    return path

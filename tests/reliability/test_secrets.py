@@ -124,3 +124,20 @@ def _owner_only(*folders: Path) -> None:
     for folder in folders:
         for path in [folder, *folder.rglob("*")]:
             assert stat.S_IMODE(path.stat().st_mode) & 0o077 == 0, (path, oct(path.stat().st_mode))
+
+
+def test_restrict_tree_makes_a_library_written_folder_owner_only(tmp_path):
+    """Weights folders are written by libraries that take no mode (save_pretrained, torch.save,
+    numpy.savez): restrict_tree fixes them afterwards, nested folders included."""
+    from judgelab.files import restrict_tree
+
+    previous = os.umask(0o022)
+    try:
+        (tmp_path / "weights" / "tokenizer").mkdir(parents=True)
+        (tmp_path / "weights" / "model.safetensors").write_bytes(b"\0")
+        (tmp_path / "weights" / "tokenizer" / "vocab.txt").write_text("a")
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE((tmp_path / "weights" / "model.safetensors").stat().st_mode) == 0o644  # the control
+    restrict_tree(tmp_path / "weights")
+    _owner_only(tmp_path / "weights")

@@ -17,6 +17,7 @@ import ir_measures
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
 from judgelab.errors import DataError
+from judgelab.files import write_atomic
 
 
 @dataclass
@@ -55,11 +56,7 @@ def write_qrels(judgments: Iterable[Judgment], items: Sequence[Item], path: str 
         if any(ch.isspace() for ch in qrel.query_id + qrel.doc_id):
             raise DataError(f"qid {qrel.query_id!r} / docid {qrel.doc_id!r} contains whitespace; TREC qrels "
                             "columns are space-separated")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    text = "".join(f"{q.query_id} 0 {q.doc_id} {q.relevance}\n" for q in qrels)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    write_atomic(path, "".join(f"{q.query_id} 0 {q.doc_id} {q.relevance}\n" for q in qrels))
     return QrelsWritten(path, len(qrels), skipped)
 
 

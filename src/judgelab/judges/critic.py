@@ -38,6 +38,7 @@ from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
 from judgelab.data.split import split_by_group
 from judgelab.errors import ConfigError, JudgelabError, RequestError
+from judgelab.files import write_atomic
 from judgelab.judges.base import JudgeConfig, OnJudgment, usage_of
 from judgelab.llm.client import Client
 from judgelab.llm.types import Completion, Request, ResponseFormat, Usage
@@ -299,8 +300,7 @@ class ActiveCriticJudge(JudgeConfig):
                     "search_usage": search.usage.model_dump()}
         fitted = search.best.model_copy(update={"fit_summary": summary})
         if out_dir is not None:
-            out_dir.mkdir(parents=True, exist_ok=True)
-            (out_dir / "active_critic_search.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
+            write_atomic(out_dir / "active_critic_search.json", json.dumps(summary, indent=2))
         return fitted
 
     def with_demonstrations(self, demos: Sequence[Item]) -> ActiveCriticJudge:

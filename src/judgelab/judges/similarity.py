@@ -46,6 +46,7 @@ from scipy.stats import rankdata
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
 from judgelab.errors import ConfigError, DataError, DataWarning
+from judgelab.files import private_dir, restrict_tree
 from judgelab.judges.base import ConfigPath, JudgeConfig, OnJudgment
 from judgelab.llm.client import Client
 
@@ -100,10 +101,10 @@ class LinearModel:
         return self.classes[np.argmax(probabilities, axis=1)]
 
     def save(self, path: Path) -> Path:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(path.parent)
         np.savez(path, estimator=self.estimator, feature_names=np.array(self.feature_names), impute=self.impute,
                  mean=self.mean, scale=self.scale, coef=self.coef, intercept=self.intercept, classes=self.classes)
-        return path
+        return restrict_tree(path)  # numpy writes with the umask's mode
 
     @classmethod
     def load(cls, path: Path) -> LinearModel:

@@ -31,6 +31,7 @@ import numpy as np
 
 from judgelab.data.item import Item
 from judgelab.errors import ConfigError
+from judgelab.files import private_dir, restrict_tree
 from judgelab.judges.examples import ExampleSelector, InContextExample, rescale
 
 if TYPE_CHECKING:
@@ -528,8 +529,7 @@ class _training_progress:
 
 def _save(model: Any, report: TrainingReport, *, aspect: str, instruction: str, options: TrainingOptions,
           base: Path, feedback: Sequence[QueryFeedback]) -> None:
-    folder = report.folder
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = private_dir(report.folder)
     model.save(str(folder))
     meta = {"aspect": aspect, "instruction": instruction, "base_model": str(base), "options": asdict(options),
             "queries": report.queries, "pairs": report.pairs, "losses": report.losses,
@@ -538,6 +538,7 @@ def _save(model: Any, report: TrainingReport, *, aspect: str, instruction: str, 
     with open(folder / "feedback.jsonl", "w", encoding="utf-8") as out:
         for entry in feedback:
             out.write(json.dumps(asdict(entry)) + "\n")
+    restrict_tree(folder)  # sentence-transformers writes with the umask's modes
 
 
 # -- the whole recipe ------------------------------------------------------------------------------

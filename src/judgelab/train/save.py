@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from judgelab.errors import ConfigError
+from judgelab.files import restrict_tree
 from judgelab.judges.base import JudgeConfig, load_judge
 from judgelab.judges.trained import WEIGHTS_FOLDER, TrainedJudge
 from judgelab.train.curves import agreement
@@ -84,6 +85,7 @@ def published(out_dir: Path) -> Iterator[Path]:
     shutil.rmtree(staging, ignore_errors=True)
     try:
         yield staging
+        restrict_tree(staging)  # weights come from torch / Hugging Face writers, which use the umask
         if out_dir.exists():
             shutil.rmtree(out_dir)
         staging.rename(out_dir)
