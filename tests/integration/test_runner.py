@@ -39,14 +39,17 @@ def _lines(path: Path) -> int:
 
 
 def test_sigint_stops_a_real_run_cleanly_and_the_rerun_resumes(tmp_path, test_model_path):
-    items, judge = _demo(12)
+    # Enough items that the run is still judging when the first line appears, on a fast quiet
+    # machine too (with 12, a fast run could finish judging before the interrupt arrived).
+    n = 24
+    items, judge = _demo(n)
     data, config = save_items(items, tmp_path / "items.jsonl"), judge.save(tmp_path / "judge.yaml")
     run = tmp_path / "run"
     args = [sys.executable, "-m", "judgelab.cli", "judge", "--data", str(data), "--config", str(config),
             "--model", TEST_MODEL, "--out", str(run), "--cache-path", str(tmp_path / "cache.sqlite")]
     process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 300
-    while _lines(run / "judgments.jsonl") < 2 and time.monotonic() < deadline and process.poll() is None:
+    while _lines(run / "judgments.jsonl") < 1 and time.monotonic() < deadline and process.poll() is None:
         time.sleep(0.05)
     assert process.poll() is None, f"finished before it could be interrupted: {process.communicate()}"
     process.send_signal(signal.SIGINT)
@@ -55,14 +58,14 @@ def test_sigint_stops_a_real_run_cleanly_and_the_rerun_resumes(tmp_path, test_mo
     assert "Traceback" not in stderr and "resume" in stderr
     record = json.loads((run / "run.json").read_text())
     kept = load_judgments(run / "judgments.jsonl")
-    assert record["status"] == "interrupted" and 2 <= len(kept) < 12
+    assert record["status"] == "interrupted" and 1 <= len(kept) < n
     assert sum(record["counts"].values()) == len(kept)
 
     again = subprocess.run(args, capture_output=True, text=True, timeout=600)
     assert again.returncode == 0, again.stderr
     record = json.loads((run / "run.json").read_text())
     assert record["status"] == "finished" and record["usage"]["resumed_items"] == len(kept)
-    assert record["usage"]["calls"] + record["usage"]["cache_hits"] == 12 - len(kept)
+    assert record["usage"]["calls"] + record["usage"]["cache_hits"] == n - len(kept)
     batch = load_judgments(run / "judgments.jsonl")
     assert [j.item_id for j in batch] == [item.id for item in items]
 
@@ -71,7 +74,7 @@ def test_sigint_stops_a_real_run_cleanly_and_the_rerun_resumes(tmp_path, test_mo
                                "--chunk-size", "5"], capture_output=True, text=True, timeout=600)
     assert streamed.returncode == 0, streamed.stderr
     record = json.loads((tmp_path / "streamed" / "run.json").read_text())
-    assert record["usage"]["calls"] == 0 and record["usage"]["cache_hits"] == 12
+    assert record["usage"]["calls"] == 0 and record["usage"]["cache_hits"] == n
     by_id = {j.item_id: (j.status, j.score, j.raw) for j in load_judgments(tmp_path / "streamed" / "judgments.jsonl")}
     assert by_id == {j.item_id: (j.status, j.score, j.raw) for j in batch}
 
