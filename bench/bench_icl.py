@@ -162,9 +162,9 @@ the trained retriever (PanguIR 3.3.3); `stratified` = one fixed set spread over 
 
 {table}
 
-Cached calls were paid by an earlier run into the same `--out` (the benchmark resumes from its cache).
+Cached calls: prompts already paid for, by an earlier run into the same `--out` or by another example source that picked the same examples.
 The CIs are 1000 group-bootstrap resamples; "vs stratified" is the paired bootstrap difference on the
-same items. With a 135M-parameter judge and {n_test} items the intervals are wide: read the table as
+same items. With a small judge (`{args.model}`) and {n_test} items the intervals are wide: read the table as
 the pipeline measured end to end at this size, not as evidence for or against the seed's claim.
 """
 
