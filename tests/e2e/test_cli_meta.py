@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
-from unittest import mock
 
 import numpy as np
 import pytest
 from scipy import stats
 from sklearn.metrics import cohen_kappa_score
 
-from tests.e2e.cli import run_cli
+from tests.e2e.cli import run_cli, run_main_in_process
 
 TREMA_JUDGE = "TREMA-4prompts/llama3.3-70b"
 
@@ -133,19 +131,6 @@ def test_user_error_exits_2_without_traceback(small_files):
     assert done.returncode == 2 and "unknown preset" in done.stderr and "Traceback" not in done.stderr
 
 
-def run_main_in_process(capsys, *args) -> tuple[int, str]:
-    """The same entry point as the console script, without a process start per error case."""
-    from judgelab.cli import main
-
-    with mock.patch.object(sys, "argv", ["judgelab", "meta", *map(str, args)]):
-        try:
-            main()
-            code = 0
-        except SystemExit as exc:
-            code = exc.code
-    return code, capsys.readouterr().err
-
-
 @pytest.mark.parametrize(("extra", "message"), [
     (["--level", "corpus"], "unknown level"),
     (["--bootstrap", "-1"], "--bootstrap"),
@@ -154,12 +139,12 @@ def run_main_in_process(capsys, *args) -> tuple[int, str]:
 ])
 def test_other_user_errors_exit_2(capsys, small_files, extra, message):
     items, judgments = small_files
-    code, err = run_main_in_process(capsys, "-d", items, "-j", judgments, *extra)
+    code, err = run_main_in_process(capsys, "meta", "-d", items, "-j", judgments, *extra)
     assert code == 2 and message in err
 
 
 def test_missing_file_and_ambiguous_aspect_exit_2(capsys, benchmarks_dir, small_files, tmp_path):
     items, judgments = small_files
-    assert run_main_in_process(capsys, "-d", tmp_path / "nope.jsonl", "-j", judgments)[0] == 2
-    code, err = run_main_in_process(capsys, "-d", benchmarks_dir / "sfres.jsonl", "-j", judgments)
+    assert run_main_in_process(capsys, "meta", "-d", tmp_path / "nope.jsonl", "-j", judgments)[0] == 2
+    code, err = run_main_in_process(capsys, "meta", "-d", benchmarks_dir / "sfres.jsonl", "-j", judgments)
     assert code == 2 and "--aspect" in err

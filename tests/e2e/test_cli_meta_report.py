@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from pathlib import Path
-from unittest import mock
 
 import pytest
 
-from tests.e2e.cli import run_cli
+from tests.e2e.cli import run_cli, run_main_in_process
 
 ATTACK = "<script>alert('x')</script>"
 
@@ -73,19 +71,6 @@ def test_meta_out_writes_a_report_folder(capsys, judge_run, tmp_path):
     code, err = run_main_in_process(capsys, "report", out)
     assert code == 0, err
     assert _metrics_table((out / "report.html").read_text()) == table
-
-
-def run_main_in_process(capsys, command: str, *args: object) -> tuple[int, str]:
-    """The console script's entry point, without a process start per case."""
-    from judgelab.cli import main
-
-    with mock.patch.object(sys, "argv", ["judgelab", command, *map(str, args)]):
-        try:
-            main()
-            code = 0
-        except SystemExit as exc:
-            code = exc.code
-    return code, capsys.readouterr().err
 
 
 def _snapshot(folder: Path) -> dict[str, bytes]:
