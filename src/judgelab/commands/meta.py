@@ -109,9 +109,10 @@ def _read_record(path: Path) -> dict[str, Any] | None:
 
 
 def _compared(judged: list[Judgment], result: Mapping[str, Any]) -> list[Judgment]:
-    """The judgments meta_evaluate considered: the evaluated aspect, the chosen judge (as metrics.align)."""
-    aspect, judge = result["aspect"], result["judge"]
-    return [j for j in judged if (aspect is None or j.aspect in (None, aspect)) and (judge is None or j.judge == judge)]
+    """The judgments meta_evaluate considered: the evaluated aspect, the chosen judge (metrics.align's own selection)."""
+    from judgelab.metrics.align import select_judgments
+
+    return select_judgments(judged, result["aspect"], result["judge"])
 
 
 def _source_run(judgments: Path) -> dict[str, Any]:

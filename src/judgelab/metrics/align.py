@@ -80,7 +80,8 @@ def infer_aspect(items: list[Item], aspect: str | None) -> str | None:
     return aspects[0]
 
 
-def _select_judgments(judgments: Iterable[Judgment], aspect: str | None, judge: str | None) -> list[Judgment]:
+def select_judgments(judgments: Iterable[Judgment], aspect: str | None, judge: str | None) -> list[Judgment]:
+    """The judgments of ``aspect`` (or of none) from ``judge``; more than one judge without a choice is an error."""
     judgments = [j for j in judgments if aspect is None or j.aspect in (None, aspect)]
     judges = sorted({j.judge for j in judgments if j.judge is not None})
     if judge is not None:
@@ -140,7 +141,7 @@ def align(items: Iterable[Item], judgments: Iterable[Judgment], *, aspect: str |
         raise DataError(f"the items mix kinds ({', '.join(sorted(kinds))}); evaluate one kind at a time")
     kind = kinds.pop()
     aspect = infer_aspect(items, aspect)
-    by_item, n_unknown = _by_item(_select_judgments(judgments, aspect, judge), {item.id for item in items})
+    by_item, n_unknown = _by_item(select_judgments(judgments, aspect, judge), {item.id for item in items})
     counts: Counter[str] = Counter()
     used_items, used_judgments, human, verdicts = [], [], [], []
     for item in items:
