@@ -29,8 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from bench.bench_judge_quality import benchmarks_dir, command_line, fmt
-from bench.common import describe_machine, load_avg, log, write_doc_section
+from bench.bench_judge_quality import benchmarks_dir, fmt
+from bench.common import command_line, describe_machine, load_avg, log, write_doc_section
 from judgelab.data import Dataset, Item, load_items
 from judgelab.data.split import split_by_group
 from judgelab.judges.critic import ActiveCriticJudge

@@ -25,8 +25,8 @@ from pathlib import Path
 import numpy as np
 from sklearn.model_selection import StratifiedKFold
 
-from bench.bench_similarity import SHARED, command_line, correlations, fmt
-from bench.common import describe_machine, load_avg, log, write_doc_section
+from bench.bench_similarity import SHARED, correlations, fmt
+from bench.common import command_line, describe_machine, load_avg, log, write_doc_section
 from judgelab.data import load_items
 from judgelab.data.split import kfold_by_group
 from judgelab.judges.ensemble import EnsembleJudge, Member, selection_frame

@@ -36,8 +36,8 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.bench_similarity import SHARED, command_line
-from bench.common import describe_machine, load_avg, log, write_doc_section
+from bench.bench_similarity import SHARED
+from bench.common import command_line, describe_machine, load_avg, log, write_doc_section
 from judgelab.data import load_items
 from judgelab.data.dataset import Dataset
 from judgelab.data.io import load_judgments, save_judgments

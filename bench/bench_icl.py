@@ -21,8 +21,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.bench_judge_quality import benchmarks_dir, command_line, machine
-from bench.common import load_avg, log, write_doc_section
+from bench.bench_judge_quality import benchmarks_dir, machine
+from bench.common import command_line, load_avg, log, write_doc_section
 from judgelab.data import load_items
 from judgelab.data.split import split_by_group
 from judgelab.judges.prompted import PromptedJudge

@@ -28,15 +28,13 @@ import json
 import math
 import os
 import random
-import shlex
-import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.common import DOC, describe_machine, load_avg, log, write_doc_section
+from bench.common import DOC, command_line, describe_machine, load_avg, log, write_doc_section
 from judgelab.data import Item, JsonlAppender, Judgment, load_items
 from judgelab.judges.prompted import PromptedJudge
 from judgelab.judges.strategy import Strategy
@@ -72,11 +70,6 @@ def benchmarks_dir() -> Path:
 
 def machine() -> str:
     return describe_machine()
-
-
-def command_line(module: str, argv: Sequence[str] | None = None) -> str:
-    args = sys.argv[1:] if argv is None else list(argv)
-    return " ".join([".venv/bin/python", "-m", module, *(shlex.quote(a) for a in args)])
 
 
 def fmt(value: float | None, digits: int = 3) -> str:

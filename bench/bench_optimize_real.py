@@ -21,13 +21,11 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import os
-import shlex
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import DOC, describe_machine, load_avg, log, write_doc_section
+from bench.common import DOC, command_line, describe_machine, load_avg, log, write_doc_section
 from judgelab.data import load_items, split_by_group
 from judgelab.data.item import Item
 from judgelab.judges.prompted import PromptedJudge
@@ -147,8 +145,7 @@ def main(argv: list[str] | None = None) -> int:
             results[method] = run_method(method, base, dev, test, client, args.budget, args.out, args.seed)
     rendered = table(results)
     print(rendered)
-    command = "nice -n 10 .venv/bin/python -m bench.bench_optimize_real " + \
-        shlex.join(argv if argv is not None else sys.argv[1:])
+    command = command_line("bench.bench_optimize_real", argv)
     groups = (len({i.group for i in dev}), len({i.group for i in test}))
     section = f"""
 - command: `{command.strip()}`; date: {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC; \

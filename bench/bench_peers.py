@@ -48,8 +48,8 @@ from pathlib import Path
 import openai
 from scipy.stats import spearmanr
 
-from bench.bench_judge_quality import benchmarks_dir, command_line
-from bench.common import DOC, bare_chat_loop, describe_machine, load_avg, log, write_doc_section
+from bench.bench_judge_quality import benchmarks_dir
+from bench.common import DOC, bare_chat_loop, command_line, describe_machine, load_avg, log, write_doc_section
 from judgelab.data import Item, load_items
 from judgelab.judges.prompted import PromptedJudge
 from judgelab.judges.strategy import Strategy

@@ -33,12 +33,11 @@ from typing import Any
 from bench.bench_judge_quality import (
     ROOT,
     benchmarks_dir,
-    command_line,
     load_avg,
     log,
     machine,
 )
-from bench.common import DOC, write_doc_section
+from bench.common import DOC, command_line, write_doc_section
 from judgelab.data import Item, load_items
 from judgelab.judges.prompted import PromptedJudge
 from judgelab.judges.strategy import Strategy

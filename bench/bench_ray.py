@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> None:
     print("\n".join([*table, "", summary]))
     if args.no_doc:
         return
-    from bench.bench_judge_quality import command_line
+    from bench.common import command_line
 
     write_doc_section("bench_ray", "\n".join([
         "## Ray engine: 1 vs 2 workers (`bench/bench_ray.py`)",

@@ -16,8 +16,6 @@ import argparse
 import json
 import math
 import os
-import shlex
-import sys
 import tempfile
 import time
 import warnings
@@ -27,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.common import describe_machine, load_avg, log, write_doc_section
+from bench.common import command_line, describe_machine, load_avg, log, write_doc_section
 from judgelab.data import load_items
 from judgelab.data.split import kfold_by_group
 from judgelab.metrics.correlation import dataset_level, group_level
@@ -40,11 +38,6 @@ DATASETS = {
     "sfhot": ["informativeness", "naturalness", "overall"],
     "sfres": ["informativeness", "naturalness", "overall"],
 }
-
-
-def command_line(module: str, argv: Sequence[str] | None = None) -> str:
-    args = sys.argv[1:] if argv is None else list(argv)
-    return " ".join(["nice -n 10 .venv/bin/python", "-m", module, *(shlex.quote(a) for a in args)])
 
 
 def fmt(value: float | None, digits: int = 3) -> str:

@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.child:
         print(json.dumps(measure(Path(args.child[0]), Path(args.child[1]))))
         return
-    from bench.bench_judge_quality import command_line  # heavy: only in the parent
+    from bench.common import command_line
 
     sizes = args.sizes or ([10_000, 100_000] if args.quick else [100_000, 1_000_000])
     loads = [load_avg()]

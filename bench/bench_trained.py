@@ -16,8 +16,6 @@ import argparse
 import json
 import os
 import re
-import shlex
-import sys
 import tempfile
 import time
 from datetime import datetime, timezone
@@ -26,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.common import DOC, describe_machine, load_avg, log, write_doc_section
+from bench.common import DOC, command_line, describe_machine, load_avg, log, write_doc_section
 from judgelab.data import load_items
 from judgelab.judges.trained import TrainedJudge
 from judgelab.train import agreement, cross_validate, human_targets, read_teacher, stack_cv, teacher_targets
@@ -263,7 +261,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--write", action="store_true", help="render the accumulated results into docs/benchmarks.md")
     args = parser.parse_args(argv)
     results = load_results()
-    command = "nice -n 10 .venv/bin/python -m bench.bench_trained " + shlex.join(sys.argv[1:] if argv is None else argv)
+    command = command_line("bench.bench_trained", argv)
     results["meta"] = {**results.get("meta", {}), "machine": describe_machine()}
     for spec in filter(None, re.split(r"\s*,\s*", args.datasets)):
         name, aspect = spec.split(":")

@@ -11,7 +11,7 @@
     so every query is represented), through the completion cache (a rerun resumes): the same
     agreement statistics on the slice and the LLM calls per pair.
 
-    nice -n 10 .venv/bin/python -m bench.bench_trema --pairs 43 --model qwen2.5-coder-1.5b
+    .venv/bin/python -m bench.bench_trema --pairs 43 --model qwen2.5-coder-1.5b
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import sys
 import time
 from collections import defaultdict
 from collections.abc import Sequence
@@ -29,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.common import describe_machine, load_avg, log, write_doc_section
+from bench.common import command_line, describe_machine, load_avg, log, write_doc_section
 from judgelab.data import load_items
 from judgelab.data.item import Item
 from judgelab.judges.aggregate import (
@@ -257,7 +256,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--reuse-aggregators", action="store_true",
                         help="take part (a) from the last run's saved rows instead of recomputing it")
     args = parser.parse_args(argv)
-    command = "nice -n 10 .venv/bin/python -m bench.bench_trema " + " ".join(argv if argv is not None else sys.argv[1:])
+    command = command_line("bench.bench_trema", argv)
     saved_a = RESULTS_DIR / "trema_aggregators.json"
     if args.modes_only:
         rows_a = []

@@ -6,9 +6,11 @@ from __future__ import annotations
 import os
 import platform
 import re
+import shlex
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md"
@@ -130,3 +132,11 @@ async def bare_chat_loop(base_url: str, alias: str, prompts: list[str], warm: li
         return time.perf_counter() - started, time.process_time() - cpu, list(outputs)
     finally:
         await client.close()
+
+
+def command_line(module: str, argv: Sequence[str] | None = None) -> str:
+    """The command that reproduces this run, with ``nice`` only if this process really ran niced."""
+    args = sys.argv[1:] if argv is None else list(argv)
+    niceness = os.nice(0)
+    prefix = [f"nice -n {niceness}"] if niceness else []
+    return " ".join([*prefix, ".venv/bin/python", "-m", module, *(shlex.quote(a) for a in args)])
