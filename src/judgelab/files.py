@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 PRIVATE_FILE = 0o600
@@ -83,3 +85,31 @@ def restrict_tree(path: str | Path) -> Path:
         if not target.is_symlink():
             target.chmod(PRIVATE_DIR if target.is_dir() else PRIVATE_FILE)
     return path
+
+
+def replace_folder(folder: Path, out_dir: Path) -> None:
+    """``out_dir`` becomes ``folder``: whatever was there before is removed first."""
+    if out_dir.exists():
+        shutil.rmtree(out_dir)
+    folder.rename(out_dir)
+
+
+@contextlib.contextmanager
+def staged_folder(out_dir: str | Path, *,
+                  move_in: Callable[[Path, Path], None] = replace_folder) -> Iterator[Path]:
+    """A private scratch folder beside ``out_dir``, named like it, for the block to write into.
+
+    When the block succeeds the folder is made owner-only (library writers use the umask) and
+    ``move_in(folder, out_dir)`` publishes it (default: replaces ``out_dir`` whole); whatever
+    happens, the scratch is removed, so a failure or a kill never leaves a half-written folder.
+    """
+    out_dir = Path(os.path.abspath(out_dir))  # "." and "a/.." have no name of their own
+    scratch = Path(tempfile.mkdtemp(dir=private_dir(out_dir.parent), prefix=f".{out_dir.name}."))  # 0700
+    try:
+        folder = scratch / out_dir.name
+        folder.mkdir(mode=PRIVATE_DIR)
+        yield folder
+        restrict_tree(folder)
+        move_in(folder, out_dir)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)

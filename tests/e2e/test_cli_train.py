@@ -38,7 +38,7 @@ def test_bad_training_input_is_refused_before_anything_is_written(tmp_path, case
     assert result.returncode == 2, result.stdout + result.stderr
     assert message in " ".join((result.stdout + result.stderr).split())
     assert not (tmp_path / "out").exists()
-    assert not list(tmp_path.glob(".out.partial-*"))
+    assert not list(tmp_path.glob(".out.*"))
 
 
 def test_existing_output_folder_is_not_overwritten(tmp_path):

@@ -3,22 +3,15 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
-from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
-from datetime import datetime, timezone
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
-from judgelab.errors import ConfigError, DataError
-
-if TYPE_CHECKING:
-    from judgelab.data import Item, Judgment
+from judgelab.errors import ConfigError
 
 PRESET_HELP = "How a seed reports: aeollm, llmjudge, hpss, active-critic (default: everything that applies)."
 
@@ -54,13 +47,14 @@ def meta(
     from judgelab.cli import console
     from judgelab.data.io import load_items, load_judgments
     from judgelab.metrics import meta_evaluate
+    from judgelab.report import check_meta_folder, write_meta_report
 
     if bootstrap < 0:
         raise ConfigError("--bootstrap must be 0 or more")
     if alpha_level not in ("ordinal", "nominal", "interval"):
         raise ConfigError(f"--alpha-level {alpha_level!r}: choose ordinal, nominal or interval")
     if out is not None:
-        _check_out_folder(out)
+        check_meta_folder(out)  # before the statistics: a refused folder costs nothing
     levels = [part.strip() for part in level.split(",") if part.strip()] if level else None
     items, judged = load_items(data), load_judgments(judgments)
     report = meta_evaluate(items, judged, aspect=aspect, preset=preset, judge=judge,
@@ -71,8 +65,7 @@ def meta(
     if out is not None:
         options = {"aspect": aspect, "preset": preset, "level": levels, "runs": runs, "judge": judge,
                    "baseline": baseline, "bootstrap": bootstrap, "seed": seed, "alpha_level": alpha_level}
-        written = _write_report_folder(out, items, _compared(judged, result), result,
-                                       _record(data, judgments, result, options))
+        written = write_meta_report(out, items, judged, result, data=data, judgments_file=judgments, options=options)
     if as_json:
         typer.echo(json.dumps(result, indent=2, ensure_ascii=False))
     else:
@@ -80,93 +73,6 @@ def meta(
             console.print(renderable, soft_wrap=isinstance(renderable, str))
     if written is not None:  # stderr under --json: stdout stays one JSON object
         typer.echo(f"report: {written}", err=as_json)
-
-
-# -- the report folder (--out) ---------------------------------------------------------------------
-OUT_FILES = ("run.json", "metrics.json", "judgments.jsonl", "report.html")
-
-
-def _check_out_folder(out: Path) -> None:
-    """--out must be new, empty, or an earlier `judgelab meta` folder: never another run's files."""
-    if out.exists() and not out.is_dir():
-        raise ConfigError(f"--out {out} is a file; give a folder")
-    record = _read_record(out / "run.json")
-    if record is not None and record.get("command") != "meta":
-        raise ConfigError(f"--out {out} holds a run of another command; choose a new folder "
-                          f"(`judgelab report {out}` rewrites that run's own report)")
-    if record is None and (taken := [name for name in OUT_FILES if (out / name).exists()]):
-        raise ConfigError(f"--out {out} already has {', '.join(taken)} and no meta run.json; choose a new folder")
-
-
-def _read_record(path: Path) -> dict[str, Any] | None:
-    if not path.is_file():
-        return None
-    try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise DataError(f"bad JSON ({exc.msg})", path, exc.lineno) from None
-    return record if isinstance(record, dict) else {}
-
-
-def _compared(judged: list[Judgment], result: Mapping[str, Any]) -> list[Judgment]:
-    """The judgments meta_evaluate considered: the evaluated aspect, the chosen judge (metrics.align's own selection)."""
-    from judgelab.metrics.align import select_judgments
-
-    return select_judgments(judged, result["aspect"], result["judge"])
-
-
-def _source_run(judgments: Path) -> dict[str, Any]:
-    """run.json of the judge run the judgments come from (model, judge config, accounting), if any."""
-    if judgments.name != "judgments.jsonl":
-        return {}  # a run.json beside some other file describes another file's judgments
-    try:
-        return _read_record(judgments.parent / "run.json") or {}
-    except DataError:
-        return {}  # only context for the page's header: an unreadable neighbour must not stop meta
-
-
-def _record(data: Path, judgments: Path, result: Mapping[str, Any], options: dict[str, Any]) -> dict[str, Any]:
-    """run.json of a meta folder: what was compared, how, and the judge run it came from."""
-    from judgelab import __version__
-
-    source = _source_run(judgments)
-    judge_config = source.get("judge") if isinstance(source.get("judge"), dict) else None
-    if judge_config is None or judge_config.get("aspect") not in (None, result["aspect"]):
-        # the page reads the aspect from the judge config: never let another aspect's config stand in
-        judge_config = {"aspect": result["aspect"], **({"judge": result["judge"]} if result["judge"] else {})}
-    return {
-        "command": "meta", "status": "finished", "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "versions": {"judgelab": __version__}, "data": str(data.resolve()), "judgments": str(judgments.resolve()),
-        "model": source.get("model") or "not recorded", "backend": source.get("backend") or f"judgments file {judgments.name}",
-        "judge": judge_config, "source_run": str(judgments.parent.resolve()) if source else None,
-        "usage": source.get("usage"), "options": {k: str(v) if isinstance(v, Path) else v for k, v in options.items()},
-    }
-
-
-def _write_report_folder(out: Path, items: Iterable[Item], judged: list[Judgment], result: dict[str, Any],
-                         record: dict[str, Any]) -> Path:
-    """Write the four files into a scratch folder and move them in only once the page rendered."""
-    from judgelab.data.io import save_judgments
-    from judgelab.llm.types import Usage
-    from judgelab.report import write_report
-
-    statuses = Counter(j.status for j in judged)
-    if not record["usage"]:  # no judge run beside the file: the accounting its judgments carry
-        record["usage"] = sum((j.usage for j in judged), Usage()).model_dump()
-    record |= {"items": result["coverage"]["n_items"], "counts": dict(statuses),
-               "unparsable_share": statuses["unparsable"] / len(judged) if judged else 0.0}
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=out.parent, prefix=f".{out.name}.") as scratch:
-        folder = Path(scratch) / out.name  # the page's title is its folder's name
-        folder.mkdir()
-        (folder / "run.json").write_text(json.dumps(record, indent=2, default=str), encoding="utf-8")
-        (folder / "metrics.json").write_text(json.dumps(result, indent=2, ensure_ascii=False), encoding="utf-8")
-        save_judgments(judged, folder / "judgments.jsonl")
-        write_report(folder, items)
-        out.mkdir(exist_ok=True)
-        for name in OUT_FILES:
-            os.replace(folder / name, out / name)
-    return out / "report.html"
 
 
 # -- human-readable output -----------------------------------------------------------------------

@@ -38,7 +38,8 @@ _ENV = jinja2.Environment(
 SAMPLE = 5000  # judgments drawn for plots and tables (uniformly, reproducibly) on larger runs
 TOP_DISAGREEMENTS = 15
 SHOWN_JUDGMENTS = 200
-_NOT_ESTIMATES = ("kind", "aspect", "preset", "judge", "coverage", "bootstrap")
+_NOT_ESTIMATES = ("kind", "aspect", "preset", "judge", "coverage", "bootstrap",
+                  "comparison")  # judge minus baseline: its own table (_comparison_rows)
 
 
 @dataclass
@@ -82,7 +83,7 @@ def write_report(folder: str | Path, items: Iterable[Item] | None = None) -> Pat
 
 def render_report(folder: str | Path, items: Iterable[Item] | None = None) -> str:
     folder = Path(folder)
-    record = _read_json(folder / "run.json")
+    record = read_run_record(folder)
     if record is None:
         raise ConfigError(f"{folder} is not a run folder: no run.json")
     metrics = _read_json(folder / "metrics.json")
@@ -95,6 +96,7 @@ def render_report(folder: str | Path, items: Iterable[Item] | None = None) -> st
     return _ENV.get_template("report.html.j2").render(
         title=folder.name, record=record, usage=record.get("usage") or {}, judge_yaml=yaml.safe_dump(judge, sort_keys=False),
         metrics=metrics, estimate_rows=list(_estimate_rows(metrics)), coverage=(metrics or {}).get("coverage"),
+        comparison=_comparison_rows(metrics),
         scan=scan, sample_size=SAMPLE, figures=_figures(scan, metrics, judge, judge_scale),
         criteria=_criteria_rows(scan.rows), disagreements=_disagreements(scan.rows, judge_scale),
         shown=scan.rows[:SHOWN_JUDGMENTS], optimizer=_optimizer(folder),
@@ -102,6 +104,16 @@ def render_report(folder: str | Path, items: Iterable[Item] | None = None) -> st
 
 
 # -- reading --------------------------------------------------------------------------------------
+def read_run_record(folder: str | Path) -> dict[str, Any] | None:
+    """FOLDER/run.json (None when there is none); bad JSON or anything but an object is a DataError
+    naming the file (and line). The one reader of run.json for the report and ``judgelab meta --out``."""
+    path = Path(folder) / "run.json"
+    record = _read_json(path)
+    if record is not None and not isinstance(record, dict):
+        raise DataError("run.json must hold one JSON object", path)
+    return record
+
+
 def _read_json(path: Path) -> Any:
     if not path.is_file():
         return None
@@ -192,6 +204,22 @@ def _walk(section: Any, path: tuple[str, ...]) -> Iterator[dict[str, Any]]:
     elif isinstance(section, Mapping):
         for key, value in section.items():
             yield from _walk(value, (*path, key))
+
+
+def _comparison_rows(metrics: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """The ``comparison`` section (``meta --baseline``): judge minus baseline per level and statistic,
+    with the paired-bootstrap interval, or the reason there is none. Entries of another shape (a
+    hand-edited metrics.json) are left out rather than failing the page."""
+    rows = []
+    for level, by_statistic in ((metrics or {}).get("comparison") or {}).items():
+        for statistic, c in (by_statistic.items() if isinstance(by_statistic, Mapping) else ()):
+            if isinstance(c, Mapping) and isinstance(c.get("a"), Mapping) and isinstance(c.get("b"), Mapping):
+                ci = c.get("ci") if isinstance(c.get("ci"), list) and len(c["ci"]) == 2 else [None, None]
+                rows.append({"level": level, "statistic": statistic, "judge": _numeric(c["b"].get("value")),
+                             "baseline": _numeric(c["a"].get("value")), "difference": _numeric(c.get("difference")),
+                             "ci": [_numeric(v) for v in ci], "p": _numeric(c.get("p_value")),
+                             "n": c["b"].get("n"), "note": c.get("reason") or ""})
+    return rows
 
 
 # -- figures ----------------------------------------------------------------------------------------

@@ -12,9 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
-import shutil
-from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TypeVar
@@ -22,7 +19,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from judgelab.errors import ConfigError
-from judgelab.files import restrict_tree
+from judgelab.files import staged_folder
 from judgelab.judges.base import JudgeConfig, load_judge
 from judgelab.judges.trained import WEIGHTS_FOLDER, TrainedJudge
 from judgelab.train.curves import agreement
@@ -77,20 +74,11 @@ def save_trained(trained: Trained, out_dir: Path, record: dict[str, Any], overwr
     return reload_as(out_dir, TrainedJudge)
 
 
-@contextlib.contextmanager
-def published(out_dir: Path) -> Iterator[Path]:
-    """A staging folder beside ``out_dir`` that replaces it whole when the block succeeds (so a
-    failure or a kill never leaves a half-written judge folder); removed on failure."""
-    staging = out_dir.with_name(f".{out_dir.name}.partial-{os.getpid()}")
-    shutil.rmtree(staging, ignore_errors=True)
-    try:
-        yield staging
-        restrict_tree(staging)  # weights come from torch / Hugging Face writers, which use the umask
-        if out_dir.exists():
-            shutil.rmtree(out_dir)
-        staging.rename(out_dir)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+def published(out_dir: Path) -> contextlib.AbstractContextManager[Path]:
+    """A staging folder that replaces ``out_dir`` whole when the block succeeds (so a failure or a
+    kill never leaves a half-written judge folder); weights from torch / Hugging Face writers are
+    made owner-only on the way."""
+    return staged_folder(out_dir)
 
 
 def reload_as(out_dir: Path, kind: type[J]) -> J:

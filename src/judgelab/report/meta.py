@@ -1,0 +1,147 @@
+"""A meta-evaluation as a report folder: what ``judgelab meta --out DIR`` writes, callable from Python.
+
+    DIR/run.json         "command": "meta": what was compared, how, and the judge run it came from
+    DIR/metrics.json     ``MetaReport.to_dict()``: exactly what ``judgelab meta --json`` prints
+    DIR/judgments.jsonl  the judgments compared (the evaluated aspect, the chosen judge)
+    DIR/report.html      the page (report/html.py); ``judgelab report DIR`` rewrites it
+
+>>> report = meta_evaluate(items, judgments, aspect="coherence", baseline=old)      # doctest: +SKIP
+>>> write_meta_report("runs/r1-meta", items, judgments, report, data="X.jsonl",
+...                   judgments_file="runs/r1/judgments.jsonl")                      # doctest: +SKIP
+
+Everything is checked and rendered in a scratch folder beside DIR first; a new DIR is then
+renamed into place whole, an earlier meta folder gets the four files replaced. A folder that
+holds another command's run (a judge's own run folder) is never written to.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from judgelab.data.io import save_judgments
+from judgelab.data.item import Item
+from judgelab.data.judgment import Judgment
+from judgelab.errors import ConfigError, DataError
+from judgelab.files import staged_folder, write_atomic
+from judgelab.metrics.align import select_judgments
+from judgelab.metrics.evaluate import MetaReport
+from judgelab.report.html import read_run_record, write_report
+
+META_FILES = ("run.json", "metrics.json", "judgments.jsonl", "report.html")
+
+
+def check_meta_folder(out_dir: str | Path) -> Path:
+    """``out_dir`` must be new, empty, or an earlier meta report folder: never another run's files.
+
+    Raises ``ConfigError`` otherwise (``DataError`` for an unreadable run.json in it).
+    """
+    out_dir = Path(out_dir)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise ConfigError(f"{out_dir} is a file; give a folder for the meta report")
+    record = read_run_record(out_dir) if out_dir.is_dir() else None
+    if record is not None and record.get("command") != "meta":
+        raise ConfigError(f"{out_dir} holds a run of another command; choose a new folder "
+                          f"(`judgelab report {out_dir}` rewrites that run's own report)")
+    if record is None and (taken := [name for name in META_FILES if (out_dir / name).exists()]):
+        raise ConfigError(f"{out_dir} already has {', '.join(taken)} and no meta run.json; choose a new folder")
+    return out_dir
+
+
+def write_meta_report(out_dir: str | Path, items: Iterable[Item] | None, judgments: Iterable[Judgment],
+                      result: MetaReport | Mapping[str, Any], *, data: str | Path | None = None,
+                      judgments_file: str | Path | None = None, options: Mapping[str, Any] | None = None) -> Path:
+    """Write ``out_dir`` as a meta report folder and return the path of its report.html.
+
+    ``items`` and ``judgments``: what was given to ``meta_evaluate`` (the judgments it compared are
+    kept: the evaluated aspect, the chosen judge); ``items=None`` reads them from ``data``.
+    ``result``: its ``MetaReport`` (or ``to_dict()``). ``data`` and ``judgments_file``: the files
+    they came from, recorded in run.json; a ``judgments.jsonl`` in a judge's run folder lends the
+    page that run's model, judge config and accounting. ``options``: how meta was called, recorded
+    as given (default: the MetaReport's levels, bootstrap and alpha level).
+    """
+    out_dir = check_meta_folder(out_dir)
+    metrics = result.to_dict() if isinstance(result, MetaReport) else dict(result)
+    compared = select_judgments(judgments, metrics["aspect"], metrics["judge"])
+    if options is None:
+        options = _options_of(result) if isinstance(result, MetaReport) else {}
+    record = _meta_record(metrics, compared, data=data, judgments_file=judgments_file, options=options)
+    with staged_folder(out_dir, move_in=_move_in) as folder:
+        write_atomic(folder / "run.json", json.dumps(record, indent=2, default=str))
+        write_atomic(folder / "metrics.json", json.dumps(metrics, indent=2, ensure_ascii=False))
+        save_judgments(compared, folder / "judgments.jsonl")
+        write_report(folder, items)
+    return out_dir / "report.html"
+
+
+def _meta_record(metrics: Mapping[str, Any], compared: list[Judgment], *, data: str | Path | None,
+                judgments_file: str | Path | None, options: Mapping[str, Any]) -> dict[str, Any]:
+    """run.json of a meta folder: what was compared, how, and the judge run it came from."""
+    from judgelab import __version__
+    from judgelab.llm.types import Usage
+
+    source = _source_run(judgments_file)
+    statuses = Counter(j.status for j in compared)
+    usage = source.get("usage") or sum((j.usage for j in compared), Usage()).model_dump()
+    return {
+        "command": "meta", "status": "finished", "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "versions": {"judgelab": __version__}, "data": _absolute(data), "judgments": _absolute(judgments_file),
+        "model": source.get("model") or "not recorded",
+        "backend": source.get("backend") or (f"judgments file {Path(judgments_file).name}" if judgments_file
+                                             else "judgments given in Python"),
+        "judge": _judge_config(source, metrics), "source_run": str(Path(judgments_file).parent.resolve()) if source else None,
+        "usage": usage, "options": {k: str(v) if isinstance(v, Path) else v for k, v in options.items()},
+        "items": metrics["coverage"]["n_items"], "counts": dict(statuses),
+        "unparsable_share": statuses["unparsable"] / len(compared) if compared else 0.0,
+    }
+
+
+def _source_run(judgments_file: str | Path | None) -> dict[str, Any]:
+    """run.json of the judge run the judgments come from (model, judge config, accounting), if any."""
+    if judgments_file is None or Path(judgments_file).name != "judgments.jsonl":
+        return {}  # a run.json beside some other file describes another file's judgments
+    try:
+        return read_run_record(Path(judgments_file).parent) or {}
+    except DataError:
+        return {}  # only context for the page's header: an unreadable neighbour must not stop meta
+
+
+def _judge_config(source: Mapping[str, Any], metrics: Mapping[str, Any]) -> dict[str, Any]:
+    judge = source.get("judge") if isinstance(source.get("judge"), dict) else None
+    if judge is None or judge.get("aspect") not in (None, metrics["aspect"]):
+        # the page reads the aspect from the judge config: never let another aspect's config stand in
+        judge = {"aspect": metrics["aspect"], **({"judge": metrics["judge"]} if metrics["judge"] else {})}
+    return judge
+
+
+def _options_of(report: MetaReport) -> dict[str, Any]:
+    chosen = report.options
+    return {"aspect": report.aspect, "preset": report.preset, "judge": report.judge,
+            "level": list(chosen.levels) if chosen.levels else None, "bootstrap": chosen.n_resamples,
+            "seed": chosen.seed, "alpha_level": chosen.alpha_level}
+
+
+def _absolute(path: str | Path | None) -> str | None:
+    return None if path is None else str(Path(path).resolve())
+
+
+# -- writing the folder whole ------------------------------------------------------------------------
+def _move_in(folder: Path, out_dir: Path) -> None:
+    """A new ``out_dir`` is the scratch folder renamed (one atomic step); into an existing one
+    (empty, or an earlier meta folder, checked again now) each file is renamed over its old self."""
+    if not out_dir.exists():
+        try:
+            folder.rename(out_dir)
+            return
+        except OSError as exc:  # made meanwhile by someone else: treat it as an existing folder
+            if exc.errno not in (errno.EEXIST, errno.ENOTEMPTY):
+                raise
+    check_meta_folder(out_dir)
+    for name in META_FILES:
+        os.replace(folder / name, out_dir / name)
