@@ -5,6 +5,10 @@ HANNA LLM raters vs the number of teacher-labelled items; training time and infe
     .venv/bin/python -m bench.bench_trained --datasets topical_chat:coherence,qags_xsum:consistency \
         --folds 5 --epochs 1 --max-items 300 --write
 
+With ``--stack-with-hanna-raters`` (HANNA) or ``--stack-with [LABEL=]JUDGMENTS`` (any dataset whose
+item ids the file uses), the judge's scores get a row of their own and a second stacked row that
+adds them as an input: "stacked (cross-encoder + similarity + LABEL)".
+
 Results accumulate in ~/.cache/judgelab/bench_trained.json ($JUDGELAB_BENCH_RESULTS) (one entry per dataset/aspect, replaced when rerun),
 so a long benchmark can be run piece by piece on a shared machine; --write renders every entry
 into this benchmark's section of docs/benchmarks.md.
@@ -26,6 +30,7 @@ import numpy as np
 
 from bench.common import DOC, command_line, describe_machine, load_avg, log, write_doc_section
 from judgelab.data import load_items
+from judgelab.errors import JudgelabError
 from judgelab.judges.trained import TrainedJudge
 from judgelab.train import agreement, cross_validate, human_targets, read_teacher, stack_cv, teacher_targets
 from judgelab.train.labels import Targets
@@ -39,6 +44,7 @@ DEFAULT_SETS = ("topical_chat:coherence,topical_chat:overall,sfres:naturalness,s
 #: Fields the scorer reads per dataset: the reference where the task is reference-based (data-to-text, as UniEval).
 INPUTS = {"sfres": ("source", "reference"), "sfhot": ("source", "reference"), "topical_chat": ("source", "context")}
 UNIEVAL_NAME = {"qags_cnndm": "qags_cnndm", "qags_xsum": "qags_xsum"}
+HANNA_RATERS = "LLM raters"
 
 
 def shared_benchmarks() -> Path:
@@ -119,13 +125,10 @@ def run_one(name: str, aspect: str, args: argparse.Namespace) -> dict[str, Any]:
             features.append(similarity)
     except Exception as exc:  # noqa: BLE001 - report why the baseline is missing, keep the benchmark going
         rows["similarity (UCLWI, ours)"] = {"unavailable": f"{type(exc).__name__}: {exc}"}
-    if name == "hanna":
-        llm = read_teacher(shared_benchmarks() / "reference" / "hanna_llm_ratings.jsonl", aspect)
-        features.append(np.array([llm.get(i.id, np.nan) for i in targets.items]))
     if features and np.isfinite(point.predictions).all() and all(np.isfinite(f).all() for f in features):
         stacked = stack_cv(point.predictions, np.column_stack(features), targets, folds=args.folds, seed=args.seed)
-        rows["stacked (cross-encoder + similarity" + (" + LLM raters" if name == "hanna" else "") + ")"] = \
-            agreement(stacked, targets.labels, targets)
+        rows["stacked (cross-encoder + similarity)"] = agreement(stacked, targets.labels, targets)
+    rows.update(stacked_with_judgments(point.predictions, features, targets, aspect, stack_with_files(name, args), args))
     return {"dataset": name, "aspect": aspect, "n_items": len(targets.items),
             "n_groups": len({i.group for i in targets.items}), "folds": args.folds,
             "spec": spec.model_dump(mode="json", include={"epochs", "max_length", "batch_size", "train_layers", "inputs",
@@ -133,6 +136,45 @@ def run_one(name: str, aspect: str, args: argparse.Namespace) -> dict[str, Any]:
             "train_seconds": point.train_seconds, "train_sizes": point.train_sizes,
             "wall_seconds": round(time.perf_counter() - started, 1), "rows": rows,
             "load": load_avg(), "date": datetime.now(timezone.utc).isoformat(timespec="minutes")}
+
+
+def stack_with_files(dataset: str, args: argparse.Namespace) -> list[tuple[str, Path]]:
+    """(label, judgments file) pairs to stack for this dataset: --stack-with, and the HANNA raters on HANNA."""
+    files = []
+    for spec in args.stack_with:
+        label, sep, path = spec.partition("=")
+        files.append((label, Path(path)) if sep else (Path(spec).stem, Path(spec)))
+    if args.stack_with_hanna_raters and dataset == "hanna":
+        files.append((HANNA_RATERS, shared_benchmarks() / "reference" / "hanna_llm_ratings.jsonl"))
+    return files
+
+
+def stacked_with_judgments(base: np.ndarray, features: list[np.ndarray], targets: Targets, aspect: str,
+                           files: list[tuple[str, Path]], args: argparse.Namespace) -> dict[str, Any]:
+    """Rows for judgments files (mean over the file's judges, as ``--stack-with`` reads them): each
+    file alone, then the stacked row with all of them added to the cross-encoder and similarity."""
+    rows, columns, labels = {}, [], []
+    for label, path in files:
+        alone = f"{label} (published mean)" if label == HANNA_RATERS else f"{label} (given judgments)"
+        try:
+            scores = read_teacher(path, aspect)
+        except JudgelabError as exc:  # e.g. a file without this dataset's aspect: say so, go on
+            rows[alone] = {"unavailable": str(exc)}
+            continue
+        column = np.array([scores.get(item.id, np.nan) for item in targets.items])
+        rows[alone] = agreement(column, targets.labels, targets)
+        columns.append(column)
+        labels.append(label)
+    if not columns:
+        return rows
+    name = "stacked (cross-encoder" + (" + similarity" if features else "") + "".join(f" + {label}" for label in labels) + ")"
+    inputs = np.column_stack([*features, *columns])
+    if not (np.isfinite(inputs).all() and np.isfinite(base).all()):
+        rows[name] = {"unavailable": f"the judgments cover {int(np.isfinite(inputs).all(axis=1).sum())} of "
+                                     f"{len(targets.items)} items; stacking needs every item"}
+        return rows
+    rows[name] = agreement(stack_cv(base, inputs, targets, folds=args.folds, seed=args.seed), targets.labels, targets)
+    return rows
 
 
 def run_distill(args: argparse.Namespace) -> dict[str, Any]:
@@ -254,6 +296,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--loss", choices=("mse", "pairwise"), default="mse", help="training loss (docs/training.md)")
     parser.add_argument("--learning-rate", type=float, default=3e-5, help="encoder learning rate")
+    parser.add_argument("--stack-with", action="append", default=[], metavar="[LABEL=]JUDGMENTS",
+                        help="a judgments file whose scores (mean over its judges) get their own row and join the "
+                             "stacked row's inputs (repeatable; item ids must match the dataset's)")
+    parser.add_argument("--stack-with-hanna-raters", action="store_true",
+                        help="on HANNA: the published LLM raters' mean score as a --stack-with file")
     parser.add_argument("--distill", action="store_true", help="also the HANNA distillation curve")
     parser.add_argument("--distill-sizes", default="25,50,100")
     parser.add_argument("--teacher-judge", default=None, help="one HANNA LLM rater (prefix); default: all averaged")

@@ -55,6 +55,9 @@ def train(
                                "scorer (fitted on the training groups) combined by a ridge fitted on the validation groups."),
     embedder: str = typer.Option("static", "--embedder", help="With --stack: the similarity scorer's embedder "
                                  "(static, minilm, or a model folder)."),
+    stack_with: list[str] | None = typer.Option(None, "--stack-with", help="With --stack: a judgments file (PATH or "
+                                                "NAME=PATH; repeatable) whose scores for the aspect become one more "
+                                                "input of the stacker, copied into DIR/members/."),
 ) -> None:
     """Train a local scorer (no LLM at use time) from labelled items, or distil a teacher judge into one."""
     from judgelab.cli import console
@@ -64,6 +67,8 @@ def train(
     check_out_dir(out, overwrite)
     if stack and teacher:
         raise ConfigError("--stack fits its stacker on human scores; it cannot be combined with --teacher")
+    if stack_with and not stack:
+        raise ConfigError("--stack-with adds members to the stacked judge: give --stack as well")
     spec = _spec(aspect, head, loss, epochs, seed, max_length, batch_size, learning_rate, train_layers, inputs,
                  val_fraction)
     sizes = _sizes(curve)
@@ -76,6 +81,7 @@ def train(
         targets = human_targets(items, aspect, str(data))
         origin = "human"
     check_trainable(targets, str(teacher or data))
+    extra_members = _extra_members(stack_with, aspect, targets)
     spec = spec.model_copy(update={"trained_on": origin})
     console.print(f"training a {head} scorer for {aspect!r} on {len(targets.items)} items ({origin} labels)")
     trained, record = _train_and_measure(spec, targets, sizes, folds, data, teacher)
@@ -83,7 +89,8 @@ def train(
     from judgelab.train.stack import save_stacked
 
     if stack:
-        stacked = save_stacked(trained, targets, out, record, embedder=embedder, overwrite=overwrite)
+        stacked = save_stacked(trained, targets, out, record, embedder=embedder, overwrite=overwrite,
+                               extra_members=extra_members)
         _print_stack(console, stacked)
     else:
         save_trained(trained, out, record, overwrite)
@@ -149,6 +156,13 @@ def _curve_entry(point, targets, agreement) -> dict[str, Any]:
     if targets.origin == "teacher" and np.isfinite(targets.humans).any():
         entry["with_humans"] = agreement(point.predictions, targets.humans, targets)
     return entry
+
+
+def _extra_members(stack_with: list[str] | None, aspect: str, targets) -> list:
+    """The --stack-with files, read and checked before any training (bad input fails fast)."""
+    from judgelab.train.stack import read_extra_members
+
+    return read_extra_members(stack_with, aspect, targets.items) if stack_with else []
 
 
 def _print_stack(console, stacked) -> None:
