@@ -147,6 +147,14 @@ MODES = {
     "four-prompts + sum (TREMA-sumdecompose)": {"mode": "four-prompts", "aggregator": {"method": "sum"}},
     "cot (TREMA-CoT)": {"mode": "cot"},
     "query-generation (TREMA-other)": {"mode": "query-generation"},
+    # Expected grades from the logprobs at each grade token (grade_score: logprob); the label
+    # prompts stay greedy. Their grading calls ask for logprobs, so they are new cache entries,
+    # shared by the three rows (same prompts): 4 new grading calls per pair, +1 per pair for
+    # the prompt row, +1 (the label; the check is cached) for the cot row.
+    "four-prompts + sum, expected grades (logprob)": {"mode": "four-prompts", "aggregator": {"method": "sum"},
+                                                      "grade_score": "logprob"},
+    "four-prompts + prompt, expected grades (logprob)": {"mode": "four-prompts", "grade_score": "logprob"},
+    "cot, expected grades (logprob)": {"mode": "cot", "grade_score": "logprob"},
 }
 
 
@@ -235,7 +243,7 @@ def section(rows_a: list[dict[str, Any]], result_b: dict[str, Any] | None, comma
     if result_b:
         parts += [
             f"**(b) TremaJudge modes with `{result_b['model']}`** (embedded, greedy) on a DL 2019 slice of "
-            f"{result_b['pairs']} pairs covering {result_b['queries']} of 43 queries (round-robin over queries, "
+            f"{result_b['pairs']} pairs covering {result_b['queries']} of the 30 queries (round-robin over queries, "
             f"seeded; human labels {result_b['labels']}). Kappa/alpha over the pairs the judge labelled (unparsable "
             "replies get no label). A leaderboard tau is not given: a slice this small leaves most run documents "
             "unjudged, so the tau would measure the slice, not the judge. Wall time is the run that paid for the "

@@ -227,6 +227,8 @@ def test_learned_aggregator_must_be_fitted_and_learn_from_two_labels():
         aggregate_grades(LogisticAggregator(), [{c: 1 for c in CRITERIA}], CRITERIA)
     with pytest.raises(DataError, match="2 distinct labels"):
         fit_aggregator(LogisticAggregator(), [{c: 1 for c in CRITERIA}] * 3, [1, 1, 1], CRITERIA)
+    with pytest.raises(DataError, match="constant grades"):  # a judge that always wrote "2"
+        fit_aggregator(NaiveBayesAggregator(), [{c: 2 for c in CRITERIA}] * 4, [0, 1, 2, 3], CRITERIA)
     with pytest.raises(ConfigError, match="nothing to learn"):
         fit_aggregator(SumAggregator(), [], [], CRITERIA)
     with pytest.raises(ConfigError, match="asks the LLM"):

@@ -106,6 +106,12 @@ class NaiveBayesAggregator(_LearnedAggregator):
     class_prior: tuple[float, ...] | None = None
 
     def fit(self, features: np.ndarray, labels: np.ndarray, names: Sequence[str]) -> NaiveBayesAggregator:
+        if len(features) and np.ptp(features, axis=0).max() == 0:
+            # GaussianNB scales its variance floor by the largest variance: with none, every class
+            # has zero variance and its predictions are divisions by zero, not a model.
+            raise DataError(f"every training item has the same grades {features[0].tolist()}: a naive Bayes "
+                            "aggregator cannot learn from constant grades (a judge that always writes one grade; "
+                            "try grade_score: logprob, or another aggregator)")
         model = GaussianNB(var_smoothing=self.var_smoothing).fit(features, labels)
         return self.model_copy(update=dict(
             features=tuple(names), classes=_ints(model.classes_), theta=_rows(model.theta_), var=_rows(model.var_),

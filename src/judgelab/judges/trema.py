@@ -12,6 +12,10 @@ Modes, each a sequence of LLM stages over the one client:
   real query 0-3 (Table 6); the similarity is the label.
 
 Criteria are data (name + description), so any task can be decomposed, not only relevance.
+With ``grade_score="logprob"`` a criterion grade is the expected grade under the model's
+distribution over the grade tokens (G-Eval style, via ``judgelab.parse.logprob_score_for``):
+small models tend to write one grade for everything greedily, while their distribution still
+separates the items. Labels (prompt aggregation, CoT, similarity) stay the whole number written.
 Every grade lands in ``Judgment.criteria``, so a person can see why a label was given. A reply
 with no valid grade makes the judgment ``unparsable`` (raw replies kept); the seed's "assign 0"
 is only used with ``on_invalid="zero"``.
@@ -29,7 +33,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, field_validator, model_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
@@ -43,9 +56,10 @@ from judgelab.judges.aggregate import (
     fit_aggregator,
 )
 from judgelab.judges.base import JudgeConfig, OnJudgment, usage_of
+from judgelab.judges.prompted import ScoreMode
 from judgelab.llm.client import Client
-from judgelab.llm.types import Request, Usage
-from judgelab.parse import judged_texts_of, parse_rating
+from judgelab.llm.types import Request, TokenLogprob, Usage
+from judgelab.parse import judged_texts_of, logprob_score_for, parse_rating
 from judgelab.prompts.render import environment
 
 Mode = Literal["four-prompts", "cot", "query-generation"]
@@ -98,6 +112,11 @@ class TremaJudge(JudgeConfig):
     #: How four-prompts combines the grades (``cot`` always uses its two routed prompts).
     aggregator: Aggregator = PromptAggregator()
     grade_scale: tuple[int, int] = (0, 3)
+    #: How a criterion grade is read. ``parsed``: the whole number the model wrote.
+    #: ``logprob``: the expected grade under its top-20 distribution at that number (a float in
+    #: ``grade_scale``; needs a backend with logprobs). ``score`` is accepted too: the name
+    #: ``judgelab judge --score`` sets, as for the prompted judge.
+    grade_score: ScoreMode = Field("parsed", validation_alias=AliasChoices("grade_score", "score"))
     labels: tuple[int, int] = (0, 3)
     #: TREMA-CoT routes, by criterion key: a "yes" grades ``relevant``, a "no" ``nonrelevant``.
     cot_relevant: CotRoute = CotRoute(criteria=("exactness", "coverage"), labels=(2, 3))
@@ -147,7 +166,19 @@ class TremaJudge(JudgeConfig):
                 unknown = [k for k in route.criteria if k not in keys]
                 if unknown:
                     raise ValueError(f"cot route criteria {unknown} are not among the criteria {keys}")
+        if self.mode == "query-generation" and self.grade_score == "logprob":
+            raise ValueError("mode 'query-generation' grades no criteria (its similarity is the label, a whole "
+                             "number); grade_score 'logprob' applies to four-prompts and cot")
         return self
+
+    @model_serializer(mode="wrap")
+    def _dump_without_default_grade_score(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # Left out at its default, so configs written before the field existed keep their digest
+        # (their run folders still resume).
+        data = handler(self)
+        if data.get("grade_score") == "parsed":
+            del data["grade_score"]
+        return data
 
     # -- training ------------------------------------------------------------------------------
     @property
@@ -199,8 +230,7 @@ class TremaJudge(JudgeConfig):
         if graded.final is not None:
             return graded.final
         if label is None:
-            missing = [k for k, v in graded.grades.items() if v is None]
-            return self._unparsable(item, graded, f"no valid grade for {', '.join(missing)}")
+            return self._unparsable(item, graded, graded.missing())
         return self._ok(item, graded, label)
 
     def _cot(self, items: list[Item], client: Client) -> list[Judgment]:
@@ -275,7 +305,8 @@ class TremaJudge(JudgeConfig):
                 messages = self._messages(grading.system(texts[0], texts[2], *self.grade_scale),
                                           grading.prompt(*texts, by_key[key], *self.grade_scale))
                 slots.append((index, key, messages))
-        outcomes = self._complete([messages for _, _, messages in slots], client, self.max_tokens, _SCORE)
+        outcomes = self._complete([messages for _, _, messages in slots], client, self.max_tokens, _SCORE,
+                                  logprobs=self.grade_score == "logprob")
         for (index, key, _), outcome in zip(slots, outcomes, strict=True):
             current = graded[index]
             current.usage = current.usage + outcome.usage
@@ -285,8 +316,21 @@ class TremaJudge(JudgeConfig):
             if outcome.error is not None:
                 current.final = self.error(items[index], f"grading {key} failed: {outcome.error}", current.usage)
                 continue
-            current.grades[key] = self._read(outcome.text, self.grade_scale, items[index], current, key)
+            current.grades[key] = self._grade(outcome, items[index], current, key)
         return graded
+
+    def _grade(self, outcome: _Outcome, item: Item, current: _Graded, key: str) -> float | None:
+        """The criterion grade of one reply: the number written, or its expected value (``logprob``)."""
+        if self.grade_score == "parsed":
+            return self._read(outcome.text, self.grade_scale, item, current, key)
+        parsed = parse_rating(outcome.text, self.grade_scale, pick="first", judged_texts=judged_texts_of(item))
+        weighted = logprob_score_for(parsed, outcome.logprobs, self.grade_scale, outcome.prefix)
+        current.parsed_grades[key] = parsed.score
+        current.grade_mass[key] = weighted.mass
+        if weighted.score is not None:
+            return weighted.score
+        current.invalid[key] = weighted.reason if parsed.span is not None else parsed.reason
+        return self._fallback(current, key)
 
     def _final_prompt(self, items: list[Item], graded: list[_Graded], client: Client,
                       render: Callable[[Item, _Graded], list], bounds: Any, stage: str = "label") -> list[Judgment]:
@@ -296,9 +340,8 @@ class TremaJudge(JudgeConfig):
         for index, (item, current) in enumerate(zip(items, graded, strict=True)):
             if current.final is not None:
                 continue
-            missing = [k for k, v in current.grades.items() if v is None]
-            if missing:
-                current.final = self._unparsable(item, current, f"no valid grade for {', '.join(missing)}")
+            if any(v is None for v in current.grades.values()):
+                current.final = self._unparsable(item, current, current.missing())
                 continue
             todo.append(index)
         outcomes = self._complete([render(items[i], graded[i]) for i in todo], client, self.max_tokens, _SCORE)
@@ -324,6 +367,10 @@ class TremaJudge(JudgeConfig):
         parsed = parse_rating(text, bounds, pick="first", judged_texts=judged_texts_of(item))
         if parsed.ok and parsed.score is not None and float(parsed.score).is_integer():
             return parsed.score
+        return self._fallback(current, stage)
+
+    def _fallback(self, current: _Graded, stage: str) -> float | None:
+        """No valid number from ``stage``: None, or 0 with the seed's fallback (noted in ``extra.fallbacks``)."""
         if self.on_invalid == "zero":
             current.fallbacks.append(stage)
             return 0.0
@@ -345,20 +392,26 @@ class TremaJudge(JudgeConfig):
         return outcomes
 
     def _complete(self, batch: list[list], client: Client, max_tokens: int, prefix: str = "",
-                  stop: tuple[str, ...] = ()) -> list[_Outcome]:
-        """One request per message list; the reply text includes the forced start (``prefix``)."""
+                  stop: tuple[str, ...] = (), logprobs: bool = False) -> list[_Outcome]:
+        """One request per message list; the reply text includes the forced start (``prefix``).
+
+        ``logprobs``: ask for the top 20 alternatives per token; a backend without logprobs
+        raises CapabilityError (from the client) before any call, as for the prompted judge.
+        """
         if not batch:
             return []
         if not (self.prefill and client.backend.capabilities.assistant_prefix):
             prefix = ""
         requests = [Request(messages=tuple(m), assistant_prefix=prefix, temperature=self.temperature,
-                            max_tokens=max_tokens, stop=stop, seed=self.seed) for m in batch]
+                            max_tokens=max_tokens, stop=stop, seed=self.seed, logprobs=logprobs,
+                            top_logprobs=20 if logprobs else 0) for m in batch]
         results = []
         for result in client.complete_all(requests, errors="return"):
             if isinstance(result, RequestError):
                 results.append(_Outcome(error=str(result)))
             else:
-                results.append(_Outcome(text=prefix + result[0].text, usage=usage_of(result)))
+                results.append(_Outcome(text=prefix + result[0].text, usage=usage_of(result), prefix=prefix,
+                                        logprobs=result[0].logprobs))
         return results
 
     # -- texts and judgments ---------------------------------------------------------------------
@@ -393,6 +446,10 @@ class TremaJudge(JudgeConfig):
             extra["generated_query"] = graded.generated_query
         if graded.fallbacks:
             extra["fallbacks"] = list(graded.fallbacks)
+        if self.grade_score == "logprob":
+            # the number each reply wrote and the probability on valid grades behind each expectation
+            extra["parsed_grades"] = dict(graded.parsed_grades)
+            extra["grade_mass"] = dict(graded.grade_mass)
         raw = "\n".join(f"[{stage}] {text}" for stage, text in graded.replies.items())
         return dict(item_id=item.id, aspect=self.aspect, judge=self.name, criteria=dict(graded.grades),
                     raw=raw, usage=graded.usage, extra=extra)
@@ -409,6 +466,9 @@ class _Outcome:
     text: str = ""
     usage: Usage = field(default_factory=Usage)
     error: str | None = None
+    #: The forced start included in ``text``, and the reply's token logprobs (when asked for).
+    prefix: str = ""
+    logprobs: tuple[TokenLogprob, ...] | None = None
 
 
 @dataclass
@@ -417,11 +477,20 @@ class _Graded:
 
     grades: dict[str, float | None] = field(default_factory=dict)
     replies: dict[str, str] = field(default_factory=dict)
+    #: ``logprob`` grading: the number each reply wrote, the mass on valid grades, why a grade is missing.
+    parsed_grades: dict[str, float | None] = field(default_factory=dict)
+    grade_mass: dict[str, float] = field(default_factory=dict)
+    invalid: dict[str, str] = field(default_factory=dict)
     usage: Usage = field(default_factory=Usage)
     fallbacks: list[str] = field(default_factory=list)
     route: bool | None = None
     generated_query: str | None = None
     final: Judgment | None = None
+
+    def missing(self) -> str:
+        """Why the item has no label: the criteria without a valid grade (and why, when known)."""
+        keys = [k for k, v in self.grades.items() if v is None]
+        return "no valid grade for " + ", ".join(f"{k} ({self.invalid[k]})" if k in self.invalid else k for k in keys)
 
 
 _SCORE, _ANSWER = "Score: ", "Answer: "
@@ -444,7 +513,9 @@ def _first_line(text: str) -> str:
 
 
 def _fmt(value: float | None) -> str:
-    return "none" if value is None else f"{value:g}"
+    """A grade as the aggregation prompts show it: whole numbers as written, expected grades to
+    one decimal (finer digits are noise to a judge model and only lengthen the prompt)."""
+    return "none" if value is None else f"{round(value, 1):g}"
 
 
 def _human_label(item: Item, aspect: str) -> int | None:
