@@ -294,3 +294,15 @@ def test_random_search_draws_distinct_strategies():
     optimize(RandomSearch(seed=0), BASE, evaluator, 71)
     assert len(evaluator.evaluated) == 71 == len(set(evaluator.evaluated))
     assert evaluator.evaluated[0] == S0.key()
+
+
+@pytest.mark.parametrize("offset, gain", [(0.0, "ratio"), (-60.0, None)])
+def test_held_out_change_is_always_given_and_a_relative_gain_only_from_a_positive_start(offset, gain):
+    shifted = TableEvaluator(f=lambda s: table_f(s) + offset)  # offset -60: every strategy scores below 0
+    result = optimize(Greedy(seed=0), BASE, shifted, 10, test_items=[object()])
+    start, best = result.test["start"]["objective"], result.test["best"]["objective"]
+    assert result.test["change"] == pytest.approx(best - start)
+    if gain is None:
+        assert start < 0 and result.test["relative_gain"] is None
+    else:
+        assert result.test["relative_gain"] == pytest.approx((best - start) / start)

@@ -162,8 +162,9 @@ def print_result(console: Console, result: OptimizeResult) -> None:
         for name in ("start", "best"):
             entry = result.test[name]
             table.add_row(f"test: {name}", f"{_number(entry['objective'])} (pairwise {_number(entry['pairwise_agreement'], 3)})")
-        gain = result.test.get("relative_gain")
-        table.add_row("test: relative gain", "—" if gain is None else f"{gain:+.1%}")
+        change, gain = result.test.get("change"), result.test.get("relative_gain")
+        table.add_row("test: change (best - start)", "—" if change is None else f"{change:+.1f}")
+        table.add_row("test: relative gain", "— (start <= 0)" if gain is None else f"{gain:+.1%}")
     console.print(table)
     if result.folder:
         console.print(f"run folder: {result.folder} (best config: {result.folder / BEST})")

@@ -539,7 +539,10 @@ def _test(search: Search, evaluator: Evaluator, items: Sequence[Item]) -> dict[s
             search.add_usage(scored[name].usage)
         result[name] = {"digest": config.digest(), **scored[name].to_record()}
     best, start = scored["best"].objective, scored["start"].objective
-    result["relative_gain"] = (best - start) / abs(start) if best is not None and start else None
+    known = best is not None and start is not None
+    result["change"] = best - start if known else None
+    # A ratio to a start at or below zero (no agreement, or the wrong sign) is not a gain.
+    result["relative_gain"] = (best - start) / start if known and start > 0 else None
     if path is not None:
         _write_json(path, result)
     return result
