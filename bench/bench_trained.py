@@ -254,8 +254,10 @@ def render(results: dict[str, Any]) -> str:
                   f"6-layer forward at max_length {speed['max_length']}, load {speed['load']})."]
     for note in meta.get("notes", []):
         lines += ["", note]
-    lines += ["", "Not run yet in this table: any dataset/aspect missing above (the CPU is shared; run it with "
-              "`--datasets NAME:ASPECT`)."]
+    measured = {f"{e['dataset']}:{e['aspect']}" for e in results.get("entries", []) if e.get("kind") != "distill"}
+    missing = [name for name in DEFAULT_SETS.split(",") if name not in measured]
+    if missing:
+        lines += ["", f"Not run yet: {', '.join(missing)} (`--datasets NAME:ASPECT`)."]
     return "\n".join(lines)
 
 
