@@ -39,10 +39,14 @@ def _lines(path: Path) -> int:
 
 
 def test_sigint_stops_a_real_run_cleanly_and_the_rerun_resumes(tmp_path, test_model_path):
-    # Enough items that the run is still judging when the first line appears, on a fast quiet
-    # machine too (with 12, a fast run could finish judging before the interrupt arrived).
+    # The run must still be judging when the first line appears, on a fast quiet machine too.
+    # Lines reach the file in batches (every 0.5 s), so a run that judges everything within
+    # 0.5 s shows its first line only when it is done: with one-token ratings, 24 items did that
+    # on a quiet CI machine. A 40-token explanation after each rating keeps it judging for seconds.
     n = 24
     items, judge = _demo(n)
+    judge = judge.model_copy(update={"strategy": judge.strategy.model_copy(update={"cot": "suffix"}),
+                                     "max_tokens": 40})
     data, config = save_items(items, tmp_path / "items.jsonl"), judge.save(tmp_path / "judge.yaml")
     run = tmp_path / "run"
     args = [sys.executable, "-m", "judgelab.cli", "judge", "--data", str(data), "--config", str(config),
