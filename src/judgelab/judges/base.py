@@ -14,7 +14,15 @@ from pathlib import Path
 from typing import Annotated, Any, ClassVar
 
 import yaml
-from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError, ValidationInfo
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    ValidationInfo,
+    model_serializer,
+)
 
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
@@ -76,10 +84,23 @@ class JudgeConfig(BaseModel):
     #: them a client whose backend raises if called, so no model is ever loaded for them.
     uses_llm: ClassVar[bool] = True
 
+    #: Fields added after configs of this kind were first saved, with their dumped default: left
+    #: out of every dump at that default, so configs written before the field existed keep their
+    #: digest (their run folders and caches still resume).
+    omitted_at_default: ClassVar[dict[str, Any]] = {}
+
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if cls.registry_name:
             _REGISTRY[cls.registry_name] = cls
+
+    @model_serializer(mode="wrap")
+    def _dump_without_late_defaults(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data = handler(self)
+        for name, default in self.omitted_at_default.items():
+            if name in data and data[name] == default:
+                del data[name]
+        return data
 
     def run(self, items: Sequence[Item], client: Client, on_judgment: OnJudgment | None = None) -> list[Judgment]:
         raise NotImplementedError

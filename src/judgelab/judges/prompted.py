@@ -16,8 +16,6 @@ from dataclasses import dataclass
 from statistics import fmean
 from typing import Any, ClassVar, Literal
 
-from pydantic import SerializerFunctionWrapHandler, model_serializer
-
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
 from judgelab.errors import ConfigError, JudgelabError, RequestError
@@ -42,10 +40,6 @@ from judgelab.prompts import (
 ScoreMode = Literal["parsed", "logprob"]
 #: Where in-context examples come from (judgelab.optimize.icl documents each).
 ExampleSourceName = Literal["stratified", "random", "semantic", "trained", "diverse"]
-# Example-source fields left out of the dump at their defaults, so configs written before they
-# existed keep their digest (a run folder of such a config still resumes).
-_EXAMPLE_DEFAULTS = {"example_source": "stratified", "example_retriever": None, "example_embedder": "minilm",
-                     "example_high_band": 0.75}
 # Room for what each CoT mode makes the judge write (a dialectic reference needs the most).
 _MAX_TOKENS = {"none": 16, "suffix": 256, "prefix": 512}
 
@@ -54,6 +48,10 @@ class PromptedJudge(JudgeConfig):
     """A pointwise judge whose prompt is an HPSS ``Strategy``. Defaults: the MT-Bench strategy."""
 
     registry_name: ClassVar[str] = "prompted"
+    # The example-source fields came after the first saved configs.
+    omitted_at_default: ClassVar[dict[str, Any]] = {
+        "example_source": "stratified", "example_retriever": None, "example_embedder": "minilm",
+        "example_high_band": 0.75}
     kind: Literal["prompted"] = "prompted"
     aspect: str
     #: Task family (wording): summarisation, dialogue, data2text, story, qa, relevance, generic.
@@ -90,14 +88,6 @@ class PromptedJudge(JudgeConfig):
             raise ConfigError("samples > 1 (self-consistency) needs temperature > 0")
         if self.example_source == "trained" and self.example_retriever is None:
             raise ConfigError("example_source 'trained' needs example_retriever (a folder from `judgelab icl-train`)")
-
-    @model_serializer(mode="wrap")
-    def _dump_without_default_example_fields(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        data = handler(self)
-        for name, default in _EXAMPLE_DEFAULTS.items():
-            if name in data and data[name] == default:
-                del data[name]
-        return data
 
     def run(
         self,

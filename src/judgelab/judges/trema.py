@@ -38,9 +38,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    SerializerFunctionWrapHandler,
     field_validator,
-    model_serializer,
     model_validator,
 )
 
@@ -101,6 +99,7 @@ class TremaJudge(JudgeConfig):
     """TREMA relevance (or any criteria-decomposed) judge. Defaults: TREMA-4prompts."""
 
     registry_name: ClassVar[str] = "trema"
+    omitted_at_default: ClassVar[dict[str, Any]] = {"grade_score": "parsed"}  # added after the first configs
     kind: Literal["trema"] = "trema"
     trainable: ClassVar[bool] = True
 
@@ -170,15 +169,6 @@ class TremaJudge(JudgeConfig):
             raise ValueError("mode 'query-generation' grades no criteria (its similarity is the label, a whole "
                              "number); grade_score 'logprob' applies to four-prompts and cot")
         return self
-
-    @model_serializer(mode="wrap")
-    def _dump_without_default_grade_score(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        # Left out at its default, so configs written before the field existed keep their digest
-        # (their run folders still resume).
-        data = handler(self)
-        if data.get("grade_score") == "parsed":
-            del data["grade_score"]
-        return data
 
     # -- training ------------------------------------------------------------------------------
     @property
