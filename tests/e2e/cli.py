@@ -1,9 +1,12 @@
-"""Run `judgelab` as a user does: a separate process, its exit code and its output."""
+"""Run `judgelab` as a user does: a separate process, its exit code and its output; and the files a
+user would give it (JSONL rows, a judge's run folder)."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+from pathlib import Path
 from unittest import mock
 
 
@@ -24,3 +27,19 @@ def run_main_in_process(capsys, *args: object) -> tuple[int, str]:
         except SystemExit as exc:
             code = exc.code
     return code, capsys.readouterr().err
+
+
+def write_jsonl(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return path
+
+
+def judge_run_folder(folder: Path, judgments: list[dict], usage: dict) -> Path:
+    """A judge's run folder as `judgelab judge` leaves it (run.json + judgments.jsonl), without the
+    model run: for the commands that read one (meta, report)."""
+    folder.mkdir()
+    (folder / "run.json").write_text(json.dumps({
+        "judge": {"kind": "prompted", "aspect": "overall", "strategy": {"scale": 5}}, "model": "tiny-test-model",
+        "backend": "embedded:tiny", "status": "finished", "items": len(judgments), "usage": usage}))
+    write_jsonl(folder / "judgments.jsonl", judgments)
+    return folder

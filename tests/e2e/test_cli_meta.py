@@ -10,18 +10,13 @@ import pytest
 from scipy import stats
 from sklearn.metrics import cohen_kappa_score
 
-from tests.e2e.cli import run_cli, run_main_in_process
+from tests.e2e.cli import run_cli, run_main_in_process, write_jsonl
 
 TREMA_JUDGE = "TREMA-4prompts/llama3.3-70b"
 
 
 def run_meta(*args: str) -> subprocess.CompletedProcess:
     return run_cli("meta", *args, timeout=120)
-
-
-def _write_jsonl(path, rows):
-    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
-    return path
 
 
 def _read_jsonl(path):
@@ -38,7 +33,7 @@ def trema_judgments(benchmarks_dir, tmp_path_factory):
             prediction = row["prediction"]
             rows.append({"item_id": row["item_id"],
                          "label": prediction["label"] if isinstance(prediction, dict) else prediction})
-    return _write_jsonl(tmp_path_factory.mktemp("trema") / "judgments.jsonl", rows)
+    return write_jsonl(tmp_path_factory.mktemp("trema") / "judgments.jsonl", rows)
 
 
 def test_llmjudge_preset_with_runs_prints_one_json_object(benchmarks_dir, trema_judgments):
@@ -68,10 +63,10 @@ def test_llmjudge_preset_with_runs_prints_one_json_object(benchmarks_dir, trema_
 def test_correlation_levels_json_shape(benchmarks_dir, tmp_path):
     predictions = [r for r in _read_jsonl(benchmarks_dir / "reference" / "unieval_predictions.jsonl")
                    if r["dataset"] == "topical_chat"]
-    judgments = _write_jsonl(tmp_path / "unieval.jsonl",
+    judgments = write_jsonl(tmp_path / "unieval.jsonl",
                              [{"item_id": r["item_id"], "score": r["prediction"]["overall"]} for r in predictions])
     # a second "judge": UniEval's coherence score used as a predictor of overall quality
-    baseline = _write_jsonl(tmp_path / "baseline.jsonl",
+    baseline = write_jsonl(tmp_path / "baseline.jsonl",
                             [{"item_id": r["item_id"], "score": r["prediction"]["coherence"]} for r in predictions])
     done = run_meta("-d", benchmarks_dir / "topical_chat.jsonl", "-j", judgments, "--aspect", "overall",
                     "--level", "dataset,group,system", "--bootstrap", "100", "--baseline", baseline, "--json")
@@ -94,10 +89,10 @@ def test_correlation_levels_json_shape(benchmarks_dir, tmp_path):
 
 @pytest.fixture
 def small_files(tmp_path):
-    items = _write_jsonl(tmp_path / "items.jsonl", [
+    items = write_jsonl(tmp_path / "items.jsonl", [
         {"id": f"i{k}", "output": f"text {k}", "group_id": f"g{k // 3}", "scores": {"overall": (k * 7) % 5 + 1}}
         for k in range(12)])
-    judgments = _write_jsonl(tmp_path / "judgments.jsonl", [
+    judgments = write_jsonl(tmp_path / "judgments.jsonl", [
         {"item_id": f"i{k}", "score": float((k * 7) % 5 + 1 + (k % 2))} for k in range(8)
     ] + [
         {"item_id": "i8", "status": "unparsable", "reason": "no number in the reply"},

@@ -8,33 +8,23 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.cli import run_cli, run_main_in_process
+from tests.e2e.cli import judge_run_folder, run_cli, run_main_in_process, write_jsonl
 
 ATTACK = "<script>alert('x')</script>"
-
-
-def _write_jsonl(path: Path, rows: list[dict]) -> Path:
-    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
-    return path
 
 
 @pytest.fixture
 def judge_run(tmp_path) -> tuple[Path, Path]:
     """Items with hostile texts, and a judge run folder (run.json + judgments.jsonl) that judged them."""
-    items = _write_jsonl(tmp_path / "items.jsonl", [
+    items = write_jsonl(tmp_path / "items.jsonl", [
         {"id": f"i{k}", "output": f"{ATTACK} summary {k}", "group_id": f"g{k // 4}", "scores": {"overall": k % 5 + 1}}
         for k in range(12)])
-    run = tmp_path / "judge-run"
-    run.mkdir()
-    (run / "run.json").write_text(json.dumps({
-        "judge": {"kind": "prompted", "aspect": "overall", "strategy": {"scale": 5}}, "model": "tiny-test-model",
-        "backend": "embedded:tiny", "status": "finished", "items": 12,
-        "usage": {"calls": 11, "cache_hits": 1, "prompt_tokens": 900, "completion_tokens": 40, "cost_usd": None,
-                  "wall_s": 2.0}}))
-    _write_jsonl(run / "judgments.jsonl", [
+    run = judge_run_folder(tmp_path / "judge-run", [
         {"item_id": f"i{k}", "score": float(5 - k % 5), "explanation": f'<img src=x onerror="alert({k})">'}
         for k in range(11)] + [{"item_id": "i11", "status": "unparsable", "raw": "<b>no number</b>",
-                               "reason": "no rating in the reply"}])
+                               "reason": "no rating in the reply"}],
+        usage={"calls": 11, "cache_hits": 1, "prompt_tokens": 900, "completion_tokens": 40, "cost_usd": None,
+               "wall_s": 2.0})
     return items, run
 
 
@@ -79,7 +69,7 @@ def _snapshot(folder: Path) -> dict[str, bytes]:
 
 def test_only_the_chosen_judges_judgments_are_kept(capsys, judge_run, tmp_path):
     items, _ = judge_run
-    judgments = _write_jsonl(tmp_path / "two-judges.jsonl", [
+    judgments = write_jsonl(tmp_path / "two-judges.jsonl", [
         {"item_id": f"i{k}", "score": float(k % 5 + 1), "judge": name} for name in ("a", "b") for k in range(12)])
     out = tmp_path / "only-b"
     code, err = run_main_in_process(capsys, "meta", "-d", items, "-j", judgments, "--judge", "b", "--bootstrap", "0",

@@ -16,32 +16,22 @@ from judgelab.errors import ConfigError
 from judgelab.metrics import meta_evaluate
 from judgelab.report import meta as meta_report
 from judgelab.report import write_meta_report
-from tests.e2e.cli import run_main_in_process
+from tests.e2e.cli import judge_run_folder, run_main_in_process, write_jsonl
 
 ATTACK = "<script>alert('x')</script>"
 HOSTILE_NAME = "<img src=x onerror=alert(1)>.jsonl"  # a baseline file name the page must show as text
 
 
-def _write_jsonl(path: Path, rows: list[dict]) -> Path:
-    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
-    return path
-
-
 @pytest.fixture
 def files(tmp_path) -> dict[str, Path]:
     """24 items in 6 groups, a judge run folder that judged them, and a worse baseline judge's judgments."""
-    items = _write_jsonl(tmp_path / "items.jsonl", [
+    items = write_jsonl(tmp_path / "items.jsonl", [
         {"id": f"i{k}", "output": f"{ATTACK} summary {k}", "group_id": f"g{k // 4}", "system_id": f"s{k % 3}",
          "scores": {"overall": (k * 7) % 5 + 1}} for k in range(24)])
-    run = tmp_path / "judge-run"
-    run.mkdir()
-    (run / "run.json").write_text(json.dumps({
-        "judge": {"kind": "prompted", "aspect": "overall", "strategy": {"scale": 5}}, "model": "tiny-test-model",
-        "backend": "embedded:tiny", "status": "finished", "items": 24,
-        "usage": {"calls": 24, "cache_hits": 0, "prompt_tokens": 900, "completion_tokens": 40, "wall_s": 2.0}}))
-    _write_jsonl(run / "judgments.jsonl", [  # follows the humans, off by one on every third item
-        {"item_id": f"i{k}", "score": float((k * 7) % 5 + 1 + (k % 3 == 0))} for k in range(24)])
-    baseline = _write_jsonl(tmp_path / HOSTILE_NAME, [{"item_id": f"i{k}", "score": float(k % 5 + 1)} for k in range(24)])
+    run = judge_run_folder(tmp_path / "judge-run", [  # follows the humans, off by one on every third item
+        {"item_id": f"i{k}", "score": float((k * 7) % 5 + 1 + (k % 3 == 0))} for k in range(24)],
+        usage={"calls": 24, "cache_hits": 0, "prompt_tokens": 900, "completion_tokens": 40, "wall_s": 2.0})
+    baseline = write_jsonl(tmp_path / HOSTILE_NAME, [{"item_id": f"i{k}", "score": float(k % 5 + 1)} for k in range(24)])
     return {"items": items, "judgments": run / "judgments.jsonl", "baseline": baseline, "run": run}
 
 

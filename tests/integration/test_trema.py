@@ -12,6 +12,8 @@ from judgelab.judges.trema import TremaJudge
 from judgelab.llm import Client, CompletionCache
 from tests.integration.test_prompted_judge import close_loop_only
 
+CRITERIA = {"exactness", "coverage", "topicality", "contextual_fit"}
+
 
 @pytest.fixture(scope="module")
 def dl2019_pairs(benchmarks_dir):
@@ -39,9 +41,8 @@ def cache_path(tmp_path_factory):
 
 
 @pytest.mark.parametrize("options, criteria, calls_per_pair", [
-    ({"mode": "four-prompts", "aggregator": SumAggregator(), "on_invalid": "zero"},
-     {"exactness", "coverage", "topicality", "contextual_fit"}, 4),
-    ({"mode": "cot"}, {"exactness", "coverage", "topicality", "contextual_fit"}, None),
+    ({"mode": "four-prompts", "aggregator": SumAggregator(), "on_invalid": "zero"}, CRITERIA, 4),
+    ({"mode": "cot"}, CRITERIA, None),
     ({"mode": "query-generation"}, {"similarity"}, None),
 ])
 def test_each_mode_end_to_end(embedded_backend, dl2019_pairs, cache_path, tmp_path, options, criteria, calls_per_pair):
@@ -59,9 +60,39 @@ def test_each_mode_end_to_end(embedded_backend, dl2019_pairs, cache_path, tmp_pa
         qrels = list(ir_measures.read_trec_qrels(str(tmp_path / "qrels.txt")))
         assert len(qrels) == written.written == sum(j.ok for j in judgments)
 
-        client.usage = type(client.usage)()  # the same run again is served by the cache
-        again = judge.run(dl2019_pairs, client)
-        assert client.stats()["calls"] == 0
-        assert [j.label for j in again] == [j.label for j in judgments]
+        assert_rerun_is_cached(judge, dl2019_pairs, client, judgments)
+    finally:
+        close_loop_only(client)
+
+
+def assert_rerun_is_cached(judge, pairs, client, judgments):
+    """The same run again is served by the cache, with the same labels and grades."""
+    client.usage = type(client.usage)()
+    again = judge.run(pairs, client)
+    assert client.stats()["calls"] == 0
+    assert [(j.label, j.criteria) for j in again] == [(j.label, j.criteria) for j in judgments]
+
+
+def test_four_prompts_expected_grades_end_to_end(embedded_backend, dl2019_pairs, tmp_path):
+    """``grade_score: logprob``: each grade is the expected grade under the model's distribution."""
+    pairs = dl2019_pairs[:2]
+    judge = TremaJudge(grade_score="logprob", aggregator=SumAggregator())
+    client = Client(embedded_backend, cache=CompletionCache(tmp_path / "cache.sqlite"))
+    try:
+        judgments = judge.run(pairs, client)
+        assert client.stats()["calls"] == 4 * len(pairs)  # sum aggregation: only the four grading calls
+        for judgment in judgments:
+            assert judgment.extra["replies"] and set(judgment.extra["grade_mass"]) == CRITERIA
+            if not judgment.ok:  # a grade without logprob mass on 0-3 is reported, never a silent score
+                assert judgment.status == "unparsable" and "no valid grade" in judgment.reason
+                continue
+            assert judgment.label in (0, 1, 2, 3) and set(judgment.criteria) == CRITERIA
+            assert all(isinstance(g, float) and 0.0 <= g <= 3.0 for g in judgment.criteria.values())
+            assert all(0.0 < m <= 1.0 for m in judgment.extra["grade_mass"].values())
+            assert set(judgment.extra["parsed_grades"]) == CRITERIA
+        grades = [g for j in judgments if j.ok for g in j.criteria.values()]
+        assert grades, "the model gave no grade at all"
+        assert any(not g.is_integer() for g in grades)  # an expectation, not the written number
+        assert_rerun_is_cached(judge, pairs, client, judgments)
     finally:
         close_loop_only(client)

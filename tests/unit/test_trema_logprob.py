@@ -1,6 +1,6 @@
 """TremaJudge with ``grade_score="logprob"``: expected criterion grades from a scripted model's logprobs.
 
-The same judge runs against the real embedded model in tests/integration/test_trema_logprob.py.
+The same judge runs against the real embedded model in tests/integration/test_trema.py (test_four_prompts_expected_grades_end_to_end).
 """
 
 from __future__ import annotations
