@@ -4,16 +4,24 @@ Every writer of run folders, caches and trajectories goes through these helpers,
 for Python API callers whatever their umask (the CLI also sets umask 077): a new file is created
 ``0600`` and a new folder ``0700``. Existing folders are left as their owner set them; a file
 replaced atomically keeps the mode of the file it replaces.
+
+``read_run_record`` is the one reader of a run folder's ``run.json`` (the runner's resume, the
+report, ``meta``, ``optimize``, ``qrels``): it lives here, beside the writers and free of heavy
+imports, so the runner and the commands need not import the report package to read it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
+
+from judgelab.errors import DataError
 
 PRIVATE_FILE = 0o600
 PRIVATE_DIR = 0o700
@@ -113,3 +121,25 @@ def staged_folder(out_dir: str | Path, *,
         move_in(folder, out_dir)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def read_json(path: str | Path) -> Any:
+    """The JSON document in ``path``, or None when there is no such file; bad JSON is a
+    ``DataError`` naming the file and line."""
+    path = Path(path)
+    if not path.is_file():
+        return None
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise DataError(f"bad JSON ({exc.msg})", path, exc.lineno) from None
+
+
+def read_run_record(folder: str | Path) -> dict[str, Any] | None:
+    """FOLDER/run.json (None when there is none); bad JSON or anything but an object is a DataError
+    naming the file (and line). The one reader of run.json (re-exported by ``judgelab.report``)."""
+    path = Path(folder) / "run.json"
+    record = read_json(path)
+    if record is not None and not isinstance(record, dict):
+        raise DataError("run.json must hold one JSON object", path)
+    return record

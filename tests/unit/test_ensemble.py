@@ -4,12 +4,13 @@
 from __future__ import annotations
 
 import json
+import warnings
 
 import numpy as np
 import pytest
 
 from judgelab.data.item import Item
-from judgelab.errors import ConfigError, DataError
+from judgelab.errors import ConfigError, DataError, DataWarning
 from judgelab.judges.base import judge_from_dict, load_judge
 from judgelab.judges.ensemble import EnsembleJudge, Member, selection_frame
 from tests.doubles import ScriptedBackend, scripted_client
@@ -123,6 +124,20 @@ def test_bad_members_and_files(tmp_path):
     assert judged[1].status == "error" and "no member judged" in judged[1].reason
     with pytest.raises(ConfigError, match="kind"):
         EnsembleJudge(members=[Member(name="x", judge={"kind": "nope"})]).run(_items())
+
+
+def test_a_judgments_file_covering_none_of_the_items_is_warned_about_once(members, tmp_path):
+    elsewhere = Member(name="D", judgments=_file(tmp_path, "d", [{"item_id": "x0", "score": 2}, {"item_id": "x1", "score": 4}]))
+    other_judge = Member(name="E", judge_name="gpt", judgments=_file(tmp_path, "e", [{"item_id": "i0", "score": 2, "judge": "llama"}]))
+    judge = EnsembleJudge(members=(*members, elsewhere, other_judge), aggregate="mean")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        judged = judge.run(_items())
+    messages = [str(w.message) for w in caught if issubclass(w.category, DataWarning)]
+    assert len(messages) == 2  # one per uncovered member; A, B and C (which misses one item) cover the items
+    assert "member 'D'" in messages[0] and "d.jsonl" in messages[0] and "any of the 6 items" in messages[0]
+    assert "member 'E'" in messages[1] and "e.jsonl" in messages[1] and "judge 'gpt'" in messages[1]
+    assert judged[0].extra["members"]["D"] is None and judged[0].score == pytest.approx((1 + 3 + 2) / 3)
 
 
 def test_members_given_as_judge_configs_without_llm_need_no_client(members, tmp_path):

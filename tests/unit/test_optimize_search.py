@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pytest
 
-from judgelab.errors import ConfigError
+from judgelab.errors import ConfigError, DataError
 from judgelab.judges.prompted import PromptedJudge
 from judgelab.judges.strategy import FACTORS, Strategy
 from judgelab.llm.types import Usage
@@ -247,6 +247,18 @@ def test_run_folder_files(tmp_path):
     from judgelab.judges.base import load_judge
 
     assert load_judge(tmp_path / "best.yaml") == result.best_config
+
+
+def test_a_corrupt_run_json_in_the_search_folder_is_named_and_nothing_is_removed(tmp_path):
+    """The best config's run is written over the folder's run files only when run.json says whose they are."""
+    from judgelab.commands.optimize import write_best_run
+
+    result = optimize(RandomSearch(seed=1), BASE, TableEvaluator(), 3, tmp_path)
+    (tmp_path / "run.json").write_text('{"judge_digest": ')
+    (tmp_path / "judgments.jsonl").write_text('{"item_id": "i0", "score": 3}\n')
+    with pytest.raises(DataError, match=r"run\.json:1: bad JSON .*remove it and rerun"):
+        write_best_run(result, [], None, tmp_path, "dev.jsonl", None)
+    assert (tmp_path / "judgments.jsonl").read_text() == '{"item_id": "i0", "score": 3}\n'
 
 
 # -- baselines --------------------------------------------------------------------------------------

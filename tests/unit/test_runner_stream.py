@@ -129,6 +129,18 @@ def test_bad_line_is_named_and_earlier_judgments_are_kept(tmp_path):
     assert len(load_judgments(tmp_path / "run" / "judgments.jsonl")) >= 6
 
 
+@pytest.mark.parametrize("text", ['{"judge_digest": "x",', '["not", "an", "object"]'])
+def test_a_corrupt_run_json_stops_the_resume_naming_it_and_keeps_the_judgments(tmp_path, text):
+    items = _items(6)
+    with no_llm_client() as client:
+        run_judge(LengthJudge(), items[:3], client, tmp_path / "run")
+        (tmp_path / "run" / "run.json").write_text(text)
+        with pytest.raises(DataError, match=r"run[/\\]run\.json(:1)?: .*cannot resume"):
+            run_judge(LengthJudge(), items, client, tmp_path / "run")
+    assert (tmp_path / "run" / "run.json").read_text() == text
+    assert len(load_judgments(tmp_path / "run" / "judgments.jsonl")) == 3
+
+
 def test_streaming_needs_a_folder_and_jsonl(tmp_path):
     with no_llm_client() as client, pytest.raises(ConfigError, match="run folder"):
         run_judge(LengthJudge(), iter(_items(3)), client)

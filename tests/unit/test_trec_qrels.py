@@ -6,8 +6,10 @@ import ir_measures
 import pytest
 
 from judgelab.data import Item, Judgment
+from judgelab.data.io import save_judgments
 from judgelab.data.trec import read_qrels, write_qrels
 from judgelab.errors import DataError
+from tests.e2e.cli import run_main_in_process
 
 
 def relevance_items() -> list[Item]:
@@ -45,3 +47,13 @@ def test_ids_with_spaces_cannot_be_written(tmp_path):
     items = [Item(id="x", qid="q 1", docid="d1", query="q", passage="p")]
     with pytest.raises(DataError, match="whitespace"):
         write_qrels([Judgment(item_id="x", score=1.0, label=1)], items, tmp_path / "q.txt")
+
+
+def test_a_run_folder_with_a_corrupt_run_json_is_named_with_exit_2(tmp_path, capsys):
+    """Without --data, qrels reads the items' path from run.json: a broken one is a located error."""
+    run = tmp_path / "run"
+    save_judgments([Judgment(item_id="i0", score=3.0, label=3)], run / "judgments.jsonl")
+    (run / "run.json").write_text('{"data": "items.jsonl"')
+    code, err = run_main_in_process(capsys, "qrels", run, "--out", tmp_path / "qrels.txt")
+    assert code == 2 and "run.json:1: bad JSON" in err
+    assert not (tmp_path / "qrels.txt").exists()

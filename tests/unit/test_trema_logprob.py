@@ -92,6 +92,19 @@ def test_a_reply_without_a_grade_is_unparsable_with_the_parser_s_reason():
         assert re.search(r"coverage \(no rating found\)", judgment.reason)
 
 
+@pytest.mark.parametrize("grade_score", ["parsed", "logprob"])
+def test_each_reply_is_parsed_once(monkeypatch, grade_score):
+    """Both grade paths and the label read a reply through one parse (no second reading to drift)."""
+    import judgelab.judges.trema as trema
+
+    read: list[str] = []
+    parse = trema.parse_rating
+    monkeypatch.setattr(trema, "parse_rating", lambda text, *args, **kw: read.append(text) or parse(text, *args, **kw))
+    judgments, backend = run(TremaJudge(grade_score=grade_score), lambda r, i: graded(r, label="3"))
+    assert all(j.ok and j.label == 3 for j in judgments)
+    assert len(read) == len(backend.requests) == 2 * (4 + 1)  # per item: four criterion grades, one label
+
+
 def test_zero_fallback_for_missing_logprobs_only_when_asked_and_noted():
     def reply(request, i):
         return "2" if criterion_of(request) == "Coverage" else graded(request)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +14,8 @@ from rich.table import Table
 from judgelab.commands._common import client_from_options
 from judgelab.commands.judge import judge_config_from_options
 from judgelab.data import load_items
-from judgelab.errors import ConfigError
+from judgelab.errors import ConfigError, DataError
+from judgelab.files import read_run_record
 from judgelab.llm.resolve import MODEL_STRING_HELP
 from judgelab.optimize.base import BEST, OBJECTIVES, Budget, JudgeEvaluator, OptimizeResult, optimize
 from judgelab.optimize.methods import METHODS, make_optimizer
@@ -92,9 +92,12 @@ def write_best_run(result: OptimizeResult, dev: list, client, out: Path, data_pa
     from judgelab.runner.run import run_judge
 
     assert result.best_config is not None
-    record = out / "run.json"
-    if record.exists() and json.loads(record.read_text(encoding="utf-8")).get("judge_digest") != \
-            result.best_config.digest():
+    try:
+        earlier = read_run_record(out)
+    except DataError as exc:
+        raise DataError(f"{exc.detail}: the best config's run is not written over it; remove it and rerun "
+                        "(the search is kept and replayed)", exc.path, exc.line) from None
+    if earlier is not None and earlier.get("judge_digest") != result.best_config.digest():
         # A rerun found a new best: the earlier best's run files no longer describe the folder.
         for name in ("run.json", "judgments.jsonl", "metrics.json"):
             (out / name).unlink(missing_ok=True)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
@@ -10,6 +9,7 @@ import typer
 from judgelab.data import load_items, load_judgments
 from judgelab.data.trec import write_qrels
 from judgelab.errors import ConfigError
+from judgelab.files import read_run_record
 
 
 def register(app: typer.Typer) -> None:
@@ -35,9 +35,7 @@ def qrels(
 
 
 def _run_data(judgments: Path) -> Path:
-    record = judgments / "run.json"
-    if judgments.is_dir() and record.is_file():
-        recorded = json.loads(record.read_text(encoding="utf-8")).get("data")
-        if recorded:
-            return Path(recorded)
+    record = read_run_record(judgments) if judgments.is_dir() else None
+    if record and record.get("data"):
+        return Path(record["data"])
     raise ConfigError("say which items were judged: --data ITEMS (needed for their qid and docid)")

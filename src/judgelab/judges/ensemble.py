@@ -20,6 +20,7 @@ item's aggregate (never counted as 0); an item no member judged gets an error ju
 from __future__ import annotations
 
 import functools
+import warnings
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -32,7 +33,7 @@ from scipy import stats
 from judgelab.data.io import iter_jsonl
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
-from judgelab.errors import ConfigError, DataError
+from judgelab.errors import ConfigError, DataError, DataWarning
 from judgelab.judges.base import ConfigPath, JudgeConfig, OnJudgment, judge_from_dict, load_judge, usage_of
 from judgelab.llm.client import Client
 from judgelab.llm.types import Request, Usage
@@ -429,7 +430,15 @@ def _read_judgments_file(member: Member, wanted: set[str]) -> dict[str, Judgment
         raise ConfigError(f"member {member.name!r}: judgments file not found: {path}")
     stat = path.stat()
     everything = _parsed_file(str(path.resolve()), stat.st_mtime_ns, stat.st_size, member)
-    return {item_id: judgment for item_id, judgment in everything.items() if item_id in wanted}
+    found = {item_id: judgment for item_id, judgment in everything.items() if item_id in wanted}
+    if wanted and not found:
+        # Likely the wrong file (or ids): the member then only counts through imputed values. One
+        # warning location (member_judgments), so Python's default filter shows it once, not per fit/run/fold.
+        rows = f"rows with judge {member.judge_name!r}" if member.judge_name else "rows"
+        warnings.warn(f"ensemble member {member.name!r}: {path} has no {rows} for any of the {len(wanted)} items "
+                      "judged, so it contributes no values (learned aggregations impute them)",
+                      DataWarning, stacklevel=2)
+    return found
 
 
 @functools.lru_cache(maxsize=256)

@@ -57,7 +57,7 @@ from judgelab.judges.base import JudgeConfig, OnJudgment, usage_of
 from judgelab.judges.prompted import ScoreMode
 from judgelab.llm.client import Client
 from judgelab.llm.types import Request, TokenLogprob, Usage
-from judgelab.parse import judged_texts_of, logprob_score_for, parse_rating
+from judgelab.parse import ParsedScore, judged_texts_of, logprob_score_for, parse_rating
 from judgelab.prompts.render import environment
 
 Mode = Literal["four-prompts", "cot", "query-generation"]
@@ -311,9 +311,9 @@ class TremaJudge(JudgeConfig):
 
     def _grade(self, outcome: _Outcome, item: Item, current: _Graded, key: str) -> float | None:
         """The criterion grade of one reply: the number written, or its expected value (``logprob``)."""
+        parsed = _first_rating(outcome.text, self.grade_scale, item)
         if self.grade_score == "parsed":
-            return self._read(outcome.text, self.grade_scale, item, current, key)
-        parsed = parse_rating(outcome.text, self.grade_scale, pick="first", judged_texts=judged_texts_of(item))
+            return self._whole_number(parsed, current, key)
         weighted = logprob_score_for(parsed, outcome.logprobs, self.grade_scale, outcome.prefix)
         current.parsed_grades[key] = parsed.score
         current.grade_mass[key] = weighted.mass
@@ -354,7 +354,10 @@ class TremaJudge(JudgeConfig):
 
     def _read(self, text: str, bounds: tuple[int, int], item: Item, current: _Graded, stage: str) -> float | None:
         """A whole number within ``bounds``, or None (or 0 with the seed's fallback, noted)."""
-        parsed = parse_rating(text, bounds, pick="first", judged_texts=judged_texts_of(item))
+        return self._whole_number(_first_rating(text, bounds, item), current, stage)
+
+    def _whole_number(self, parsed: ParsedScore, current: _Graded, stage: str) -> float | None:
+        """The rating read from a reply if it is a whole number, else ``_fallback``."""
         if parsed.ok and parsed.score is not None and float(parsed.score).is_integer():
             return parsed.score
         return self._fallback(current, stage)
@@ -485,6 +488,12 @@ class _Graded:
 
 _SCORE, _ANSWER = "Score: ", "Answer: "
 _YES_NO = re.compile(r"\b(yes|no)\b", re.IGNORECASE)
+
+
+def _first_rating(text: str, bounds: tuple[int, int], item: Item) -> ParsedScore:
+    """The first rating within ``bounds`` in a reply: how every TREMA stage reads its number (a
+    grade, parsed or as the anchor of its logprob expectation, and the label)."""
+    return parse_rating(text, bounds, pick="first", judged_texts=judged_texts_of(item))
 
 
 def _yes_no(text: str) -> bool | None:

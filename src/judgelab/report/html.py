@@ -10,7 +10,6 @@ is escaped (jinja2 autoescape; plots escape their own labels).
 
 from __future__ import annotations
 
-import json
 import random
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
@@ -25,7 +24,7 @@ import yaml
 from judgelab.data.io import iter_jsonl, load_items
 from judgelab.data.item import Item
 from judgelab.errors import ConfigError, DataError
-from judgelab.files import write_atomic
+from judgelab.files import read_json, read_run_record, write_atomic
 from judgelab.metrics.align import human_value
 from judgelab.metrics.correlation import correlation
 from judgelab.report import plots
@@ -86,7 +85,7 @@ def render_report(folder: str | Path, items: Iterable[Item] | None = None) -> st
     record = read_run_record(folder)
     if record is None:
         raise ConfigError(f"{folder} is not a run folder: no run.json")
-    metrics = _read_json(folder / "metrics.json")
+    metrics = read_json(folder / "metrics.json")
     judge = record.get("judge") or {}
     aspect = judge.get("aspect") or (metrics or {}).get("aspect")
     scan = _scan_judgments(folder / "judgments.jsonl")
@@ -104,25 +103,6 @@ def render_report(folder: str | Path, items: Iterable[Item] | None = None) -> st
 
 
 # -- reading --------------------------------------------------------------------------------------
-def read_run_record(folder: str | Path) -> dict[str, Any] | None:
-    """FOLDER/run.json (None when there is none); bad JSON or anything but an object is a DataError
-    naming the file (and line). The one reader of run.json for the report and ``judgelab meta --out``."""
-    path = Path(folder) / "run.json"
-    record = _read_json(path)
-    if record is not None and not isinstance(record, dict):
-        raise DataError("run.json must hold one JSON object", path)
-    return record
-
-
-def _read_json(path: Path) -> Any:
-    if not path.is_file():
-        return None
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise DataError(f"bad JSON ({exc.msg})", path, exc.lineno) from None
-
-
 def _scan_judgments(path: Path) -> Scan:
     """Status counts over every line, and a reservoir sample of ``SAMPLE`` rows (file order kept)."""
     scan = Scan()
@@ -377,7 +357,7 @@ def _optimizer(folder: Path) -> dict[str, Any] | None:
             steps.append(float(entry.get("step", len(steps) + 1)))
             scores.append(_numeric(entry.get("score")))
             best.append(_numeric(entry.get("best")))
-    summary = _read_json(folder / "optimizer.json") or {}
+    summary = read_json(folder / "optimizer.json") or {}
     advantages = _advantages(summary.get("advantages") or summary.get("factor_advantages") or {})
     if not steps and not advantages:
         return None

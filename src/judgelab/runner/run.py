@@ -30,8 +30,8 @@ from typing import Any
 from judgelab.data.io import JsonlAppender, load_items, load_judgments, save_judgments
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
-from judgelab.errors import ConfigError, JudgelabError
-from judgelab.files import private_dir, write_atomic
+from judgelab.errors import ConfigError, DataError, JudgelabError
+from judgelab.files import private_dir, read_run_record, write_atomic
 from judgelab.judges.base import JudgeConfig
 from judgelab.llm.client import Client
 from judgelab.llm.types import Usage
@@ -333,16 +333,18 @@ def _resume(folder: Path, header: dict[str, Any], wanted: set[str] | None) -> di
 
     ``wanted=None`` (a stream, whose ids are not known up front) keeps every earlier judgment.
     """
-    record = folder / "run.json"
-    if record.exists():
-        earlier = json.loads(record.read_text(encoding="utf-8"))
-        if (earlier.get("judge_digest"), earlier.get("backend")) != (header["judge_digest"], header["backend"]):
-            raise ConfigError(
-                f"{folder} holds a run of another judge or model ({earlier.get('judge_digest')} on "
-                f"{earlier.get('backend')}); choose a new --out folder"
-            )
+    try:
+        earlier = read_run_record(folder)
+    except DataError as exc:
+        raise DataError(f"{exc.detail}: cannot resume from it; choose a new --out folder", exc.path, exc.line) from None
+    if earlier is not None and \
+            (earlier.get("judge_digest"), earlier.get("backend")) != (header["judge_digest"], header["backend"]):
+        raise ConfigError(
+            f"{folder} holds a run of another judge or model ({earlier.get('judge_digest')} on "
+            f"{earlier.get('backend')}); choose a new --out folder"
+        )
     private_dir(folder)
-    _write_json(record, {**header, "status": "running"})
+    _write_json(folder / "run.json", {**header, "status": "running"})
     path = folder / "judgments.jsonl"
     if not path.exists():
         return {}
