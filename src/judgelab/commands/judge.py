@@ -34,6 +34,7 @@ def judge(
     criteria: str | None = typer.Option(None, "--criteria", help="Your evaluation criteria text, or @FILE."),
     strategy: str | None = typer.Option(None, "--strategy", help="HPSS factors, e.g. 'scale=10,cot=none,order=TD-IC-ER'."),
     score: str | None = typer.Option(None, "--score", help="parsed (the written rating) or logprob (expected rating)."),
+    reduce: str | None = typer.Option(None, "--reduce", help="Likelihood judge: mean (per token), sum or min of the output's token logprobs."),
     samples: int | None = typer.Option(None, "--samples", help="Self-consistency samples (with --temperature > 0)."),
     temperature: float | None = typer.Option(None, "--temperature"),
     examples_from: Path | None = typer.Option(None, "--examples-from", help="Labelled items for in-context examples (default: --data)."),
@@ -65,7 +66,8 @@ def judge(
         if limit:
             items = items[:limit]
     judge_config = judge_config_from_options(config, method, aspect, family=family, task=task, criteria=_text_or_file(criteria),
-                                 strategy=strategy, score=score, samples=samples, temperature=temperature)
+                                 strategy=strategy, score=score, samples=samples, temperature=temperature,
+                                 reduce=reduce)
     pool = list(load_items(examples_from)) if examples_from else None
     with client_from_options(model or judge_config.model, model_name, cache, cache_path, concurrency, rpm,
                              price_in, price_out, uses_llm=judge_config.uses_llm) as client:

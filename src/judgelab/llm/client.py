@@ -103,6 +103,11 @@ class Client:
             raise CapabilityError(f"{name} returns no logprobs; use a parsed score instead")
         if request.top_logprobs > caps.max_top_logprobs:
             raise CapabilityError(f"{name} returns at most {caps.max_top_logprobs} top logprobs")
+        if request.score_prefix and not caps.prefix_scoring:
+            raise CapabilityError(f"{name} cannot score a given reply (likelihood judges need the embedded "
+                                  "backend: --model qwen2.5-coder-1.5b or a GGUF file)")
+        if request.score_prefix and not request.assistant_prefix:
+            raise CapabilityError("score_prefix needs the reply to score in assistant_prefix")
         if request.assistant_prefix and not caps.assistant_prefix:
             raise CapabilityError(f"{name} cannot continue an assistant prefix")
         fmt = request.response_format

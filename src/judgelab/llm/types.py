@@ -47,6 +47,10 @@ class Request(BaseModel):
     logprobs: bool = False
     top_logprobs: int = Field(default=0, ge=0, le=20)
     response_format: ResponseFormat | None = None
+    # Score the reply instead of writing one: the backend returns the log-probability of each
+    # token of ``assistant_prefix`` given the messages (``Completion.prefix_logprobs``) and
+    # generates nothing. What likelihood judges (GPTScore) read.
+    score_prefix: bool = False
 
     @field_validator("messages", mode="before")
     @classmethod
@@ -68,7 +72,8 @@ class Request(BaseModel):
         pydantic's serializer writes it directly (3x faster than dump + json.dumps, which
         matters for cache-served reruns); user dicts such as a JSON schema keep their own order.
         """
-        return self.model_dump_json(exclude={"n"})
+        # score_prefix is left out when False, so requests written before it existed keep their keys
+        return self.model_dump_json(exclude={"n"} if self.score_prefix else {"n", "score_prefix"})
 
     def cache_key(self, backend_identity: str, sample_index: int) -> str:
         """Content address of one sample of this request on one backend+model.
@@ -135,3 +140,5 @@ class Completion(BaseModel):
     cached: bool = False
     # Tokens of the prompt whose KV state was reused from the previous call (embedded backend).
     reused_prefix_tokens: int = 0
+    # With ``Request.score_prefix``: each token of the assistant prefix and its log-probability.
+    prefix_logprobs: tuple[TokenLogprob, ...] | None = None

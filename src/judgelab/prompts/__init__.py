@@ -20,6 +20,7 @@ from judgelab.prompts.render import (
     render_checklist_prompt,
     render_criteria_prompt,
     render_judge_prompt,
+    render_likelihood_prompt,
     render_pairwise_prompt,
     render_reference_prompt,
 )
@@ -41,6 +42,7 @@ __all__ = [
     "render_checklist_prompt",
     "render_criteria_prompt",
     "render_judge_prompt",
+    "render_likelihood_prompt",
     "render_pairwise_prompt",
     "render_reference_prompt",
 ]

@@ -289,6 +289,28 @@ def _aux_messages(family: str, macro: str, context: Any) -> list[Message]:
     return list(_messages(text, getattr(module, f"{macro}_system", None)))
 
 
+#: Aspect names as the adjective a generation instruction uses ("Write a fluent summary").
+ASPECT_ADJECTIVES = {
+    "naturalness": "natural", "informativeness": "informative", "coherence": "coherent",
+    "consistency": "factually consistent", "fluency": "fluent", "relevance": "relevant",
+    "engagingness": "engaging", "groundedness": "grounded", "understandability": "understandable",
+    "empathy": "empathetic", "surprise": "surprising", "complexity": "complex", "overall": "good",
+}
+
+
+def render_likelihood_prompt(family: str, aspect: str, item: Item, *, task: str | None = None,
+                             instruction: str | None = None) -> list[Message]:
+    """The user message a likelihood judge scores ``item.output`` against (prompts/likelihood/prompt.j2).
+    An aspect missing from ``ASPECT_ADJECTIVES`` is used as written ("Write a concise summary")."""
+    if family == "pairwise":
+        raise ConfigError("a likelihood judge scores one output; the pairwise family compares two")
+    module = family_module(family)
+    quality = ASPECT_ADJECTIVES.get(aspect.lower(), aspect)
+    text = environment().get_template("likelihood/prompt.j2").render(
+        family=family, quality=quality, item=item, task=task, instruction=instruction, fam=module)
+    return [{"role": "user", "content": text.strip()}]
+
+
 # -- pairwise judge prompt --------------------------------------------------------------------
 
 

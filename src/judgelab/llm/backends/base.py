@@ -16,6 +16,7 @@ class Capabilities:
     json_schema: bool = False
     regex: bool = False
     seed: bool = False
+    prefix_scoring: bool = False  # can return the logprobs of a given reply (Request.score_prefix)
 
 
 class TransientBackendError(Exception):

@@ -61,7 +61,8 @@ class EmbeddedBackend(Backend):
         self.path = path
         self.prefix_reuse = prefix_reuse
         self.capabilities = Capabilities(
-            logprobs=True, max_top_logprobs=20, assistant_prefix=True, json_schema=True, regex=False, seed=True
+            logprobs=True, max_top_logprobs=20, assistant_prefix=True, json_schema=True, regex=False, seed=True,
+            prefix_scoring=True,
         )
         threads = n_threads or os.cpu_count()
         # n_threads_batch too: llama-cpp-python otherwise evaluates prompts (most of a judge call) on
@@ -134,6 +135,8 @@ class EmbeddedBackend(Backend):
         return await loop.run_in_executor(self._executor, self._generate, request, sample_index)
 
     def _generate(self, request: Request, sample_index: int) -> Completion:
+        if request.score_prefix:
+            return self._score_prefix(request)
         started = time.perf_counter()
         tokens = self.prompt_tokens(request)
         budget = self._llm.n_ctx() - len(tokens)
@@ -158,16 +161,55 @@ class EmbeddedBackend(Backend):
             reused_prefix_tokens=reused,
         )
 
+    # ---- scoring a given reply (likelihood judges) ---------------------------------------------
+    def _score_prefix(self, request: Request) -> Completion:
+        """The log-probability of each token of ``assistant_prefix`` given the messages.
+
+        Hand-written on llama.cpp's batch API because llama-cpp-python offers prompt logprobs only
+        with ``logits_all=True``, which keeps a vocabulary-sized row for every position of the
+        context (2.4 GB for Qwen2.5 at 4096 tokens) and computes the output layer for every prompt
+        token; here only the reply's positions get logits, and the prompt's KV state is reused.
+        """
+        started = time.perf_counter()
+        tokens = self.prompt_tokens(request)
+        if len(tokens) > self._llm.n_ctx():
+            raise PromptTooLongError(f"prompt and reply have {len(tokens)} tokens; the context window is {self._llm.n_ctx()}")
+        head = _shared_length(self.prompt_tokens(request.model_copy(update={"assistant_prefix": ""})), tokens)
+        if head >= len(tokens):
+            raise RequestError("the reply to score has no tokens")
+        head = max(head, 1)  # a template that renders nothing before the reply: its first token goes unscored
+        reused = self._reusable_prefix(tokens)
+        self._llm.n_tokens = min(reused, head - 1)
+        if self._llm.n_tokens < head - 1:
+            self._llm.eval(tokens[self._llm.n_tokens:head - 1])
+        rows = self._eval_with_logits(tokens[head - 1:])
+        scored = [self._logprob_from_row(row, token) for row, token in zip(rows, tokens[head:], strict=False)]
+        return Completion(text="", prefix_logprobs=tuple(scored), model=self.model_name, prompt_tokens=len(tokens),
+                          completion_tokens=0, latency_s=time.perf_counter() - started, reused_prefix_tokens=reused)
+
+    def _eval_with_logits(self, tokens: list[int]) -> list[np.ndarray]:
+        """Evaluate ``tokens`` after the current state (as ``Llama.eval`` does), keeping every position's logits."""
+        llm, n_vocab, rows = self._llm, self._llm.n_vocab(), []
+        llm._ctx.kv_cache_seq_rm(-1, llm.n_tokens, -1)
+        for start in range(0, len(tokens), llm.n_batch):
+            chunk = tokens[start:start + llm.n_batch]
+            llm._batch.set_batch(batch=chunk, n_past=llm.n_tokens, logits_all=True)
+            llm._ctx.decode(llm._batch)
+            rows += [np.ctypeslib.as_array(llm._ctx.get_logits_ith(i), shape=(n_vocab,)).astype(np.float64)
+                     for i in range(len(chunk))]
+            llm.input_ids[llm.n_tokens:llm.n_tokens + len(chunk)] = chunk
+            llm.n_tokens += len(chunk)
+        return rows
+
+    def _logprob_from_row(self, logits: np.ndarray, token: int) -> TokenLogprob:
+        log_norm = logits.max() + np.log(np.exp(logits - logits.max()).sum())
+        return TokenLogprob(token=self._piece(token), logprob=float(logits[token] - log_norm))
+
     def _reusable_prefix(self, tokens: list[int]) -> int:
         if not self.prefix_reuse:
             self._llm.reset()
             return 0
-        previous = self._llm.input_ids[: self._llm.n_tokens]
-        shared = 0
-        for old, new in zip(previous, tokens, strict=False):
-            if old != new:
-                break
-            shared += 1
+        shared = _shared_length(list(self._llm.input_ids[: self._llm.n_tokens]), tokens)
         return min(shared, len(tokens) - 1)  # the last prompt token is always re-evaluated
 
     def _decode(self, tokens: list[int], request: Request, max_tokens: int):
@@ -228,6 +270,17 @@ class EmbeddedBackend(Backend):
     async def aclose(self) -> None:
         self._executor.shutdown(wait=True)
         self._llm.close()
+
+
+def _shared_length(a: list[int], b: list[int]) -> int:
+    """How many leading tokens two token lists share (where the prompt ends and the reply starts,
+    even when the tokenizer merges the prompt's last characters with the reply's first)."""
+    shared = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        shared += 1
+    return shared
 
 
 def _cut_at_stop(text: str, stops: tuple[str, ...]) -> tuple[str, bool]:
