@@ -32,10 +32,10 @@ def test_fluent_output_outscores_its_scramble_and_rerun_is_cached(embedded_backe
     items = [Item(id=name, source="cats", output=text, dataset="demo", group_id="g")
              for name, text in [("fluent", fluent), ("scrambled", scrambled)]]
     judge = LikelihoodJudge(aspect="fluency", family="generic", task="Write one sentence about the topic below.")
-    with Client(embedded_backend, cache=tmp_path / "cache.sqlite") as client:
-        first = judge.run(items, client)
-        again = judge.run(items, client)
-        stats = client.stats()
+    client = Client(embedded_backend, cache=tmp_path / "cache.sqlite")  # not closed: the backend is shared
+    first = judge.run(items, client)
+    again = judge.run(items, client)
+    stats = client.stats()
     by_id = {j.item_id: j for j in first}
     assert all(j.status == "ok" for j in first)
     assert by_id["fluent"].score > by_id["scrambled"].score
