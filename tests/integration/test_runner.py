@@ -51,7 +51,10 @@ def test_sigint_stops_a_real_run_cleanly_and_the_rerun_resumes(tmp_path, test_mo
     run = tmp_path / "run"
     args = [sys.executable, "-m", "judgelab.cli", "judge", "--data", str(data), "--config", str(config),
             "--model", TEST_MODEL, "--out", str(run), "--cache-path", str(tmp_path / "cache.sqlite")]
-    process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # A shell's background job (`make test &`) starts with SIGINT ignored, and Python then keeps it
+    # ignored: give the child the default disposition, as a terminal's Ctrl-C finds it.
+    process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 300
     while _lines(run / "judgments.jsonl") < 1 and time.monotonic() < deadline and process.poll() is None:
         time.sleep(0.05)

@@ -17,8 +17,10 @@ in completion order. ``engine="ray"`` sends the chunks to Ray workers (runner/ra
 
 from __future__ import annotations
 
+import contextlib
 import json
 import platform
+import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -188,10 +190,10 @@ def _run_batch(judge, items: list[Item], client, folder, header, executor: _Engi
     def keep(judgment: Judgment) -> None:
         by_id[judgment.item_id] = judgment
 
-    with RunProgress(show_progress, len(items), len(done)) as progress, _Recorder(folder, tally, progress, executor,
-                                                                               keep) as record:
-        _judge_or_stop(folder, header, tally, executor, started, len(done),
-                       lambda: executor.judge(judge, _batches(todo, executor), record, run_options))
+    with _stop_on_interrupt(folder, header, tally, executor, started, len(done)), \
+            RunProgress(show_progress, len(items), len(done)) as progress, \
+            _Recorder(folder, tally, progress, executor, keep) as record:
+        executor.judge(judge, _batches(todo, executor), record, run_options)
     judgments = [by_id[item.id] for item in items]
     usage = _usage(executor, client, started, len(done))
     metrics = _metrics(judge, items, judgments) if meta else None
@@ -214,10 +216,10 @@ def _run_streamed(judge, items, client, folder: Path, header, executor: _Engine,
     del done  # only the ids are needed from here on
     started = time.perf_counter()
     todo = ([item for item in chunk if item.id not in done_ids] for chunk in chunks(source, chunk_size))
-    with RunProgress(show_progress, total, len(done_ids)) as progress, _Recorder(folder, tally, progress,
-                                                                              executor) as record:
-        _judge_or_stop(folder, header, tally, executor, started, len(done_ids),
-                       lambda: executor.judge(judge, todo, record, run_options))
+    with _stop_on_interrupt(folder, header, tally, executor, started, len(done_ids)), \
+            RunProgress(show_progress, total, len(done_ids)) as progress, \
+            _Recorder(folder, tally, progress, executor) as record:
+        executor.judge(judge, todo, record, run_options)
     n_items = sum(tally.counts.values())
     usage = _usage(executor, client, started, len(done_ids))
     judgments = JudgmentsFile(folder / "judgments.jsonl", n_items)
@@ -253,18 +255,26 @@ class _Recorder:
         self._tally, self._progress, self._executor, self._keep = tally, progress, executor, keep
         self._pending: list[Judgment] = []
         self._flushed = time.monotonic()
+        self._lock = threading.Lock()
+        self._closed = False
 
     def __enter__(self):
         return self.record
 
     def record(self, judgment: Judgment) -> None:
-        if self._writer:
-            self._pending.append(judgment)
-            if len(self._pending) >= self.FLUSH_EVERY or time.monotonic() - self._flushed > self.FLUSH_SECONDS:
-                self.flush()
-        if self._keep:
-            self._keep(judgment)
-        self._tally.add(judgment)
+        # Called from the client's thread; Ctrl-C closes the recorder from the main thread. The lock
+        # keeps "counted" and "on disk" the same set, and nothing is taken once closed (the call is
+        # in the cache, so a resumed run gets that judgment for free).
+        with self._lock:
+            if self._closed:
+                return
+            if self._keep:
+                self._keep(judgment)
+            self._tally.add(judgment)
+            if self._writer:
+                self._pending.append(judgment)
+                if len(self._pending) >= self.FLUSH_EVERY or time.monotonic() - self._flushed > self.FLUSH_SECONDS:
+                    self.flush()
         self._progress.advance(self._executor.usage())
 
     def flush(self) -> None:
@@ -274,17 +284,21 @@ class _Recorder:
         self._flushed = time.monotonic()
 
     def __exit__(self, *exc: object) -> None:
+        with self._lock:
+            self._closed = True
+            if self._writer:
+                self.flush()
+                self._writer.close()
         self._progress.refresh(self._executor.usage())
-        if self._writer:
-            self.flush()
-            self._writer.close()
 
 
-def _judge_or_stop(folder: Path | None, header: dict, tally: _Tally, executor: _Engine, started: float,
-                   resumed: int, work) -> None:
-    """Run ``work``; on Ctrl-C record the run as interrupted (what finished is on disk) and re-raise."""
+@contextlib.contextmanager
+def _stop_on_interrupt(folder: Path | None, header: dict, tally: _Tally, executor: _Engine, started: float,
+                       resumed: int) -> Iterator[None]:
+    """On Ctrl-C record the run as interrupted and re-raise. Entered before the recorder, so by the
+    time this runs the recorder is closed: the counts written are exactly the lines on disk."""
     try:
-        work()
+        yield
     except KeyboardInterrupt:
         if folder:
             _write_json(folder / "run.json", {**header, "status": "interrupted", "counts": tally.counts,
