@@ -26,7 +26,7 @@ from judgelab.errors import ConfigError, JudgelabError, RequestError
 from judgelab.judges.base import JudgeConfig, OnJudgment, usage_of
 from judgelab.llm.client import Client
 from judgelab.llm.types import Completion, Request
-from judgelab.prompts import DATASET_FAMILIES, render_likelihood_prompt
+from judgelab.prompts import family_for, render_likelihood_prompt
 
 Reduce = Literal["mean", "sum", "min"]
 
@@ -50,7 +50,7 @@ class LikelihoodJudge(JudgeConfig):
     def run(self, items: Sequence[Item], client: Client, on_judgment: OnJudgment | None = None) -> list[Judgment]:
         if not items:
             return []
-        family = self.family or DATASET_FAMILIES.get(items[0].dataset or "", "generic")
+        family = family_for(items, self.family)
         # Outputs of one source one after another: the embedded model reuses the prompt's KV state.
         order = sorted(range(len(items)), key=lambda i: (items[i].group, items[i].id))
         judgments: list[Judgment | None] = [None] * len(items)

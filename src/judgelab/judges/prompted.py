@@ -26,10 +26,10 @@ from judgelab.llm.client import Client
 from judgelab.llm.types import Completion, Request, Usage
 from judgelab.parse import explanation_of, judged_texts_of, logprob_score_for, parse_rating
 from judgelab.prompts import (
-    DATASET_FAMILIES,
     AuxiliaryTexts,
     RenderedPrompt,
     criteria_text,
+    family_for,
     render_autocot_prompt,
     render_checklist_prompt,
     render_criteria_prompt,
@@ -148,10 +148,7 @@ class PromptedJudge(JudgeConfig):
 
     # -- stages -------------------------------------------------------------------------------
     def resolve_family(self, items: Sequence[Item]) -> str:
-        if self.family:
-            return self.family
-        dataset = items[0].dataset
-        return DATASET_FAMILIES.get(dataset or "", "generic")
+        return family_for(items, self.family)
 
     def _shared_texts(self, family: str, items: Sequence[Item], client: Client) -> _SharedTexts:
         strategy, scale = self.strategy, self.strategy.scale

@@ -43,6 +43,12 @@ DATASET_FAMILIES = {
     "trec_dl2019": "relevance",
 }
 
+
+def family_for(items: Sequence[Item], family: str | None = None) -> str:
+    """``family`` if given, else the one that fits the items' benchmark (``dataset``), else generic."""
+    return family or DATASET_FAMILIES.get(items[0].dataset or "", "generic")
+
+
 # Forced start of the reply when the rating comes first: the next token is the rating, so
 # its top logprobs give the logprob-weighted score.
 RATING_PREFIX = "Rating: [["
@@ -308,7 +314,7 @@ def render_likelihood_prompt(family: str, aspect: str, item: Item, *, task: str 
     quality = ASPECT_ADJECTIVES.get(aspect.lower(), aspect)
     text = environment().get_template("likelihood/prompt.j2").render(
         family=family, quality=quality, item=item, task=task, instruction=instruction, fam=module)
-    return [{"role": "user", "content": text.strip()}]
+    return list(_messages(text.strip(), None))
 
 
 # -- pairwise judge prompt --------------------------------------------------------------------

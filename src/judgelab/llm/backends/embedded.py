@@ -183,27 +183,22 @@ class EmbeddedBackend(Backend):
         if self._llm.n_tokens < head - 1:
             self._llm.eval(tokens[self._llm.n_tokens:head - 1])
         rows = self._eval_with_logits(tokens[head - 1:])
-        scored = [self._logprob_from_row(row, token) for row, token in zip(rows, tokens[head:], strict=False)]
+        scored = [self._logprob_entry(row, token, top_k=0) for row, token in zip(rows, tokens[head:], strict=False)]
         return Completion(text="", prefix_logprobs=tuple(scored), model=self.model_name, prompt_tokens=len(tokens),
                           completion_tokens=0, latency_s=time.perf_counter() - started, reused_prefix_tokens=reused)
 
     def _eval_with_logits(self, tokens: list[int]) -> list[np.ndarray]:
         """Evaluate ``tokens`` after the current state (as ``Llama.eval`` does), keeping every position's logits."""
-        llm, n_vocab, rows = self._llm, self._llm.n_vocab(), []
+        llm, rows = self._llm, []
         llm._ctx.kv_cache_seq_rm(-1, llm.n_tokens, -1)
         for start in range(0, len(tokens), llm.n_batch):
             chunk = tokens[start:start + llm.n_batch]
             llm._batch.set_batch(batch=chunk, n_past=llm.n_tokens, logits_all=True)
             llm._ctx.decode(llm._batch)
-            rows += [np.ctypeslib.as_array(llm._ctx.get_logits_ith(i), shape=(n_vocab,)).astype(np.float64)
-                     for i in range(len(chunk))]
+            rows += [self._logits_row(i) for i in range(len(chunk))]
             llm.input_ids[llm.n_tokens:llm.n_tokens + len(chunk)] = chunk
             llm.n_tokens += len(chunk)
         return rows
-
-    def _logprob_from_row(self, logits: np.ndarray, token: int) -> TokenLogprob:
-        log_norm = logits.max() + np.log(np.exp(logits - logits.max()).sum())
-        return TokenLogprob(token=self._piece(token), logprob=float(logits[token] - log_norm))
 
     def _reusable_prefix(self, tokens: list[int]) -> int:
         if not self.prefix_reuse:
@@ -242,8 +237,14 @@ class EmbeddedBackend(Backend):
 
     def _token_logprob(self, token: int, top_k: int) -> TokenLogprob:
         """Log-softmax of the logits that produced ``token`` (the last position's row)."""
-        n_vocab = self._llm.n_vocab()
-        logits = np.ctypeslib.as_array(self._llm._ctx.get_logits_ith(-1), shape=(n_vocab,)).astype(np.float64)
+        return self._logprob_entry(self._logits_row(-1), token, top_k)
+
+    def _logits_row(self, index: int) -> np.ndarray:
+        """The logits at position ``index`` of the last decoded batch (a copy, in float64)."""
+        return np.ctypeslib.as_array(self._llm._ctx.get_logits_ith(index), shape=(self._llm.n_vocab(),)).astype(np.float64)
+
+    def _logprob_entry(self, logits: np.ndarray, token: int, top_k: int) -> TokenLogprob:
+        """``token``'s log-softmax under ``logits``, with the ``top_k`` most likely alternatives."""
         log_norm = logits.max() + np.log(np.exp(logits - logits.max()).sum())
         top: tuple[TopLogprob, ...] = ()
         if top_k:
