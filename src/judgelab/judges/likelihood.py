@@ -26,7 +26,7 @@ from judgelab.errors import ConfigError, JudgelabError, RequestError
 from judgelab.judges.base import JudgeConfig, OnJudgment, usage_of
 from judgelab.llm.client import Client
 from judgelab.llm.types import Completion, Request
-from judgelab.prompts import family_for, render_likelihood_prompt
+from judgelab.prompts.render import family_for, render_likelihood_prompt
 
 Reduce = Literal["mean", "sum", "min"]
 

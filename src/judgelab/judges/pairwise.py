@@ -30,7 +30,7 @@ from judgelab.judges.base import ItemTexts, JudgeConfig, OnJudgment, usage_of
 from judgelab.llm.client import Client
 from judgelab.llm.types import Completion, Request
 from judgelab.parse import ParsedPreference, parse_preference
-from judgelab.prompts import (
+from judgelab.prompts.render import (
     RenderedPairwise,
     render_checklist_prompt,
     render_pairwise_prompt,

@@ -25,10 +25,10 @@ from judgelab.judges.strategy import Strategy
 from judgelab.llm.client import Client
 from judgelab.llm.types import Completion, Request, Usage
 from judgelab.parse import explanation_of, judged_texts_of, logprob_score_for, parse_rating
-from judgelab.prompts import (
+from judgelab.prompts.criteria import criteria_text
+from judgelab.prompts.render import (
     AuxiliaryTexts,
     RenderedPrompt,
-    criteria_text,
     family_for,
     render_autocot_prompt,
     render_checklist_prompt,
