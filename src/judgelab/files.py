@@ -135,11 +135,17 @@ def read_json(path: str | Path) -> Any:
         raise DataError(f"bad JSON ({exc.msg})", path, exc.lineno) from None
 
 
-def read_run_record(folder: str | Path) -> dict[str, Any] | None:
+def read_run_record(folder: str | Path, *, hint: str | None = None) -> dict[str, Any] | None:
     """FOLDER/run.json (None when there is none); bad JSON or anything but an object is a DataError
-    naming the file (and line). The one reader of run.json (re-exported by ``judgelab.report``)."""
+    naming the file (and line), with ``hint`` (what the caller will not do, and what to do instead)
+    appended. The one reader of run.json (re-exported by ``judgelab.report``)."""
     path = Path(folder) / "run.json"
-    record = read_json(path)
-    if record is not None and not isinstance(record, dict):
-        raise DataError("run.json must hold one JSON object", path)
+    try:
+        record = read_json(path)
+        if record is not None and not isinstance(record, dict):
+            raise DataError("run.json must hold one JSON object", path)
+    except DataError as exc:
+        if hint is None:
+            raise
+        raise DataError(f"{exc.detail}: {hint}", exc.path, exc.line) from None
     return record

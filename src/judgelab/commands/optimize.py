@@ -14,7 +14,7 @@ from rich.table import Table
 from judgelab.commands._common import client_from_options
 from judgelab.commands.judge import judge_config_from_options
 from judgelab.data import load_items
-from judgelab.errors import ConfigError, DataError
+from judgelab.errors import ConfigError
 from judgelab.files import read_run_record
 from judgelab.llm.resolve import MODEL_STRING_HELP
 from judgelab.optimize.base import BEST, OBJECTIVES, Budget, JudgeEvaluator, OptimizeResult, optimize
@@ -92,11 +92,8 @@ def write_best_run(result: OptimizeResult, dev: list, client, out: Path, data_pa
     from judgelab.runner.run import run_judge
 
     assert result.best_config is not None
-    try:
-        earlier = read_run_record(out)
-    except DataError as exc:
-        raise DataError(f"{exc.detail}: the best config's run is not written over it; remove it and rerun "
-                        "(the search is kept and replayed)", exc.path, exc.line) from None
+    earlier = read_run_record(out, hint="the best config's run is not written over it; remove it and rerun "
+                                        "(the search is kept and replayed)")
     if earlier is not None and earlier.get("judge_digest") != result.best_config.digest():
         # A rerun found a new best: the earlier best's run files no longer describe the folder.
         for name in ("run.json", "judgments.jsonl", "metrics.json"):

@@ -32,7 +32,7 @@ from typing import Any
 from judgelab.data.io import JsonlAppender, load_items, load_judgments, save_judgments
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
-from judgelab.errors import ConfigError, DataError, JudgelabError
+from judgelab.errors import ConfigError, JudgelabError
 from judgelab.files import private_dir, read_run_record, write_atomic
 from judgelab.judges.base import JudgeConfig
 from judgelab.llm.client import Client
@@ -347,10 +347,7 @@ def _resume(folder: Path, header: dict[str, Any], wanted: set[str] | None) -> di
 
     ``wanted=None`` (a stream, whose ids are not known up front) keeps every earlier judgment.
     """
-    try:
-        earlier = read_run_record(folder)
-    except DataError as exc:
-        raise DataError(f"{exc.detail}: cannot resume from it; choose a new --out folder", exc.path, exc.line) from None
+    earlier = read_run_record(folder, hint="cannot resume from it; choose a new --out folder")
     if earlier is not None and \
             (earlier.get("judge_digest"), earlier.get("backend")) != (header["judge_digest"], header["backend"]):
         raise ConfigError(
