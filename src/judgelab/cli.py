@@ -51,6 +51,13 @@ from judgelab.commands import register_all  # noqa: E402
 register_all(app, models_app)
 
 
+def _is_usage_error(exc: Exception) -> bool:
+    """A click usage error (missing option, bad value): it prints itself and has its exit code (2).
+    Checked by shape: typer >= 0.22 raises its vendored click's errors (typer._click), which are
+    not ``click.ClickException``, and older typer raises click's."""
+    return callable(getattr(exc, "show", None)) and isinstance(getattr(exc, "exit_code", None), int)
+
+
 def main() -> None:
     # Run folders, reports, configs and the cache hold the user's data: owner-only, whoever writes them.
     os.umask(0o077)
@@ -70,10 +77,8 @@ def main() -> None:
     except typer.Abort:
         err_console.print("aborted")
         sys.exit(130)
-    except Exception as exc:  # click usage errors carry their own exit code
-        import click
-
-        if isinstance(exc, click.ClickException):
+    except Exception as exc:
+        if _is_usage_error(exc):
             exc.show()
             sys.exit(exc.exit_code)
         if _state["debug"]:
