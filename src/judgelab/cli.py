@@ -53,7 +53,7 @@ register_all(app, models_app)
 
 def _is_usage_error(exc: Exception) -> bool:
     """A click usage error (missing option, bad value): it prints itself and has its exit code (2).
-    Checked by shape: typer >= 0.22 raises its vendored click's errors (typer._click), which are
+    Checked by shape: recent typer (0.29 here) raises its vendored click's errors (typer._click), which are
     not ``click.ClickException``, and older typer raises click's."""
     return callable(getattr(exc, "show", None)) and isinstance(getattr(exc, "exit_code", None), int)
 

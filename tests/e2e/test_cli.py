@@ -38,7 +38,7 @@ def test_generate_prints_completion_and_logprobs_as_json(test_model_path):
     (("generate", "hi", "--model", "/nowhere/model.gguf"), "GGUF file not found"),
     (("judge", "--data", "/nowhere/items.jsonl", "--aspect", "x"), "/nowhere/items.jsonl"),
     (("report", "/nowhere/run"), "not a run folder"),
-    # click usage errors (typer >= 0.22 raises its vendored click's, which were "internal error", exit 1)
+    # click usage errors (typer 0.29 raises its vendored click's, which were "internal error", exit 1)
     (("meta", "--data", "/nowhere/items.jsonl"), "Missing option '--judgments'"),
     (("judge", "--no-such-option"), "No such option: --no-such-option"),
 ])
