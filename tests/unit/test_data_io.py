@@ -30,6 +30,7 @@ from judgelab.data import (
     save_judgments,
 )
 from judgelab.llm.types import Usage
+from judgelab.train.labels import read_teacher
 
 FORMATS = ["jsonl", "json", "csv", "tsv", "parquet", "jsonl.gz", "csv.gz"]
 
@@ -359,6 +360,15 @@ def test_judgments_round_trip(tmp_path, fmt):
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_no_judgments_round_trip(tmp_path, fmt):
     assert load_judgments(save_judgments([], tmp_path / f"j.{fmt}")) == []
+
+
+def test_a_run_folder_reads_as_its_judgments_file(tmp_path):
+    save_judgments(JUDGMENTS, tmp_path / "run" / "judgments.jsonl")
+    assert load_judgments(tmp_path / "run") == JUDGMENTS
+    assert read_teacher(tmp_path / "run", "coherence") == {"a": 4.0}
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(DataError, match=r"empty[/\\]judgments\.jsonl: no such file"):
+        load_judgments(tmp_path / "empty")
 
 
 def test_judgments_csv_is_flat(tmp_path):

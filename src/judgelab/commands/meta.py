@@ -23,7 +23,7 @@ def register(app: typer.Typer) -> None:
 def meta(
     data: Annotated[Path, typer.Option("--data", "-d", help="Items with human labels (JSONL/JSON/CSV/Parquet).")],
     judgments: Annotated[Path, typer.Option(
-        "--judgments", "-j", help="Judgments: this toolkit's, or any file with item_id and score/label.")],
+        "--judgments", "-j", help="Judgments: a run folder, its judgments.jsonl, or any file with item_id and score/label.")],
     aspect: Annotated[str | None, typer.Option(
         "--aspect", "-a", help="Human score to compare with (default: the only one).")] = None,
     preset: Annotated[str | None, typer.Option("--preset", "-p", help=PRESET_HELP)] = None,
@@ -33,7 +33,7 @@ def meta(
         "--runs", help="Folder of TREC run files: adds the leaderboard (relevance items).")] = None,
     judge: Annotated[str | None, typer.Option("--judge", help="Judge name, when the file holds several.")] = None,
     baseline: Annotated[Path | None, typer.Option(
-        "--baseline", help="Another judge's judgments: adds judge-minus-baseline differences (paired bootstrap).")] = None,
+        "--baseline", help="Another judge's judgments (file or run folder): adds judge-minus-baseline differences (paired bootstrap).")] = None,
     bootstrap: Annotated[int, typer.Option(
         "--bootstrap", help="Bootstrap resamples for the intervals (0: none).")] = 1000,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.")] = 0,

@@ -24,9 +24,8 @@ def qrels(
     """Write the labels of ok judgments as TREC qrels; unparsable and failed ones are listed, never written as 0."""
     from judgelab.cli import console
 
-    path = judgments / "judgments.jsonl" if judgments.is_dir() else judgments
     data = data or _run_data(judgments)
-    result = write_qrels(load_judgments(path), list(load_items(data)), out)
+    result = write_qrels(load_judgments(judgments), list(load_items(data)), out)
     console.print(f"{result.written} qrels lines: {result.path}")
     if result.skipped:
         console.print(f"{len(result.skipped)} judgments without a label were left out, e.g.:")

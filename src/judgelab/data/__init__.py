@@ -7,7 +7,14 @@
 """
 
 from judgelab.data.dataset import Dataset
-from judgelab.data.io import JsonlAppender, load_items, load_judgments, save_items, save_judgments
+from judgelab.data.io import (
+    JsonlAppender,
+    judgments_file,
+    load_items,
+    load_judgments,
+    save_items,
+    save_judgments,
+)
 from judgelab.data.item import Item, ItemKind
 from judgelab.data.judgment import Judgment, JudgmentStatus
 from judgelab.data.split import kfold_by_group, split_by_group
@@ -24,6 +31,7 @@ __all__ = [
     "JudgmentStatus",
     "kfold_by_group",
     "load_items",
+    "judgments_file",
     "load_judgments",
     "save_items",
     "save_judgments",

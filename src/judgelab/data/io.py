@@ -109,10 +109,20 @@ def save_items(dataset: Dataset | Iterable[Item], path: PathLike) -> Path:
     return path
 
 
+def judgments_file(path: PathLike) -> Path:
+    """``path``, or the ``judgments.jsonl`` of the run folder ``path``: wherever a judgments file is
+    read (meta, qrels, teachers, stacked and ensemble members), the run folder will do."""
+    path = Path(path)
+    return path / "judgments.jsonl" if path.is_dir() else path
+
+
 def load_judgments(source: PathLike | pd.DataFrame) -> list[Judgment]:
-    """Read judgments written by this toolkit, or any JSONL/JSON/CSV/Parquet/DataFrame with an
-    ``item_id`` column plus ``score`` and/or ``label``; other columns go to ``extra``.
-    Ids may repeat (several judges or aspects per item). An empty file gives ``[]``."""
+    """Read judgments written by this toolkit (a judgments file or its run folder), or any
+    JSONL/JSON/CSV/Parquet/DataFrame with an ``item_id`` column plus ``score`` and/or ``label``;
+    other columns go to ``extra``. Ids may repeat (several judges or aspects per item). An empty
+    file gives ``[]``."""
+    if isinstance(source, (str, os.PathLike)):
+        source = judgments_file(source)
     where, rows, _ = _open_rows(source, _JUDGMENTS)
     known = Judgment.model_fields.keys()
     judgments = []

@@ -30,7 +30,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, model_validator
 from scipy import stats
 
-from judgelab.data.io import iter_jsonl
+from judgelab.data.io import iter_jsonl, judgments_file
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
 from judgelab.errors import ConfigError, DataError, DataWarning
@@ -425,7 +425,7 @@ def _run_member(member: Member, cfg: JudgeConfig, items: Sequence[Item], client:
 
 def _read_judgments_file(member: Member, wanted: set[str]) -> dict[str, Judgment]:
     """Verdicts from any JSONL with item_id and a value: our judgments.jsonl, or others' files."""
-    path = Path(member.judgments)
+    path = judgments_file(member.judgments)
     if not path.is_file():
         raise ConfigError(f"member {member.name!r}: judgments file not found: {path}")
     stat = path.stat()

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from judgelab.data.dataset import Dataset
-from judgelab.data.io import iter_jsonl, load_judgments
+from judgelab.data.io import iter_jsonl, judgments_file, load_judgments
 from judgelab.data.item import Item
 from judgelab.errors import ConfigError, DataError
 
@@ -107,7 +107,7 @@ def read_teacher(path: str | Path, aspect: str, judge: str | None = None) -> dic
     keeps one judge's rows (exact name, or a prefix such as ``Mistral-7B``); when several judges
     remain, their scores are averaged per item (an ensemble teacher).
     """
-    path = Path(path)
+    path = judgments_file(path)
     if not path.is_file():
         raise ConfigError(f"teacher judgments not found: {path}")
     rows = _published_rows(path, aspect) if _is_published(path) else _judgment_rows(path, aspect)

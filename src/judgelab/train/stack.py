@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from judgelab.data.io import save_judgments
+from judgelab.data.io import judgments_file, save_judgments
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
 from judgelab.errors import ConfigError, DataError
@@ -84,6 +84,7 @@ def _name_and_path(spec: str | Path) -> tuple[str, Path, bool]:
 
 def _member_scores(name: str, path: Path, aspect: str) -> dict[str, float]:
     """The file's scores for ``aspect`` by item id, read as a teacher file is (both judgment formats)."""
+    path = judgments_file(path)
     if not path.is_file():
         raise ConfigError(f"--stack-with {name}: judgments file not found: {path}")
     try:
