@@ -216,7 +216,7 @@ def inference_speed(args: argparse.Namespace, n: int = 64) -> dict[str, Any]:
 def render(results: dict[str, Any]) -> str:
     lines = [HEADING, ""]
     meta = results.get("meta", {})
-    lines += [f"Machine: {meta.get('machine', '?')}, shared with 7 other jobs while these ran (load averages below). "
+    lines += [f"Machine: {meta.get('machine', '?')}, often shared with other jobs (each entry's load averages below). "
               "Every figure is a group-wise k-fold cross-validation (no source in two folds): each item is scored "
               "by a scorer that never saw its group. Spearman at dataset level (all items) and group level "
               "(within each source, averaged), 95% group-bootstrap intervals in brackets.", ""]
