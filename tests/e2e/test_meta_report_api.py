@@ -86,6 +86,16 @@ def test_python_api_writes_the_folder_the_cli_writes(capsys, files, tmp_path):
     assert pages[0] == pages[1]
 
 
+def test_a_run_folder_given_as_judgments_lends_the_report_its_run(capsys, files, tmp_path):
+    by_file, by_folder = tmp_path / "by-file", tmp_path / "by-folder"
+    _meta_cli(capsys, files, by_file, "--bootstrap", "0")
+    _meta_cli(capsys, {**files, "judgments": files["run"]}, by_folder, "--bootstrap", "0")
+    records = [json.loads((out / "run.json").read_text()) for out in (by_file, by_folder)]
+    assert records[1]["model"] == "tiny-test-model" and records[1]["usage"]["calls"] == 24
+    assert {k: v for k, v in records[0].items() if k != "started"} == \
+           {k: v for k, v in records[1].items() if k != "started"}
+
+
 def test_report_shows_the_baseline_differences_measured(capsys, files, tmp_path):
     out = tmp_path / "with-baseline"
     metrics = _meta_cli(capsys, files, out, "--baseline", files["baseline"], "--bootstrap", "200",

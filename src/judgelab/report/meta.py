@@ -25,6 +25,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from judgelab.data.io import judgments_file as judgments_path
 from judgelab.data.io import save_judgments
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
@@ -62,8 +63,8 @@ def write_meta_report(out_dir: str | Path, items: Iterable[Item] | None, judgmen
     ``items`` and ``judgments``: what was given to ``meta_evaluate`` (the judgments it compared are
     kept: the evaluated aspect, the chosen judge); ``items=None`` reads them from ``data``.
     ``result``: its ``MetaReport`` (or ``to_dict()``). ``data`` and ``judgments_file``: the files
-    they came from, recorded in run.json; a ``judgments.jsonl`` in a judge's run folder lends the
-    page that run's model, judge config and accounting. ``options``: how meta was called, recorded
+    they came from, recorded in run.json; a judge's run folder (or the ``judgments.jsonl`` in it)
+    lends the page that run's model, judge config and accounting. ``options``: how meta was called, recorded
     as given (default: the MetaReport's levels, bootstrap and alpha level).
     """
     out_dir = check_meta_folder(out_dir)
@@ -71,6 +72,8 @@ def write_meta_report(out_dir: str | Path, items: Iterable[Item] | None, judgmen
     compared = select_judgments(judgments, metrics["aspect"], metrics["judge"])
     if options is None:
         options = _options_of(result) if isinstance(result, MetaReport) else {}
+    if judgments_file is not None:
+        judgments_file = judgments_path(judgments_file)
     record = _meta_record(metrics, compared, data=data, judgments_file=judgments_file, options=options)
     with staged_folder(out_dir, move_in=_move_in) as folder:
         write_atomic(folder / "run.json", json.dumps(record, indent=2, default=str))
