@@ -293,6 +293,13 @@ class LogprobScore(BaseModel):
     reason: str | None = None
     distribution: dict[int, float] = {}
 
+    @property
+    def sd(self) -> float | None:
+        """Standard deviation of the rating under the distribution: how unsure the judge was."""
+        if self.score is None or not self.distribution:
+            return None
+        return math.sqrt(sum(p * (v - self.score) ** 2 for v, p in self.distribution.items()))
+
 
 _INT_TOKEN = re.compile(r"^\s*(\d+)\s*\]*\s*$")
 

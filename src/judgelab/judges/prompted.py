@@ -11,10 +11,13 @@ embedded backend then reuses its KV cache); judgments come back in input order.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import fmean
 from typing import Any, ClassVar, Literal
+
+import numpy as np
 
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
@@ -218,18 +221,23 @@ class PromptedJudge(JudgeConfig):
         judged = judged_texts_of(item)
         parses = [parse_rating(c.text, rendered.bounds, pick=rendered.pick, assistant_prefix=rendered.assistant_prefix,
                                judged_texts=judged) for c in completions]
+        spreads = []
         for completion, parsed in zip(completions, parses, strict=True):
             if self.score == "logprob":
                 weighted = logprob_score_for(parsed, completion.logprobs, rendered.bounds, rendered.assistant_prefix)
                 extra.setdefault("parsed_scores", []).append(parsed.score)
                 extra.setdefault("logprob_mass", []).append(weighted.mass)
                 value, reason = weighted.score, weighted.reason or parsed.reason
+                if weighted.sd is not None:
+                    spreads.append(weighted.sd)
             else:
                 value, reason = parsed.score, parsed.reason
             if value is None:
                 reasons.append(reason or "no rating")
             else:
                 scores.append(value)
+        if (spread := score_spread(scores, spreads)) is not None:
+            extra["score_sd"] = spread
         first = completions[0]
         raw = rendered.assistant_prefix + first.text
         if len(completions) > 1:
@@ -241,6 +249,17 @@ class PromptedJudge(JudgeConfig):
             return Judgment(status="unparsable", reason=reasons[0], **common)
         explanation = explanation_of(first.text, parses[0], rendered.assistant_prefix)
         return Judgment(score=fmean(scores), explanation=explanation, **common)
+
+
+def score_spread(scores: list[float], spreads: list[float]) -> float | None:
+    """How unsure the judge was of its score (``extra["score_sd"]``, read by ``judgelab sample
+    --active``): the spread of its rating distribution (logprob scores) and of its samples' scores,
+    combined by the law of total variance."""
+    within = float(np.mean(np.square(spreads))) if spreads and len(spreads) == len(scores) else None
+    between = float(np.var(scores)) if len(scores) > 1 else None
+    if within is None and between is None:
+        return None
+    return math.sqrt((within or 0.0) + (between or 0.0))
 
 
 @dataclass

@@ -94,7 +94,7 @@ def select_judgments(judgments: Iterable[Judgment], aspect: str | None, judge: s
     return judgments
 
 
-def _by_item(judgments: list[Judgment], known_ids: set[str]) -> tuple[dict[str, Judgment], int]:
+def judgments_by_item(judgments: list[Judgment], known_ids: set[str]) -> tuple[dict[str, Judgment], int]:
     by_item: dict[str, Judgment] = {}
     unknown = 0
     for judgment in judgments:
@@ -141,7 +141,7 @@ def align(items: Iterable[Item], judgments: Iterable[Judgment], *, aspect: str |
         raise DataError(f"the items mix kinds ({', '.join(sorted(kinds))}); evaluate one kind at a time")
     kind = kinds.pop()
     aspect = infer_aspect(items, aspect)
-    by_item, n_unknown = _by_item(select_judgments(judgments, aspect, judge), {item.id for item in items})
+    by_item, n_unknown = judgments_by_item(select_judgments(judgments, aspect, judge), {item.id for item in items})
     counts: Counter[str] = Counter()
     used_items, used_judgments, human, verdicts = [], [], [], []
     for item in items:

@@ -28,6 +28,7 @@ from judgelab.files import read_json, read_run_record, write_atomic
 from judgelab.metrics.align import human_value
 from judgelab.metrics.correlation import correlation
 from judgelab.report import plots
+from judgelab.report.systems_view import systems_section
 
 _ENV = jinja2.Environment(
     loader=jinja2.PackageLoader("judgelab.report", "templates"),
@@ -86,6 +87,7 @@ def render_report(folder: str | Path, items: Iterable[Item] | None = None) -> st
     if record is None:
         raise ConfigError(f"{folder} is not a run folder: no run.json")
     metrics = read_json(folder / "metrics.json")
+    systems = read_json(folder / "systems.json")
     judge = record.get("judge") or {}
     aspect = judge.get("aspect") or (metrics or {}).get("aspect")
     scan = _scan_judgments(folder / "judgments.jsonl")
@@ -98,7 +100,7 @@ def render_report(folder: str | Path, items: Iterable[Item] | None = None) -> st
         comparison=_comparison_rows(metrics),
         scan=scan, sample_size=SAMPLE, figures=_figures(scan, metrics, judge, judge_scale),
         criteria=_criteria_rows(scan.rows), disagreements=_disagreements(scan.rows, judge_scale),
-        shown=scan.rows[:SHOWN_JUDGMENTS], optimizer=_optimizer(folder),
+        shown=scan.rows[:SHOWN_JUDGMENTS], optimizer=_optimizer(folder), systems=systems_section(systems),
     )
 
 

@@ -43,15 +43,20 @@ def check_meta_folder(out_dir: str | Path) -> Path:
 
     Raises ``ConfigError`` otherwise (``DataError`` for an unreadable run.json in it).
     """
+    return check_report_folder(out_dir, "meta", META_FILES)
+
+
+def check_report_folder(out_dir: str | Path, command: str, files: tuple[str, ...]) -> Path:
+    """``out_dir`` must be new, empty, or an earlier report folder of ``command`` (holding ``files``)."""
     out_dir = Path(out_dir)
     if out_dir.exists() and not out_dir.is_dir():
-        raise ConfigError(f"{out_dir} is a file; give a folder for the meta report")
+        raise ConfigError(f"{out_dir} is a file; give a folder for the {command} report")
     record = read_run_record(out_dir) if out_dir.is_dir() else None
-    if record is not None and record.get("command") != "meta":
+    if record is not None and record.get("command") != command:
         raise ConfigError(f"{out_dir} holds a run of another command; choose a new folder "
                           f"(`judgelab report {out_dir}` rewrites that run's own report)")
-    if record is None and (taken := [name for name in META_FILES if (out_dir / name).exists()]):
-        raise ConfigError(f"{out_dir} already has {', '.join(taken)} and no meta run.json; choose a new folder")
+    if record is None and (taken := [name for name in files if (out_dir / name).exists()]):
+        raise ConfigError(f"{out_dir} already has {', '.join(taken)} and no {command} run.json; choose a new folder")
     return out_dir
 
 
@@ -136,8 +141,13 @@ def _absolute(path: str | Path | None) -> str | None:
 
 # -- writing the folder whole ------------------------------------------------------------------------
 def _move_in(folder: Path, out_dir: Path) -> None:
+    move_folder_in(folder, out_dir, check_meta_folder, META_FILES)
+
+
+def move_folder_in(folder: Path, out_dir: Path, check, files: tuple[str, ...]) -> None:
     """A new ``out_dir`` is the scratch folder renamed (one atomic step); into an existing one
-    (empty, or an earlier meta folder, checked again now) each file is renamed over its old self."""
+    (empty, or an earlier folder of the same command, checked again now) each file is renamed
+    over its old self."""
     if not out_dir.exists():
         try:
             folder.rename(out_dir)
@@ -145,6 +155,6 @@ def _move_in(folder: Path, out_dir: Path) -> None:
         except OSError as exc:  # made meanwhile by someone else: treat it as an existing folder
             if exc.errno not in (errno.EEXIST, errno.ENOTEMPTY):
                 raise
-    check_meta_folder(out_dir)
-    for name in META_FILES:
+    check(out_dir)
+    for name in files:
         os.replace(folder / name, out_dir / name)

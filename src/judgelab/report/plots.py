@@ -209,3 +209,75 @@ def calibration(expected: Sequence[float], observed: Sequence[float], counts: Se
         body.append(f'<circle cx="{axes.x(e):.1f}" cy="{axes.y(o):.1f}" r="{2.5 + 5 * (n / peak) ** 0.5:.1f}" '
                     f'class="dot"><title>{n} items: judge {e:.2f}, human {o:.2f}</title></circle>')
     return _frame(axes, title, x_label, y_label, body)
+
+
+def forest(systems: Sequence[str], series: dict[str, tuple[Sequence[float], Sequence[float], Sequence[float]]], *,
+           title: str, x_label: str) -> Markup:
+    """Per-system estimates with intervals, one row per system and one colour per estimator."""
+    size, kinds = len(systems), len(series)
+    row = 10 + 8 * kinds
+    left, top = 150, 30
+    height = top + row * size + 60
+    values = [v for triple in series.values() for part in triple for v in part if v is not None and np.isfinite(v)]
+    low_x, high_x = _padded(values or [0.0, 1.0])
+    width = WIDTH + 120
+    span = width - left - MARGIN["right"]
+
+    def x(value: float) -> float:
+        return left + (value - low_x) / ((high_x - low_x) or 1.0) * span
+
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="plot" role="img" viewBox="0 0 {width} {height}" '
+             f'width="{width}" height="{height}"><title>{escape(title)}</title>',
+             f'<text x="{width / 2}" y="16" class="plot-title" text-anchor="middle">{escape(title)}</text>']
+    bottom = top + row * size
+    for tick in _ticks(low_x, high_x):
+        parts.append(f'<line x1="{x(tick):.1f}" y1="{top}" x2="{x(tick):.1f}" y2="{bottom}" class="grid"/>'
+                     f'<text x="{x(tick):.1f}" y="{bottom + 14}" text-anchor="middle">{_label(tick)}</text>')
+    for i, system in enumerate(systems):
+        y0 = top + i * row
+        parts.append(f'<text x="{left - 6}" y="{y0 + row / 2 + 4:.1f}" text-anchor="end">{escape(str(system))}</text>')
+        for k, (name, (mid, low, high)) in enumerate(series.items()):
+            if mid[i] is None or not np.isfinite(mid[i]):
+                continue
+            y = y0 + 6 + 8 * k
+            colour = PALETTE[k % len(PALETTE)]
+            if low[i] is not None and high[i] is not None and np.isfinite(low[i]) and np.isfinite(high[i]):
+                parts.append(f'<line x1="{x(low[i]):.1f}" y1="{y}" x2="{x(high[i]):.1f}" y2="{y}" stroke="{colour}" '
+                             f'stroke-width="2"/>')
+            parts.append(f'<circle cx="{x(mid[i]):.1f}" cy="{y}" r="3" fill="{colour}"><title>{escape(name)} '
+                         f'{escape(str(system))}: {mid[i]:.3f}</title></circle>')
+    for k, name in enumerate(series):
+        parts.append(f'<rect x="{left + 110 * k}" y="{height - 18}" width="10" height="10" '
+                     f'fill="{PALETTE[k % len(PALETTE)]}"/><text x="{left + 14 + 110 * k}" y="{height - 9}" '
+                     f'class="small">{escape(name)}</text>')
+    parts.append(f'<text x="{(left + width) / 2}" y="{bottom + 28}" text-anchor="middle">{escape(x_label)}</text>')
+    parts.append("</svg>")
+    return Markup("".join(parts))
+
+
+def significance(labels: Sequence[str], matrix: Sequence[Sequence[int]], *, title: str) -> Markup:
+    """Which system beats which: +1 row significantly above column, -1 below, 0 not separable."""
+    size = len(labels)
+    cell = max(12, min(36, 420 // max(size, 1)))
+    left, top = 150, 40
+    width, height = left + cell * size + 20, top + cell * size + 40
+    colours = {1: "#2e8b57", -1: "#c0392b", 0: "#e4e4e8"}
+    words = {1: "above", -1: "below", 0: "not separable from"}
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="plot" role="img" viewBox="0 0 {width} {height}" '
+             f'width="{width}" height="{height}"><title>{escape(title)}</title>',
+             f'<text x="{width / 2}" y="16" class="plot-title" text-anchor="middle">{escape(title)}</text>']
+    for r, row in enumerate(matrix):
+        for c, sign in enumerate(row):
+            if r == c:
+                continue
+            parts.append(f'<rect x="{left + c * cell}" y="{top + r * cell}" width="{cell - 1}" height="{cell - 1}" '
+                         f'fill="{colours[int(sign)]}"><title>{escape(str(labels[r]))} {words[int(sign)]} '
+                         f'{escape(str(labels[c]))}</title></rect>')
+    for i, label in enumerate(labels):
+        parts.append(f'<text x="{left - 6}" y="{top + i * cell + cell / 2 + 4}" text-anchor="end" class="small">'
+                     f'{escape(str(label))}</text>')
+        parts.append(f'<text x="{left + i * cell + cell / 2}" y="{top - 6}" text-anchor="middle" class="small">'
+                     f'{i + 1}</text>')
+    parts.append(f'<text x="8" y="{height - 10}" class="small">green: row system significantly above the column '
+                 f'system (Holm-adjusted); red: below; grey: not separable. Columns numbered as the rows.</text></svg>')
+    return Markup("".join(parts))

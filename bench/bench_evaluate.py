@@ -1,0 +1,229 @@
+"""System evaluation with a few human labels: coverage, width and ranking of the three estimators.
+
+    python -m bench.bench_evaluate                 # print the figures (500 draws per budget)
+    python -m bench.bench_evaluate --write         # also replace this section of docs/benchmarks.md
+    python -m bench.bench_evaluate --draws 50 --sets hanna:coherence   # a quick look
+
+For each data set the judge's verdicts and every human label are known. A draw labels a random
+sample of the units (stratified by system for items; queries for TREC), exactly as `judgelab
+sample` would, and estimates every system's mean human value three ways: the judge alone, the
+labelled units alone, and prediction-powered (corrected). Over many draws we measure:
+
+* coverage: how often the 95% interval holds the all-human value (the mean over every item of
+  the system, or every query for a run); the estimators run with ``target="items"``, whose
+  estimand that value is;
+* width: the corrected interval's width relative to the human-only one at the same labels;
+* ranking: Kendall tau between each estimator's system ranking and the all-human ranking.
+
+Judges are published outputs (no model run): HANNA's five open LLMs x four prompts (mean rating),
+UniEval on Topical-Chat and SF restaurants/hotels (which name no systems: one overall mean),
+TREMA's labels (Llama-3-8B four-prompts) as qrels for the 37 TREC DL 2019 runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+from scipy import stats
+
+from bench.common import describe_machine, log, write_doc_section
+from judgelab.data import Judgment, load_items
+from judgelab.evaluate import draw, from_items, judge_only
+from judgelab.evaluate.estimators import corrected, human_only, shrunk
+from judgelab.evaluate.ir import score_runs
+from judgelab.evaluate.problem import Problem, from_queries
+from judgelab.metrics.ir import qrels_from_labels, read_runs
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "benchmarks"
+SECTION = "## System evaluation with a few human labels (`bench/bench_evaluate.py`)"
+BUDGETS = (0.05, 0.10, 0.20)
+DEFAULT_SETS = ("hanna:coherence", "hanna:engagement", "hanna:relevance", "hanna:complexity",
+                "topical_chat:coherence", "topical_chat:overall", "sfres:naturalness", "sfhot:naturalness",
+                "trec_dl2019:TREMA-4prompts/llama3-8b", "trec_dl2019:TREMA-4prompts/llama3.3-70b")
+
+
+# -- data sets as problems with every human value known ----------------------------------------------
+def _published(path: Path, dataset: str, aspect: str) -> dict[str, float]:
+    scores = defaultdict(list)
+    for line in path.open(encoding="utf-8"):
+        row = json.loads(line)
+        value = row["prediction"].get(aspect) if isinstance(row["prediction"], dict) else None
+        if row.get("dataset") == dataset and isinstance(value, (int, float)):
+            scores[row["item_id"]].append(float(value))
+    return {k: float(np.mean(v)) for k, v in scores.items()}
+
+
+def item_problem(dataset: str, aspect: str) -> Problem:
+    items = load_items(SHARED / f"{dataset}.jsonl")
+    reference = "hanna_llm_ratings.jsonl" if dataset == "hanna" else "unieval_predictions.jsonl"
+    judge = _published(SHARED / "reference" / reference, dataset, aspect)
+    return from_items([i.id for i in items], [i.system_id for i in items], [i.group for i in items],
+                      [judge.get(i.id, np.nan) for i in items], [i.human_score(aspect) for i in items])
+
+
+def query_problem(judge_name: str, measure: str = "nDCG@10") -> Problem:
+    items = load_items(SHARED / "trec_dl2019.jsonl")
+    by_id = {item.id: item for item in items}
+    labels = {}
+    for line in (SHARED / "reference" / "trema_outputs.jsonl").open(encoding="utf-8"):
+        row = json.loads(line)
+        if row["dataset"] == "trec_dl2019" and row["judge"] == judge_name:
+            prediction = row["prediction"]
+            labels[row["item_id"]] = prediction["label"] if isinstance(prediction, dict) else prediction
+    judged = [(by_id[i].qid, by_id[i].docid, v) for i, v in labels.items() if v is not None]
+    judge_qrels = qrels_from_labels(*zip(*judged, strict=True))
+    human_qrels = qrels_from_labels([i.qid for i in items], [i.docid for i in items], [i.label for i in items])
+    runs = read_runs(SHARED / "trec_dl2019_runs")
+    queries = sorted({i.qid for i in items})
+    judge = score_runs(runs, judge_qrels, queries, measure=measure)
+    human = score_runs(runs, human_qrels, queries, measure=measure)
+    return from_queries(queries, judge.runs, judge.values, human.values)
+
+
+def problem_for(spec: str) -> Problem:
+    dataset, _, what = spec.partition(":")
+    return query_problem(what) if dataset == "trec_dl2019" else item_problem(dataset, what)
+
+
+# -- the simulation -----------------------------------------------------------------------------------
+def truth_of(problem: Problem) -> np.ndarray:
+    return np.nanmean(np.where(problem.present, problem.human, np.nan), axis=0)
+
+
+def within_system_spearman(problem: Problem) -> float:
+    """Item-level Spearman of judge and human, after removing each system's mean rank (items), or over
+    all (query, run) pairs for IR."""
+    judge, human = problem.judge[problem.present], problem.human[problem.present]
+    keep = np.isfinite(judge) & np.isfinite(human)
+    return float(stats.spearmanr(judge[keep], human[keep]).statistic)
+
+
+def kendall(a: np.ndarray, b: np.ndarray) -> float:
+    keep = np.isfinite(a) & np.isfinite(b)
+    return float(stats.kendalltau(a[keep], b[keep]).statistic) if keep.sum() > 1 else float("nan")
+
+
+def simulate(problem: Problem, fraction: float, draws: int, calibrations=("isotonic",), *,
+             variance: str = "pooled") -> dict[str, dict[str, float]]:
+    truth = truth_of(problem)
+    judge = judge_only(problem, n_resamples=1000)
+    covered = (judge.ci[:, 0] <= truth) & (truth <= judge.ci[:, 1])
+    results = {"judge": {"coverage": float(covered.mean()), "tau": kendall(judge.value, truth), "width": float(
+        np.mean(judge.ci[:, 1] - judge.ci[:, 0]))}}
+    acc: dict[str, dict[str, list]] = defaultdict(lambda: defaultdict(list))
+    for k in range(draws):
+        drawn = draw(problem, fraction, seed=k)
+        design = drawn.design
+        labelled = problem.with_human(np.where(design.labelled[:, None], problem.human, np.nan))
+        estimates = {"human": human_only(labelled, design, target="items", variance=variance)}
+        for calibration in calibrations:
+            estimates[f"corrected-{calibration}"] = corrected(labelled, design, calibration=calibration,
+                                                              target="items", variance=variance, seed=k)
+        if problem.kind == "items":
+            estimates["shrunk"] = shrunk(estimates[f"corrected-{calibrations[0]}"])
+        for name, est in estimates.items():
+            acc[name]["coverage"].append(np.mean((est.ci[:, 0] <= truth) & (truth <= est.ci[:, 1])))
+            acc[name]["width"].append(np.mean(est.ci[:, 1] - est.ci[:, 0]))
+            acc[name]["tau"].append(kendall(est.value, truth))
+        acc["labels"]["n"].append(design.n_labelled)
+    for name, values in acc.items():
+        results[name] = {key: float(np.nanmean(v)) for key, v in values.items()}
+    for name in results:
+        if name.startswith("corrected") or name == "shrunk":
+            results[name]["width_ratio"] = results[name]["width"] / results["human"]["width"]
+    return results
+
+
+def timing(n_items: int = 100_000, n_systems: int = 50, seed: int = 0) -> dict[str, float]:
+    """judge-only bootstrap (1,000 resamples of sources) and a full evaluate with 5% labels."""
+    from judgelab.evaluate import evaluate
+    from judgelab.evaluate.compare import pairwise
+
+    rng = np.random.default_rng(seed)
+    sources = n_items // n_systems
+    systems = np.tile(np.arange(n_systems), sources).astype(str)
+    groups = np.repeat(np.arange(sources), n_systems).astype(str)
+    quality = rng.normal(size=n_items) + rng.normal(size=n_systems)[np.tile(np.arange(n_systems), sources)]
+    human = np.clip(np.round(3 + quality), 1, 5)
+    judge = 5 + 2 * quality + rng.normal(size=n_items)
+    ids = [f"i{k}" for k in range(n_items)]
+    problem = from_items(ids, systems, groups, judge, human)
+    started = time.perf_counter()
+    estimates = judge_only(problem, n_resamples=1000)
+    pairwise(estimates)
+    bootstrap_s = time.perf_counter() - started
+    from judgelab.data import Item
+
+    items = [Item(id=i, system_id=s, group_id=g, output="x", scores={"q": float(h)})
+             for i, s, g, h in zip(ids, systems, groups, human, strict=True)]
+    judgments = [Judgment(item_id=i, score=float(v)) for i, v in zip(ids, judge, strict=True)]
+    labelled = draw(problem, 0.05, seed=seed).design.labelled
+    started = time.perf_counter()
+    evaluate(items, judgments, aspect="q", human_ids=[ids[k] for k in np.flatnonzero(labelled)])
+    return {"bootstrap_s": bootstrap_s, "evaluate_s": time.perf_counter() - started}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sets", nargs="*", default=list(DEFAULT_SETS))
+    parser.add_argument("--draws", type=int, default=500)
+    parser.add_argument("--calibrations", default="isotonic,linear,identity")
+    parser.add_argument("--variance", default="pooled")
+    parser.add_argument("--write", action="store_true")
+    args = parser.parse_args()
+    calibrations = tuple(args.calibrations.split(","))
+    lines = []
+    for spec in args.sets:
+        problem = problem_for(spec)
+        rho = within_system_spearman(problem)
+        for fraction in BUDGETS:
+            started = time.perf_counter()
+            result = simulate(problem, fraction, args.draws, calibrations, variance=args.variance)
+            log(f"{spec} {fraction:.0%}: {time.perf_counter() - started:.1f}s")
+            lines.append((spec, len(problem.systems), problem.n_units, rho, fraction, result))
+            print(_row(lines[-1], calibrations), flush=True)
+    times = timing()
+    print(times)
+    if args.write:
+        write_doc_section("bench_evaluate", _doc(lines, calibrations, times, args), heading=SECTION)
+
+
+def _row(line, calibrations) -> str:
+    spec, systems, units, rho, fraction, r = line
+    cells = [spec, str(systems), str(units), f"{rho:.2f}", f"{fraction:.0%}", f"{r['labels']['n']:.0f}",
+             f"{r['judge']['coverage']:.2f}", f"{r['human']['coverage']:.3f}"]
+    cells += [f"{r[f'corrected-{c}']['coverage']:.3f}" for c in calibrations]
+    cells += [f"{r[f'corrected-{c}']['width_ratio']:.2f}" for c in calibrations]
+    shrink = r.get("shrunk", {})
+    cells += [f"{shrink['coverage']:.3f}" if shrink else "n/a"]
+    cells += [f"{r['judge']['tau']:.2f}", f"{r['human']['tau']:.2f}"]
+    cells += [f"{r[f'corrected-{c}']['tau']:.2f}" for c in calibrations]
+    cells += [f"{shrink['tau']:.2f}" if shrink else "n/a"]
+    return "| " + " | ".join(cells) + " |"
+
+
+def _doc(lines, calibrations, times, args) -> str:
+    names = ", ".join(calibrations)
+    head = ["set : judge", "systems", "units", "judge-human Spearman", "budget", "labels", "coverage judge",
+            "coverage human"] + [f"coverage corr. {c}" for c in calibrations] + [
+        f"width corr. {c} / human" for c in calibrations] + ["coverage shrunk", "tau judge", "tau human"] + [
+        f"tau corr. {c}" for c in calibrations] + ["tau shrunk"]
+    out = [f"Machine: {describe_machine()}. Command: `python -m bench.bench_evaluate --draws {args.draws} "
+           f"--calibrations {','.join(calibrations)}{' --write' if args.write else ''}`; "
+           f"{args.draws} draws per budget, 95% intervals, `target=\"items\"`, `variance=\"{args.variance}\"`; "
+           f"corrected with the calibrations {names}.", "",
+           "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    out += [_row(line, calibrations) for line in lines]
+    out += ["", f"Speed: judge-only estimates with 1,000 bootstrap resamples of sources plus all pairwise tests, "
+            f"100,000 judged items in 50 systems: {times['bootstrap_s']:.2f} s; a whole `evaluate` (three "
+            f"estimators, 5% labels, pairs, ranks) on them: {times['evaluate_s']:.2f} s."]
+    return "\n".join(out)
+
+
+if __name__ == "__main__":
+    main()

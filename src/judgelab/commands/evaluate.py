@@ -1,0 +1,298 @@
+"""`judgelab evaluate` (which system is better, and how sure) and `judgelab sample` (which items to
+label, and how many); docs/evaluate.md."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from judgelab.errors import ConfigError
+
+CALIBRATION_HELP = "Map from judge to human scale for the corrected estimate: auto, isotonic, linear, identity."
+
+
+def register(app: typer.Typer) -> None:
+    app.command("evaluate")(evaluate)
+    app.command("sample")(sample)
+
+
+# -- shared options -----------------------------------------------------------------------------------
+Data = Annotated[Path, typer.Option("--data", "-d", help="Items (JSONL/JSON/CSV/Parquet): pointwise with system_id, or relevance.")]
+Aspect = Annotated[str | None, typer.Option("--aspect", "-a", help="Human score to estimate (default: the only one).")]
+JudgeName = Annotated[str | None, typer.Option("--judge", help="Judge name, when the judgments file holds several.")]
+Human = Annotated[Path | None, typer.Option(
+    "--human", help="Human labels: a labels file (judgelab annotate), or any JSONL/CSV with item_id and score/label.")]
+HumanIds = Annotated[str | None, typer.Option(
+    "--human-ids", help="File of ids (as `judgelab sample` writes; query ids for runs) whose labels count, or 'all'. "
+                        "Without --human the items' own human scores are the labels.")]
+Runs = Annotated[Path | None, typer.Option("--runs", help="Folder of TREC run files (relevance items): one system per run.")]
+Measure = Annotated[str, typer.Option("--measure", help="ir_measures measure for runs.")]
+Unjudged = Annotated[str, typer.Option(
+    "--unjudged", help="Documents no qrels label: 'condense' (score runs on their judged documents) or 'nonrelevant'.")]
+Seed = Annotated[int, typer.Option("--seed", help="Seed of the bootstrap, the folds and the draw.")]
+
+
+def _load(data: Path, judgments: Path | None, human: Path | None, human_ids: str | None, aspect: str | None):
+    from judgelab.data.io import load_items, load_judgments
+    from judgelab.evaluate import ALL, read_sample
+
+    items = load_items(data)
+    judged = load_judgments(judgments) if judgments is not None else []
+    sample_file = None
+    ids: Any = None
+    if human_ids == ALL:
+        ids = ALL
+    elif human_ids is not None:
+        sample_file = read_sample(human_ids)
+        ids = sample_file.ids
+    labels = None
+    if human is not None:
+        from judgelab.data.labels import human_values, load_labels
+
+        labels = _relevance_labels(load_labels(human), items) if items and items[0].kind == "relevance" else \
+            human_values(load_labels(human), aspect or _only_aspect(items))
+    return items, judged, labels, ids, sample_file
+
+
+def _only_aspect(items) -> str:
+    aspects = sorted({a for item in items for a in item.scores})
+    if len(aspects) != 1:
+        raise ConfigError(f"the items carry {len(aspects)} aspects ({', '.join(aspects) or 'none'}); "
+                          "choose the one the labels rate with --aspect")
+    return aspects[0]
+
+
+def _relevance_labels(labels, items) -> dict[str, int]:
+    from judgelab.data.labels import human_values
+
+    values = human_values(labels, "relevance")
+    bad = {k: v for k, v in values.items() if not float(v).is_integer()}
+    if bad:
+        item_id, value = next(iter(bad.items()))
+        raise ConfigError(f"relevance labels must be whole grades; {item_id!r} has {value!r} (several annotators "
+                          "disagreeing average to fractions: adjudicate them first)")
+    return {k: int(v) for k, v in values.items()}
+
+
+# -- evaluate -----------------------------------------------------------------------------------------
+def evaluate(
+    data: Data,
+    judgments: Annotated[Path, typer.Option(
+        "--judgments", "-j", help="The judge's verdicts: a run folder, its judgments.jsonl, or any file with item_id and score/label.")],
+    aspect: Aspect = None,
+    judge: JudgeName = None,
+    human: Human = None,
+    human_ids: HumanIds = None,
+    runs: Runs = None,
+    measure: Measure = "nDCG@10",
+    unjudged: Unjudged = "condense",
+    calibration: Annotated[str, typer.Option("--calibration", help=CALIBRATION_HELP)] = "auto",
+    target: Annotated[str, typer.Option(
+        "--target", help="'population': new sources like these; 'items': exactly these items.")] = "population",
+    variance: Annotated[str, typer.Option(
+        "--variance", help="'pooled' across systems (few labels each) or per 'system'.")] = "pooled",
+    bootstrap: Annotated[int, typer.Option("--bootstrap", help="Bootstrap resamples for the judge-only intervals.")] = 1000,
+    seed: Seed = 0,
+    confidence: Annotated[float, typer.Option("--confidence", help="Interval coverage, e.g. 0.95.")] = 0.95,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of tables.")] = False,
+    out: Annotated[Path | None, typer.Option(
+        "--out", "-o", help="Also write a report folder: systems.json, systems.csv, pairs.csv, report.html.")] = None,
+) -> None:
+    """Leaderboard of systems from a judge, corrected with a few human labels (prediction-powered)."""
+    from judgelab.cli import console
+    from judgelab.evaluate import evaluate as run_evaluate
+
+    if not 0 < confidence < 1:
+        raise ConfigError(f"--confidence {confidence}: give a coverage between 0 and 1, e.g. 0.95")
+    if bootstrap < 0:
+        raise ConfigError("--bootstrap must be 0 or more")
+    if out is not None:
+        from judgelab.report.systems import check_systems_folder
+
+        check_systems_folder(out)
+    items, judged, labels, ids, sample_file = _load(data, judgments, human, human_ids, aspect)
+    report = run_evaluate(items, judged, aspect=aspect, judge=judge, human=labels, human_ids=ids, sample=sample_file,
+                          runs=runs, measure=measure, unjudged=unjudged, calibration=calibration, target=target,
+                          variance=variance, n_resamples=bootstrap, seed=seed, confidence=confidence)
+    written = None
+    if out is not None:
+        from judgelab.report.systems import write_systems_report
+
+        options = {"aspect": aspect, "judge": judge, "human": human, "human_ids": human_ids, "runs": runs,
+                   **report.options}
+        written = write_systems_report(out, items, judged, report, data=data, judgments_file=judgments, options=options)
+    if as_json:
+        typer.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+    else:
+        for renderable in systems_tables(report):
+            console.print(renderable, soft_wrap=isinstance(renderable, str))
+    if written is not None:
+        typer.echo(f"report: {written}", err=as_json)
+
+
+def _cell(value: float, ci, n: int | None = None) -> str:
+    if value is None or not math.isfinite(value):
+        return "-"
+    text = f"{value:.3f}"
+    if ci is not None and math.isfinite(ci[0]):
+        text += f" [{ci[0]:.3f}, {ci[1]:.3f}]"
+    return text + (f" n={n}" if n else "")
+
+
+def systems_tables(report) -> list[Any]:
+    """The terminal view: a header line, the leaderboard, what the labels were worth, caveats."""
+    estimates = report.estimates
+    main = "corrected" if "corrected" in estimates else "judge"
+    rank, best, worst = report.ranks(main)
+    order = sorted(range(len(report.systems)), key=lambda k: (math.isnan(rank[k]), rank[k]))
+    what = report.measure or f"aspect {report.aspect or '-'}"
+    lines: list[Any] = [f"[bold]{len(report.systems)} {'runs' if report.kind == 'queries' else 'systems'}[/], "
+                        f"{report.coverage['units']} {report.kind}, {escape(what)}; "
+                        f"{report.labels['n_labelled']} labelled {report.kind}"
+                        + (f" ({report.labels['design']} design, {report.labels['source']})" if report.labels["design"]
+                           else "")]
+    table = Table(title=f"Systems, ranked by the {main} estimate ({int(report.options['confidence'] * 100)}% intervals)")
+    table.add_column("system", overflow="fold")
+    for name in estimates:
+        table.add_column(name, no_wrap=True)
+    table.add_column("rank", no_wrap=True)
+    for k in order:
+        cells = [_cell(est.value[k], est.ci[k], int(est.n_labelled[k]) if name == "human" else None)
+                 if est.reason[k] is None or math.isfinite(est.value[k]) else escape(est.reason[k])
+                 for name, est in estimates.items()]
+        span = "-" if math.isnan(rank[k]) else f"{int(rank[k])} ({int(best[k])}-{int(worst[k])})"
+        table.add_row(escape(report.systems[k]), *cells, span)
+    lines.append(table)
+    counts = ", ".join(f"{name} {int(pairs.significant.sum() // 2)}" for name, pairs in report.pairs.items())
+    lines.append(f"pairs separable after Holm's correction (of {len(report.systems) * (len(report.systems) - 1) // 2}): {counts}")
+    effective = report.effective_labels()
+    if effective:
+        total = sum(v for v in effective.values() if v is not None)
+        lines.append(f"the corrected intervals are as narrow as human-only ones with [bold]{total:.0f}[/] labels "
+                     f"({report.labels['n_labelled']} labelled)")
+    if report.skipped:
+        lines.append("[yellow]skipped[/]: " + "; ".join(f"{escape(k)} ({v})" for k, v in report.skipped.items()))
+    if report.unjudged_share:
+        worst_run = max(report.unjudged_share, key=lambda k: report.unjudged_share[k])
+        lines.append(f"unjudged documents in the top ranks: up to {report.unjudged_share[worst_run]:.0%} "
+                     f"({escape(worst_run)}); runs scored with --unjudged {report.options['unjudged']}")
+    if report.labels.get("unlabelled_sample_ids"):
+        lines.append(f"[yellow]{report.labels['unlabelled_sample_ids']} sampled ids have no label[/]: taken as "
+                     "missing at random")
+    lines.append("[dim]judge-only intervals resample sources and stay on the judge's scale: they do not cover the "
+                 "judge's bias. human/corrected: design-based t intervals; shrunk: empirical Bayes.[/]")
+    return lines
+
+
+# -- sample -------------------------------------------------------------------------------------------
+def sample(
+    data: Data,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Write the drawn ids here (id<TAB>probability).")] = None,
+    budget: Annotated[float | None, typer.Option(
+        "--budget", "-n", help="Units to draw: a count (e.g. 50) or a fraction of them (e.g. 0.1).")] = None,
+    judgments: Annotated[Path | None, typer.Option(
+        "--judgments", "-j", help="The judge's verdicts (for --active and --plan).")] = None,
+    aspect: Aspect = None,
+    judge: JudgeName = None,
+    active: Annotated[bool, typer.Option(
+        "--active", help="Favour the units the judge is least sure of (inverse-probability weights keep estimates unbiased).")] = False,
+    mix: Annotated[float, typer.Option("--mix", help="Uniform share of each active probability (0-1].")] = 0.5,
+    exclude: Annotated[Path | None, typer.Option(
+        "--exclude", help="Ids already labelled (a file of ids): never drawn again.")] = None,
+    plan: Annotated[float | None, typer.Option(
+        "--plan", help="Print how many labels an interval this wide needs, from the labels so far (--human/--human-ids).")] = None,
+    human: Human = None,
+    human_ids: HumanIds = None,
+    runs: Runs = None,
+    seed: Seed = 0,
+) -> None:
+    """Choose which units to label: stratified by system, or active; --plan: how many are needed."""
+    from judgelab.cli import console
+
+    if plan is not None:
+        if judgments is None:
+            raise ConfigError("--plan needs the judge's verdicts (--judgments) and some labels (--human or --human-ids)")
+        _print_plan(console, data, judgments, human, human_ids, aspect, judge, runs, plan, seed)
+    if budget is None:
+        if plan is None:
+            raise ConfigError("give --budget (how many to draw) or --plan (how many are needed)")
+        return
+    if out is None:
+        raise ConfigError("give --out: the file to write the drawn ids to")
+    drawn, units, method = _draw(data, judgments, aspect, judge, budget, active, mix, exclude, seed)
+    from judgelab.evaluate import write_sample
+
+    chosen = [k for k in range(units.n_units) if drawn.design.labelled[k]]
+    header = {"method": method, "units": "queries" if units.kind == "queries" else "items",
+              "budget": len(chosen), "seed": seed, **({"mix": mix} if active else {})}
+    write_sample(out, [units.units[k] for k in chosen], [drawn.design.probability[k] for k in chosen], header)
+    console.print(f"{len(chosen)} {header['units']} drawn ({method}, {len(drawn.sizes)} "
+                  f"{'strata' if units.kind == 'items' else 'stratum'}: {', '.join(map(str, drawn.sizes[:12]))}"
+                  f"{' ...' if len(drawn.sizes) > 12 else ''}) -> {escape(str(out))}")
+
+
+def _draw(data, judgments, aspect, judge, budget, active, mix, exclude, seed):
+    import numpy as np
+
+    from judgelab.data.io import load_items, load_judgments
+    from judgelab.evaluate import draw, from_items, from_queries, read_sample
+    from judgelab.evaluate.sampling import judge_uncertainty
+    from judgelab.metrics.align import select_judgments
+
+    items = load_items(data)
+    if items and items[0].kind == "pairwise":
+        raise ConfigError("sample draws items of systems or queries of runs; pairwise items compare two outputs")
+    relevance = bool(items) and items[0].kind == "relevance"
+    if relevance:
+        queries = sorted({str(item.qid) for item in items})
+        units = from_queries(queries, ["all"], np.full((len(queries), 1), np.nan), np.full((len(queries), 1), np.nan))
+        unit_of_item = {item.id: str(item.qid) for item in items}
+    else:
+        units = from_items([i.id for i in items], [i.system_id for i in items], [i.group for i in items],
+                           np.full(len(items), np.nan), np.full(len(items), np.nan))
+        unit_of_item = {item.id: item.id for item in items}
+    uncertainty = None
+    if active:
+        if judgments is None:
+            raise ConfigError("--active needs the judge's verdicts (--judgments)")
+        chosen = load_judgments(judgments)
+        if judge is not None or len({j.judge for j in chosen}) <= 1:
+            chosen = select_judgments(chosen, aspect, judge)
+        uncertainty = judge_uncertainty(chosen, unit_of_item, units.units)
+    excluded = None
+    if exclude is not None:
+        excluded = np.zeros(units.n_units, dtype=bool)
+        excluded[units.index(read_sample(exclude).ids)] = True
+    drawn = draw(units, budget, uncertainty=uncertainty, mix=mix, exclude=excluded, seed=seed)
+    return drawn, units, "active" if active else "stratified"
+
+
+def _print_plan(console, data, judgments, human, human_ids, aspect, judge, runs, width, seed) -> None:
+    from judgelab.evaluate import evaluate as run_evaluate
+    from judgelab.evaluate.plan import plan_labels
+
+    if human is None and human_ids is None:
+        raise ConfigError("--plan needs the labels so far (--human or --human-ids): it measures how well the judge "
+                          "predicts them")
+    items, judged, labels, ids, sample_file = _load(data, judgments, human, human_ids, aspect)
+    report = run_evaluate(items, judged, aspect=aspect, judge=judge, human=labels, human_ids=ids, sample=sample_file,
+                          runs=runs, n_resamples=0, seed=seed)
+    result = plan_labels(report, width)
+    table = Table("system", "units", "human only", "corrected", title=f"Labels for {width:g}-wide intervals")
+    for k, system in enumerate(result.systems):
+        table.add_row(escape(system), str(result.sizes[k]),
+                      *(_needed(result.needed[name][k]) for name in ("human", "corrected")))
+    totals = result.totals()
+    table.add_row("[bold]total[/]", str(sum(result.sizes)), _needed(totals["human"]), _needed(totals["corrected"]))
+    console.print(table)
+    console.print(f"from {report.labels['n_labelled']} labels so far; 'unreachable': the judge term alone is wider")
+
+
+def _needed(value: float) -> str:
+    return "unreachable" if math.isinf(value) else "-" if math.isnan(value) else str(int(value))

@@ -1,0 +1,288 @@
+"""Three estimates of each system's mean human score, each with an interval.
+
+* ``judge``: the mean judge score, with a percentile cluster-bootstrap interval over sources
+  (queries for IR). It says how precisely the *judge's* mean is known, nothing about the judge's
+  bias: on the human scale its intervals are not valid, and the report says so.
+* ``human``: the mean of the human labels (Horvitz-Thompson under the sampling design).
+* ``corrected``: prediction-powered. The calibrated judge's mean over every unit, plus the
+  design-weighted mean of its errors on the labelled units (a difference estimator). It is
+  unbiased whatever the judge's errors, because the labelled units were drawn at random, and its
+  interval is narrower than the human-only one as far as the calibrated judge predicts the labels.
+
+Variance. Both label-based estimators are linear in the labelled units' values, ``theta_s =
+offset_s + sum_u z[u, s]``, so one stratified (with-replacement) covariance estimator serves both
+and every difference between systems (IR queries are shared by all runs, so differences are
+paired; items of different systems are separate strata). Intervals use Student's t with the
+design's degrees of freedom (Welch-Satterthwaite across strata), because systems often have only a
+few labels and a normal interval would be too short there.
+
+* ``variance="pooled"`` (default for items): one within-system variance of the errors, pooled over
+  systems (n - S degrees of freedom). With 2-5 labels per system a per-system variance is too
+  noisy (two equal human labels give a zero-width interval); pooling assumes the judge's errors
+  are about as variable for every system. ``"system"``: each system's own variance.
+* ``target="population"`` (default): the mean over the distribution the sources were drawn from;
+  adds the judge term's variance over sources. ``"items"``: the mean over exactly these items (a
+  finite-population correction, 1 - n/N); the value the simulation in bench/ checks coverage of.
+
+Why not ppi-python: its intervals are normal (z) intervals with no small-sample correction, no
+finite-population option, no stratified or paired differences between systems and no shared
+calibration across systems; tests/unit/test_evaluate_estimators.py checks that our estimate and
+interval equal its ``ppi_mean_ci`` where the two models coincide (one system, z interval, a
+fixed linear predictor), so the shared part is verified against it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+from judgelab.errors import ConfigError
+from judgelab.evaluate.calibrate import cross_fit
+from judgelab.evaluate.design import Design
+from judgelab.evaluate.problem import Problem
+from judgelab.metrics.bootstrap import GroupBootstrap, percentile_ci
+
+TARGETS = ("population", "items")
+VARIANCES = ("pooled", "system")
+ESTIMATORS = ("judge", "human", "corrected", "shrunk")
+MIN_SYSTEMS_TO_SHRINK = 3
+MIN_LABELS = 2  # a variance needs two labelled units of the system
+
+
+@dataclass(frozen=True)
+class SystemEstimates:
+    """One estimator's value and interval per system, and what its differences need.
+
+    ``cov``/``df`` (analytic estimators): the covariance of the system estimates and the degrees
+    of freedom of each difference (diagonal: of each system). ``replicates`` (judge-only): the
+    bootstrap replicates, ``(resamples, systems)``. ``reason[s]`` says why system ``s`` has no
+    estimate (its value is then NaN).
+    """
+
+    estimator: str
+    systems: tuple[str, ...]
+    value: np.ndarray
+    ci: np.ndarray  # (S, 2)
+    n_units: np.ndarray  # units each estimate averages over
+    n_labelled: np.ndarray  # labelled units each estimate used (0 for the judge-only one)
+    reason: tuple[str | None, ...]
+    confidence: float
+    cov: np.ndarray | None = None
+    df: np.ndarray | None = None
+    replicates: np.ndarray | None = field(default=None, repr=False)
+    info: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def se(self) -> np.ndarray:
+        if self.cov is not None:
+            return np.sqrt(np.clip(np.diag(self.cov), 0, None))
+        if self.replicates is not None:
+            return np.nanstd(self.replicates, axis=0, ddof=1)
+        return np.full(len(self.systems), np.nan)
+
+
+# -- judge only -------------------------------------------------------------------------------------
+def judge_only(problem: Problem, *, n_resamples: int = 1000, seed: int = 0,
+               confidence: float = 0.95) -> SystemEstimates:
+    """Mean judge value per system over the units it has a verdict for; cluster bootstrap over sources."""
+    scored = problem.present & np.isfinite(problem.judge)
+    values = np.where(scored, problem.judge, 0.0)
+    n_clusters = int(problem.clusters.max()) + 1
+    sums = np.zeros((n_clusters, len(problem.systems)))
+    counts = np.zeros_like(sums)
+    np.add.at(sums, problem.clusters, values)
+    np.add.at(counts, problem.clusters, scored.astype(float))
+    n = counts.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        value = sums.sum(axis=0) / n
+
+        def resampled(weights: np.ndarray) -> np.ndarray:
+            return (weights @ sums) / (weights @ counts)
+
+        replicates = GroupBootstrap(n_clusters, n_resamples, seed).replicate(resampled)
+    ci = np.array([percentile_ci(replicates[:, s], confidence) if replicates is not None else (np.nan, np.nan)
+                   for s in range(len(problem.systems))], dtype=float)
+    reason = tuple(None if k > 0 else "no judge verdict" for k in n)
+    return SystemEstimates("judge", problem.systems, value, ci, n.astype(int), np.zeros(len(n), dtype=int),
+                           reason, confidence, replicates=replicates)
+
+
+# -- label-based estimators ---------------------------------------------------------------------------
+def human_only(problem: Problem, design: Design, *, target: str = "population", variance: str = "pooled",
+               confidence: float = 0.95) -> SystemEstimates:
+    """The design-weighted mean of the human labels of each system."""
+    labelled = _labelled_pairs(problem, design)
+    offset = np.zeros(len(problem.systems))
+    return _linear("human", problem, design, labelled, offset, np.where(labelled, problem.human, 0.0),
+                   target, variance, confidence, judge_term=None)
+
+
+def corrected(problem: Problem, design: Design, *, calibration: str = "auto", target: str = "population",
+              variance: str = "pooled", folds: int = 5, seed: int = 0, confidence: float = 0.95) -> SystemEstimates:
+    """Prediction-powered estimate: calibrated judge mean + design-weighted mean of its errors."""
+    labelled = _labelled_pairs(problem, design)
+    units, systems = np.nonzero(labelled)
+    weights = 1.0 / design.probability[units]
+    fit = cross_fit(calibration, problem.judge, units, problem.judge[units, systems], problem.human[units, systems],
+                    weights, folds=folds, seed=seed, same_scale=problem.kind == "queries")
+    predicted = np.where(problem.present, fit.everywhere, 0.0)
+    offset = predicted.sum(axis=0) / problem.sizes
+    residual = np.zeros(problem.judge.shape)
+    residual[units, systems] = problem.human[units, systems] - fit.out_of_fold
+    estimates = _linear("corrected", problem, design, labelled, offset, residual, target, variance, confidence,
+                        judge_term=predicted, fitted=fit.fitted_in_sample)
+    missing = int((problem.present & ~np.isfinite(problem.judge)).sum())
+    estimates.info.update(calibration=fit.method, folds=fit.folds, units_without_verdict=missing, offset=offset)
+    return estimates
+
+
+def shrunk(fixed: SystemEstimates) -> SystemEstimates:
+    """Empirical Bayes (Fay-Herriot): each system's correction pulled toward the common one.
+
+    The corrected estimate is the calibrated judge's mean ``m_s`` plus a correction ``c_s`` with
+    variance ``v_s``. If the judge's remaining biases ``c_s`` vary across systems with variance
+    ``tau^2`` (estimated by moments, Prasad & Rao 1990), the best guess of each is the common
+    correction plus ``tau^2 / (tau^2 + v_s)`` of its own deviation: a system with few labels leans
+    on the judge, one with many on its labels. This ranks systems better than the unbiased
+    estimate when labels are few (bench/), at the price of a model: intervals (Prasad-Rao MSE,
+    normal) hold on average over systems, not for a system whose bias is unlike the others'.
+    For items only: runs sharing a handful of labelled queries have correlated corrections whose
+    covariance that handful cannot estimate.
+    """
+    offset = fixed.info["offset"]
+    variance = np.diag(fixed.cov)
+    usable = np.isfinite(fixed.value) & (variance > 0)
+    value = np.full(len(fixed.value), np.nan)
+    ci = np.full((len(value), 2), np.nan)
+    if usable.sum() < MIN_SYSTEMS_TO_SHRINK:
+        reason = tuple(r or f"shrinkage needs {MIN_SYSTEMS_TO_SHRINK} systems with labels" for r in fixed.reason)
+        return replace(fixed, estimator="shrunk", value=value, ci=ci, reason=reason, cov=np.diag(np.full(len(value),
+                       np.nan)), df=np.full(fixed.cov.shape, np.inf), info={"tau2": None})
+    c, v = (fixed.value - offset)[usable], variance[usable]
+    size = len(c)
+    tau2 = max(0.0, (float(np.sum((c - c.mean()) ** 2)) - float(np.sum(v)) * (1 - 1 / size)) / (size - 1))
+    w = 1 / (tau2 + v)
+    common = float(np.sum(w * c) / np.sum(w))
+    gamma = tau2 / (tau2 + v)
+    tau2_variance = 2 / size ** 2 * float(np.sum((tau2 + v) ** 2))
+    mse = gamma * v + (1 - gamma) ** 2 / np.sum(w) + 2 * v ** 2 / (tau2 + v) ** 3 * tau2_variance
+    value[usable] = offset[usable] + common + gamma * (c - common)
+    half = stats.norm.ppf(0.5 + fixed.confidence / 2) * np.sqrt(mse)
+    ci[usable] = np.column_stack([value[usable] - half, value[usable] + half])
+    full_mse = np.full(len(value), np.nan)
+    full_mse[usable] = mse
+    reason = tuple(r or (None if ok else "no corrected estimate") for r, ok in zip(fixed.reason, usable, strict=True))
+    info = {"tau2": tau2, "common_correction": common, "weight_on_labels": dict(zip(
+        np.array(fixed.systems)[usable].tolist(), gamma.tolist(), strict=True))}
+    return replace(fixed, estimator="shrunk", value=value, ci=ci, reason=reason, cov=np.diag(full_mse),
+                   df=np.full(fixed.cov.shape, np.inf), info=info)
+
+
+def _labelled_pairs(problem: Problem, design: Design) -> np.ndarray:
+    """(U, S) mask of the labelled (unit, system) pairs with a human value."""
+    if design.labelled.shape != (problem.n_units,) or design.probability.shape != (problem.n_units,):
+        raise ConfigError(f"the design does not describe the {problem.n_units} units of the data")
+    return design.labelled[:, None] & problem.present & np.isfinite(problem.human)
+
+
+def _linear(name: str, problem: Problem, design: Design, labelled: np.ndarray, offset: np.ndarray,
+            values: np.ndarray, target: str, variance: str, confidence: float,
+            judge_term: np.ndarray | None, fitted: int = 0) -> SystemEstimates:
+    """``offset_s + sum_u w[u, s] * values[u, s]`` over labelled pairs, with w = 1 / (N_s * pi_u)."""
+    if target not in TARGETS:
+        raise ConfigError(f"target {target!r}: choose {', '.join(TARGETS)}")
+    if variance not in VARIANCES:
+        raise ConfigError(f"variance {variance!r}: choose {', '.join(VARIANCES)}")
+    sizes = problem.sizes.astype(float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where(labelled, values / (sizes[None, :] * design.probability[:, None]), 0.0)
+    value = offset + z.sum(axis=0)
+    n_labelled = labelled.sum(axis=0)
+    contributions, dfs = _stratum_contributions(problem, design, labelled, z, target, variance, fitted)
+    n_systems = len(problem.systems)
+    residual = np.diag(sum(contributions)) if contributions else np.zeros(n_systems)
+    judge_variance = np.zeros(n_systems)
+    if target == "population" and judge_term is not None:
+        contributions.append(_cluster_covariance(problem, judge_term / sizes[None, :]))
+        judge_variance = np.diag(contributions[-1]).copy()
+        dfs.append(np.inf)
+    cov = sum(contributions) if contributions else np.zeros((n_systems, n_systems))
+    df = _satterthwaite(contributions, dfs) if contributions else np.full((n_systems, n_systems), np.nan)
+    reason = tuple(None if k >= MIN_LABELS else f"{k} labelled unit{'s' if k != 1 else ''} (an interval needs "
+                   f"{MIN_LABELS})" for k in n_labelled)
+    unusable = n_labelled < MIN_LABELS
+    value = np.where(unusable, np.nan, value)
+    half = stats.t.ppf(0.5 + confidence / 2, np.diag(df)) * np.sqrt(np.clip(np.diag(cov), 0, None))
+    ci = np.column_stack([value - half, value + half])
+    fpc = 1 - n_labelled / sizes if target == "items" else np.ones(n_systems)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per_label = np.where(fpc > 0, residual * n_labelled / fpc, np.nan)
+    info = {"target": target, "variance": variance, "per_label_variance": per_label,
+            "judge_term_variance": judge_variance}
+    return SystemEstimates(name, problem.systems, value, ci, problem.sizes.astype(int), n_labelled.astype(int),
+                           reason, confidence, cov=cov, df=df, info=info)
+
+
+def _stratum_contributions(problem: Problem, design: Design, labelled: np.ndarray, z: np.ndarray, target: str,
+                           variance: str, fitted: int) -> tuple[list[np.ndarray], list[float]]:
+    """Each stratum's covariance contribution to ``sum_u z[u]`` and its degrees of freedom.
+
+    With-replacement estimator within a stratum: n_h / (n_h - 1) * sum (z_u - mean)(z_u - mean)^T,
+    times 1 - n_h / N_h for the finite target. ``pooled``: every stratum's variance (of the
+    per-draw values n_h z_u) replaced by their pooled value, for strata that hold one system each.
+    ``fitted``: parameters the calibration fitted on these same labels (a slope): their degrees of
+    freedom are taken from the strata in proportion to their labels, as a regression's residual
+    variance divides by n - p.
+    """
+    contributions, dfs, per_draw = [], [], []
+    n_total = int((design.labelled & labelled.any(axis=1)).sum())
+    for stratum in np.unique(problem.strata):
+        members = problem.strata == stratum
+        rows = members & design.labelled & labelled.any(axis=1)
+        n_h, size = int(rows.sum()), int(members.sum())
+        if n_h < MIN_LABELS:
+            continue
+        block = z[rows]
+        centred = block - block.mean(axis=0)
+        fpc = 1 - n_h / size if target == "items" else 1.0
+        df = max(n_h - 1 - fitted * n_h / n_total, 0.5)
+        contributions.append(fpc * n_h / df * centred.T @ centred)
+        dfs.append(df)
+        per_draw.append((n_h, fpc, n_h * centred, labelled[rows].any(axis=0)))
+    if variance == "pooled" and problem.kind == "items" and len(per_draw) > 1:
+        pooled_df = max(sum(n_h - 1 for n_h, _, _, _ in per_draw) - fitted, 1)
+        pooled = sum(float((draws ** 2).sum()) for _, _, draws, _ in per_draw) / pooled_df
+        contributions = [np.diag(np.where(system, fpc * pooled / n_h, 0.0)) for n_h, fpc, _, system in per_draw]
+        dfs = [pooled_df] * len(contributions)
+    return contributions, dfs
+
+
+def _cluster_covariance(problem: Problem, per_unit: np.ndarray) -> np.ndarray:
+    """Covariance of ``sum_u per_unit[u]`` when clusters (sources) are a sample: C/(C-1) sum over clusters."""
+    n_clusters = int(problem.clusters.max()) + 1
+    sums = np.zeros((n_clusters, per_unit.shape[1]))
+    np.add.at(sums, problem.clusters, per_unit)
+    if n_clusters < 2:
+        return np.zeros((per_unit.shape[1],) * 2)
+    centred = sums - sums.mean(axis=0)
+    return n_clusters / (n_clusters - 1) * centred.T @ centred
+
+
+def _satterthwaite(contributions: list[np.ndarray], dfs: list[float]) -> np.ndarray:
+    """Degrees of freedom of every system (diagonal) and every difference s - t (off-diagonal),
+    from the strata's contributions to its variance (Welch-Satterthwaite)."""
+    def contrast_variances(c: np.ndarray) -> np.ndarray:
+        d = np.diag(c)
+        out = d[:, None] + d[None, :] - 2 * c
+        np.fill_diagonal(out, d)
+        return out
+
+    parts = [contrast_variances(c) for c in contributions]
+    total = sum(parts)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        denominator = sum(p ** 2 / df for p, df in zip(parts, dfs, strict=True) if np.isfinite(df))
+        df = np.where(denominator > 0, total ** 2 / denominator, np.inf)
+    return np.maximum(df, min(dfs))

@@ -1,0 +1,86 @@
+"""The estimation problem behind ``judgelab evaluate``: units x systems, judge and human values.
+
+A *unit* is what gets a human label: an item (pointwise evaluation: each item belongs to one
+system) or a query (IR: every run is scored on every query, and labelling a query reveals the
+human metric of every run on it). Both shapes become the same arrays, so every estimator is
+written once:
+
+* ``judge[u, s]``: the judge's value of unit ``u`` for system ``s`` (NaN: no verdict);
+* ``human[u, s]``: the all-human value where it is known (NaN elsewhere);
+* ``present[u, s]``: the unit belongs to system ``s``'s population (the estimand averages over it);
+* ``clusters[u]``: the source (or query) a unit comes from, resampled by the judge-only bootstrap
+  and used for the judge term's variance when the target is the population of sources;
+* ``strata[u]``: the sampling strata (one per system for items, one for queries).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from judgelab.errors import DataError
+
+
+@dataclass(frozen=True)
+class Problem:
+    kind: str  # "items" or "queries"
+    systems: tuple[str, ...]
+    units: tuple[str, ...]
+    judge: np.ndarray  # (U, S) float
+    human: np.ndarray  # (U, S) float, NaN where unknown
+    present: np.ndarray  # (U, S) bool
+    clusters: np.ndarray  # (U,) int codes
+    strata: np.ndarray  # (U,) int codes
+
+    @property
+    def n_units(self) -> int:
+        return len(self.units)
+
+    @property
+    def sizes(self) -> np.ndarray:
+        """Units per system: the population each system's mean is taken over."""
+        return self.present.sum(axis=0)
+
+    def index(self, ids) -> np.ndarray:
+        """Positions of unit ids; unknown ids are an error naming some of them."""
+        where = {unit: k for k, unit in enumerate(self.units)}
+        unknown = [i for i in ids if i not in where]
+        if unknown:
+            shown = ", ".join(map(repr, unknown[:5])) + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else "")
+            raise DataError(f"{len(unknown)} labelled id(s) are not {self.kind} of the data: {shown}")
+        return np.array([where[i] for i in ids], dtype=int)
+
+    def with_human(self, human: np.ndarray) -> Problem:
+        return replace(self, human=human)
+
+
+def from_items(ids, systems, clusters, judge, human) -> Problem:
+    """Pointwise items: one system per item, sampled in strata by system.
+
+    ``judge``/``human``: one value per item (NaN: none). Items without a system id are one
+    system named ``"all"`` (a data set that names no systems still has a mean to estimate).
+    """
+    names = ["all" if s is None else str(s) for s in systems]
+    system_names = tuple(sorted(set(names)))
+    column = {name: k for k, name in enumerate(system_names)}
+    codes = np.array([column[name] for name in names], dtype=int)
+    n, s = len(names), len(system_names)
+    present = np.zeros((n, s), dtype=bool)
+    present[np.arange(n), codes] = True
+    judge_matrix = np.full((n, s), np.nan)
+    human_matrix = np.full((n, s), np.nan)
+    judge_matrix[np.arange(n), codes] = np.asarray(judge, dtype=float)
+    human_matrix[np.arange(n), codes] = np.asarray(human, dtype=float)
+    _, cluster_codes = np.unique(np.asarray(clusters, dtype=object).astype(str), return_inverse=True)
+    return Problem("items", system_names, tuple(map(str, ids)), judge_matrix, human_matrix, present,
+                   cluster_codes.astype(int), codes)
+
+
+def from_queries(queries, runs, judge: np.ndarray, human: np.ndarray) -> Problem:
+    """IR: every run on every query; one stratum, queries are their own clusters."""
+    queries = tuple(map(str, queries))
+    judge, human = np.asarray(judge, dtype=float), np.asarray(human, dtype=float)
+    q = len(queries)
+    return Problem("queries", tuple(map(str, runs)), queries, judge, human, np.ones(judge.shape, dtype=bool),
+                   np.arange(q), np.zeros(q, dtype=int))

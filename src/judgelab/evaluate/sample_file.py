@@ -1,0 +1,73 @@
+"""The sample file ``judgelab sample`` writes and ``evaluate --human-ids`` reads.
+
+One id per line, optionally followed by a tab and the unit's inclusion probability; ``#`` lines
+are comments, and the first one records how the sample was drawn. A plain list of ids (one per
+line) is a valid sample file too: it is then read as a simple random sample within each system.
+
+    # judgelab sample: method=active units=items budget=37 seed=0 mix=0.5
+    hanna-0005\t0.0812
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from judgelab.errors import DataError
+from judgelab.files import write_atomic
+
+_HEADER = re.compile(r"#\s*judgelab sample:\s*(.*)")
+
+
+@dataclass(frozen=True)
+class SampleFile:
+    ids: tuple[str, ...]
+    probabilities: tuple[float, ...] | None  # None: a plain id list
+    method: str = "stratified"
+    header: dict[str, str] | None = None
+
+
+def read_sample(path: str | Path) -> SampleFile:
+    path = Path(path)
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DataError(f"cannot read the id list: {exc}", path=path) from None
+    ids, probabilities, header = [], [], {}
+    seen: dict[str, int] = {}
+    for number, line in enumerate(lines, 1):
+        text = line.strip()
+        if match := _HEADER.match(text):
+            header = dict(part.split("=", 1) for part in match.group(1).split() if "=" in part)
+        if not text or text.startswith("#"):
+            continue
+        parts = text.split("\t") if "\t" in text else [text]
+        if len(parts) > 2:
+            raise DataError("expected 'id' or 'id<TAB>inclusion probability'", path=path, line=number)
+        unit = parts[0].strip()
+        if unit in seen:
+            raise DataError(f"id {unit!r} is listed twice (first on line {seen[unit]})", path=path, line=number)
+        seen[unit] = number
+        ids.append(unit)
+        if len(parts) == 2:
+            try:
+                value = float(parts[1])
+            except ValueError:
+                raise DataError(f"inclusion probability {parts[1]!r} is not a number", path=path, line=number) from None
+            if not 0 < value <= 1:
+                raise DataError(f"inclusion probability {value} is not in (0, 1]", path=path, line=number)
+            probabilities.append(value)
+    if not ids:
+        raise DataError("lists no id", path=path)
+    if probabilities and len(probabilities) != len(ids):
+        raise DataError("some lines give an inclusion probability and others do not", path=path)
+    return SampleFile(tuple(ids), tuple(probabilities) if probabilities else None,
+                      header.get("method", "stratified"), header or None)
+
+
+def write_sample(path: str | Path, ids, probabilities, header: dict[str, object]) -> Path:
+    head = "# judgelab sample: " + " ".join(f"{k}={v}" for k, v in header.items()) + "\n"
+    head += "# id<TAB>inclusion probability (evaluate --human-ids reads both)\n"
+    body = "".join(f"{unit}\t{p:.6g}\n" for unit, p in zip(ids, probabilities, strict=True))
+    return write_atomic(path, head + body)

@@ -1,0 +1,151 @@
+"""Which units to label: a stratified random sample, or an active one that favours the units the
+judge is least sure of, with the inclusion probabilities the estimators need.
+
+Active sampling (Zrnic & Candes, "Active Statistical Inference", 2024): unit u is drawn with
+probability pi_u proportional to the judge's uncertainty, mixed with the uniform probability so
+that no unit is nearly impossible to draw (a tiny pi_u makes one unlucky label dominate the
+estimate), and capped at 1. The corrected estimator weights each label by 1 / pi_u, so it stays
+unbiased; it gains when the judge's uncertainty tracks the size of its errors.
+
+Within a stratum the sample has exactly the allotted size: uniform draws use numpy's choice
+without replacement; unequal-probability draws use randomised systematic sampling (units in
+random order, one random start, a fixed step along the cumulated probabilities), the textbook
+fixed-size design that realises any probabilities summing to n exactly (hand-written: scipy and
+scikit-learn offer no unequal-probability sampling without replacement with given inclusion
+probabilities).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from judgelab.errors import ConfigError
+from judgelab.evaluate.design import Design
+from judgelab.evaluate.problem import Problem
+
+MIN_PER_STRATUM = 2  # the estimators need two labels per system for a variance
+DEFAULT_MIX = 0.5  # share of each probability that is uniform in an active design
+
+
+def budget_size(budget: float, n_units: int) -> int:
+    """A budget given as a count (>= 1) or as a fraction of the units (< 1)."""
+    if budget <= 0:
+        raise ConfigError(f"--budget {budget}: give a number of units (e.g. 50) or a fraction (e.g. 0.1)")
+    size = math.ceil(budget * n_units) if budget < 1 else int(round(budget))
+    if size > n_units:
+        raise ConfigError(f"--budget {size} is more than the {n_units} units there are")
+    return size
+
+
+def allocate(strata_sizes: np.ndarray, total: int) -> np.ndarray:
+    """Labels per stratum, proportional to its size (largest remainder), at least two where possible."""
+    strata_sizes = np.asarray(strata_sizes, dtype=int)
+    if total < MIN_PER_STRATUM * len(strata_sizes):
+        raise ConfigError(f"a budget of {total} leaves some of the {len(strata_sizes)} systems fewer than "
+                          f"{MIN_PER_STRATUM} labels; give at least {MIN_PER_STRATUM * len(strata_sizes)}")
+    share = strata_sizes / strata_sizes.sum() * total
+    counts = np.minimum(strata_sizes, MIN_PER_STRATUM)
+    counts = np.maximum(counts, np.minimum(np.floor(share).astype(int), strata_sizes))
+    while counts.sum() > total:  # the floor of two pushed some over: take back from the largest surplus
+        counts[int(np.argmax(np.where(counts > MIN_PER_STRATUM, counts - share, -np.inf)))] -= 1
+    while counts.sum() < total:  # largest remainder first, never more than a stratum holds
+        counts[int(np.argmax(np.where(counts < strata_sizes, share - counts, -np.inf)))] += 1
+    return counts
+
+
+@dataclass(frozen=True)
+class Drawn:
+    design: Design
+    sizes: np.ndarray  # labels per stratum
+
+
+def draw(problem: Problem, budget: float, *, uncertainty: np.ndarray | None = None, mix: float = DEFAULT_MIX,
+         exclude: np.ndarray | None = None, seed: int = 0) -> Drawn:
+    """A stratified sample of ``budget`` units; active when ``uncertainty`` (one value per unit) is given.
+
+    ``exclude``: units that may not be drawn (already labelled); they are not part of the design.
+    """
+    rng = np.random.default_rng(seed)
+    eligible = np.ones(problem.n_units, dtype=bool) if exclude is None else ~np.asarray(exclude, dtype=bool)
+    strata = np.unique(problem.strata)
+    members = [np.flatnonzero((problem.strata == h) & eligible) for h in strata]
+    sizes = allocate(np.array([len(m) for m in members]), budget_size(budget, int(eligible.sum())))
+    labelled = np.zeros(problem.n_units, dtype=bool)
+    probability = np.zeros(problem.n_units)
+    for units, n_h in zip(members, sizes, strict=True):
+        if uncertainty is None:
+            pi = np.full(len(units), n_h / len(units))
+            chosen = rng.choice(units, size=n_h, replace=False)
+        else:
+            pi = inclusion_probabilities(uncertainty[units], n_h, mix)
+            chosen = units[systematic(pi, rng)]
+        probability[units] = pi
+        labelled[chosen] = True
+    method = "stratified" if uncertainty is None else "active"
+    return Drawn(Design(labelled, probability, method), sizes)
+
+
+def inclusion_probabilities(uncertainty: np.ndarray, n: int, mix: float = DEFAULT_MIX) -> np.ndarray:
+    """pi proportional to ``mix`` * uniform + (1 - mix) * uncertainty, summing to ``n``, each <= 1."""
+    u = np.asarray(uncertainty, dtype=float)
+    if not np.all(np.isfinite(u)) or np.any(u < 0):
+        raise ConfigError("uncertainties must be finite and non-negative")
+    if not 0 < mix <= 1:
+        raise ConfigError(f"--mix {mix}: the uniform share must be in (0, 1]")
+    size = len(u)
+    weight = mix / size + (1 - mix) * (u / u.sum() if u.sum() > 0 else np.full(size, 1 / size))
+    pi = np.zeros(size)
+    capped = np.zeros(size, dtype=bool)
+    while True:  # cap at 1 and spread the excess over the others, until none exceeds 1
+        left = n - capped.sum()
+        pi[~capped] = left * weight[~capped] / weight[~capped].sum()
+        pi[capped] = 1.0
+        over = (pi > 1) & ~capped
+        if not over.any():
+            return pi
+        capped |= over
+
+
+def systematic(pi: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Indices drawn by randomised systematic sampling: P(i drawn) = pi[i], exactly round(sum pi) draws."""
+    order = rng.permutation(len(pi))
+    edges = np.concatenate([[0.0], np.cumsum(pi[order])])
+    n = int(round(edges[-1]))
+    points = rng.uniform(0, 1) + np.arange(n)
+    hits = np.searchsorted(edges, points, side="right") - 1
+    return np.sort(order[np.clip(hits, 0, len(pi) - 1)])
+
+
+def judge_uncertainty(judgments, unit_of_item: dict[str, str], units: tuple[str, ...]) -> np.ndarray:
+    """One uncertainty per unit, from the judgments: the spread the judge recorded for its score
+    (``extra["score_sd"]``: logprob scores, several samples), else the disagreement between the
+    judges of a file that holds several. Units without one get the median of the others (an
+    item's query when units are queries: the mean over its documents)."""
+    recorded: dict[str, list[float]] = {}
+    scores: dict[str, dict[str, float]] = {}
+    for judgment in judgments:
+        unit = unit_of_item.get(judgment.item_id)
+        if unit is None or not judgment.ok:
+            continue
+        spread = judgment.extra.get("score_sd")
+        if isinstance(spread, (int, float)) and math.isfinite(spread):
+            recorded.setdefault(unit, []).append(float(spread))
+        if judgment.score is not None:
+            scores.setdefault(judgment.item_id, {})[judgment.judge or ""] = judgment.score
+    if not recorded:
+        judges = {name for by_judge in scores.values() for name in by_judge}
+        if len(judges) < 2:
+            raise ConfigError("--active needs the judge's uncertainty: judge with --score logprob or --samples N "
+                              "(both record extra.score_sd), or give a judgments file with several judges "
+                              "(their disagreement is the uncertainty)")
+        for item_id, by_judge in scores.items():
+            if len(by_judge) > 1:
+                recorded.setdefault(unit_of_item[item_id], []).append(float(np.std(list(by_judge.values()))))
+    values = np.array([np.mean(recorded[u]) if u in recorded else np.nan for u in units])
+    known = np.isfinite(values)
+    if not known.any():
+        raise ConfigError("no judgment of these units records an uncertainty")
+    return np.where(known, values, np.median(values[known]))

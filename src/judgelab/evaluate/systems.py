@@ -1,0 +1,386 @@
+"""``evaluate``: which system is better, by how much, and how sure can we be.
+
+Builds the estimation problem from items and a judge's judgments (pointwise items with a
+``system_id``, or relevance items plus TREC runs), reads which units carry human labels and how
+they were drawn, and returns the three estimators side by side with every pairwise comparison.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from judgelab.data.item import Item
+from judgelab.data.judgment import Judgment
+from judgelab.data.trec import judgment_qrels
+from judgelab.errors import ConfigError, DataError
+from judgelab.evaluate.compare import Pairs, pairwise
+from judgelab.evaluate.design import Design, recorded_design, stratified_design
+from judgelab.evaluate.estimators import (
+    SystemEstimates,
+    corrected,
+    human_only,
+    judge_only,
+    shrunk,
+)
+from judgelab.evaluate.ir import runs_without_judgments, score_runs
+from judgelab.evaluate.problem import Problem, from_items, from_queries
+from judgelab.evaluate.sample_file import SampleFile
+from judgelab.metrics.align import judge_value, judgments_by_item, select_judgments
+from judgelab.metrics.ir import read_runs
+from judgelab.metrics.results import json_number
+
+ALL = "all"  # human_ids="all": every item's own human value is a label
+
+
+@dataclass(frozen=True)
+class SystemsReport:
+    """Per-system estimates for each estimator, their pairwise comparisons and rank intervals.
+
+    ``table()`` and ``pairs_table()`` give tidy pandas frames; ``to_dict()`` the JSON the CLI prints.
+    """
+
+    kind: str  # "items" or "queries"
+    aspect: str | None
+    measure: str | None
+    estimates: dict[str, SystemEstimates]
+    pairs: dict[str, Pairs]
+    labels: dict[str, Any]
+    coverage: dict[str, Any]
+    skipped: dict[str, str] = field(default_factory=dict)
+    unjudged_share: dict[str, float] | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def systems(self) -> tuple[str, ...]:
+        return self.estimates["judge"].systems
+
+    def ranks(self, estimator: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return self.pairs[estimator].rank_intervals(self.estimates[estimator].value)
+
+    def effective_labels(self) -> dict[str, float] | None:
+        """Per system: how many human labels alone would give the corrected interval's width
+        (n x var(human-only) / var(corrected)); None without labels."""
+        if "corrected" not in self.estimates:
+            return None
+        human, fixed = self.estimates["human"], self.estimates["corrected"]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = (human.se / fixed.se) ** 2
+        return {s: json_number(n * r) for s, n, r in zip(self.systems, human.n_labelled, ratio, strict=True)}
+
+    def table(self):
+        """One row per (system, estimator): estimate, interval, sizes, rank and rank interval."""
+        import pandas as pd
+
+        rows = []
+        effective = self.effective_labels() or {}
+        for name, estimates in self.estimates.items():
+            rank, best, worst = self.ranks(name)
+            for k, system in enumerate(self.systems):
+                rows.append({
+                    "system": system, "estimator": name, "estimate": estimates.value[k],
+                    "ci_low": estimates.ci[k, 0], "ci_high": estimates.ci[k, 1], "se": estimates.se[k],
+                    "n_units": int(estimates.n_units[k]), "n_labelled": int(estimates.n_labelled[k]),
+                    "rank": rank[k], "rank_best": best[k], "rank_worst": worst[k],
+                    "effective_labels": effective.get(system) if name == "corrected" else None,
+                    "reason": estimates.reason[k],
+                })
+        return pd.DataFrame(rows)
+
+    def pairs_table(self):
+        """One row per (estimator, system pair): difference, interval, p-value and Holm-adjusted p-value."""
+        import pandas as pd
+
+        rows = []
+        for name, pairs in self.pairs.items():
+            size = len(pairs.systems)
+            for s in range(size):
+                for t in range(s + 1, size):
+                    rows.append({
+                        "estimator": name, "system_a": pairs.systems[s], "system_b": pairs.systems[t],
+                        "difference": pairs.difference[s, t], "ci_low": pairs.low[s, t], "ci_high": pairs.high[s, t],
+                        "p_value": pairs.p_value[s, t], "p_holm": pairs.p_holm[s, t],
+                        "significant": bool(pairs.significant[s, t]),
+                    })
+        return pd.DataFrame(rows)
+
+    def to_dict(self) -> dict[str, Any]:
+        effective = self.effective_labels()
+        out: dict[str, Any] = {
+            "kind": self.kind, "aspect": self.aspect, "measure": self.measure, "systems": list(self.systems),
+            "labels": self.labels, "coverage": self.coverage, "skipped": self.skipped,
+            "estimators": {name: _estimates_dict(est, self.ranks(name)) for name, est in self.estimates.items()},
+            "pairs": {name: _pairs_dict(p) for name, p in self.pairs.items()},
+            "options": self.options,
+        }
+        if effective is not None:
+            n = self.labels["n_labelled"]
+            total = sum(v for v in effective.values() if v is not None)
+            out["effective_labels"] = {"per_system": effective, "total": json_number(total), "labelled": n}
+        if self.unjudged_share is not None:
+            out["unjudged_share"] = {k: json_number(v) for k, v in self.unjudged_share.items()}
+        return out
+
+
+def _estimates_dict(est: SystemEstimates, ranks) -> dict[str, Any]:
+    rank, best, worst = ranks
+    return {s: {"value": json_number(est.value[k]), "ci": [json_number(est.ci[k, 0]), json_number(est.ci[k, 1])],
+                "n_units": int(est.n_units[k]), "n_labelled": int(est.n_labelled[k]),
+                "rank": json_number(rank[k]), "rank_interval": [json_number(best[k]), json_number(worst[k])],
+                **({"reason": est.reason[k]} if est.reason[k] else {})}
+            for k, s in enumerate(est.systems)} | {"info": _plain_info(est.info)}
+
+
+def _plain_info(info: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in info.items() if not isinstance(v, np.ndarray)}
+
+
+def _pairs_dict(pairs: Pairs) -> list[dict[str, Any]]:
+    size = len(pairs.systems)
+    return [{"a": pairs.systems[s], "b": pairs.systems[t], "difference": json_number(pairs.difference[s, t]),
+             "ci": [json_number(pairs.low[s, t]), json_number(pairs.high[s, t])],
+             "p_value": json_number(pairs.p_value[s, t]), "p_holm": json_number(pairs.p_holm[s, t]),
+             "significant": bool(pairs.significant[s, t])}
+            for s in range(size) for t in range(s + 1, size)]
+
+
+# -- the public entry point --------------------------------------------------------------------------
+def evaluate(items: Iterable[Item], judgments: Iterable[Judgment], *, aspect: str | None = None,
+             judge: str | None = None, human: Mapping[str, Any] | None = None,
+             human_ids: Iterable[str] | str | None = None, sample: SampleFile | None = None,
+             runs: str | Mapping[str, list] | None = None, measure: str = "nDCG@10", unjudged: str = "condense",
+             calibration: str = "auto", target: str = "population", variance: str = "pooled", folds: int = 5,
+             n_resamples: int = 1000, seed: int = 0, confidence: float = 0.95) -> SystemsReport:
+    """Estimate every system's mean human score from a judge's verdicts and (optionally) a few labels.
+
+    ``items``: pointwise items with ``system_id`` (or none: one system), or relevance items with
+    ``runs`` (a folder of TREC run files or {name: ScoredDocs}). ``judgments``: the judge's
+    verdicts (``judge`` picks one judge from several). Human labels: ``human`` {item id: value}
+    (a labels file read by :func:`judgelab.data.labels.human_values`), or ``human_ids``: the ids
+    (``"all"``: every item) whose own human score counts as a label. For IR a labelled unit is a
+    query: ``human_ids`` lists query ids. ``sample``: the file ``judgelab sample`` wrote, which
+    says how the labelled units were drawn (without it: a random sample within each system).
+    See :mod:`judgelab.evaluate.estimators` for ``calibration``, ``target`` and ``variance``.
+    """
+    items = list(items)
+    if not items:
+        raise DataError("no items to evaluate")
+    kinds = {item.kind for item in items}
+    if len(kinds) > 1:
+        raise DataError(f"the items mix kinds ({', '.join(sorted(kinds))}); evaluate one kind at a time")
+    kind = kinds.pop()
+    if kind == "pairwise":
+        raise ConfigError("system evaluation needs pointwise items with a system_id, or relevance items with --runs; "
+                          "pairwise verdicts compare two outputs, not systems")
+    if kind == "relevance":
+        if runs is None:
+            raise ConfigError("relevance items are evaluated per run: give --runs (a folder of TREC run files)")
+        built = _query_problem(items, judgments, judge, human, human_ids, runs, measure, unjudged)
+    else:
+        if runs is not None:
+            raise ConfigError("--runs scores TREC runs and needs relevance items (qid, docid)")
+        built = _item_problem(items, judgments, aspect, judge, human, human_ids)
+    design = _design(built.problem, built.labelled, sample)
+    estimates = {"judge": judge_only(built.problem, n_resamples=n_resamples, seed=seed, confidence=confidence)}
+    if design is not None:
+        labelled_problem = built.problem.with_human(np.where(design.labelled[:, None], built.problem.human, np.nan))
+        estimates["human"] = human_only(labelled_problem, design, target=target, variance=variance,
+                                        confidence=confidence)
+        estimates["corrected"] = corrected(labelled_problem, design, calibration=calibration, target=target,
+                                           variance=variance, folds=folds, seed=seed, confidence=confidence)
+        if built.problem.kind == "items":
+            estimates["shrunk"] = shrunk(estimates["corrected"])
+    pairs = {name: pairwise(est) for name, est in estimates.items()}
+    labels = {"n_labelled": 0 if design is None else design.n_labelled,
+              "design": None if design is None else design.method, "source": built.label_source,
+              "unlabelled_sample_ids": built.notes.get("unlabelled_sample_ids", 0)}
+    options = {"calibration": calibration, "target": target, "variance": variance, "folds": folds,
+               "bootstrap": n_resamples, "seed": seed, "confidence": confidence}
+    if kind == "relevance":
+        options |= {"measure": measure, "unjudged": unjudged}
+    return SystemsReport(built.problem.kind, built.aspect, built.measure, estimates, pairs, labels, built.coverage,
+                         built.skipped, built.unjudged_share, options)
+
+
+@dataclass
+class _Built:
+    problem: Problem
+    labelled: np.ndarray | None  # (U,) units with a human label, None without labels
+    aspect: str | None
+    coverage: dict[str, Any]
+    label_source: str | None
+    measure: str | None = None
+    skipped: dict[str, str] = field(default_factory=dict)
+    unjudged_share: dict[str, float] | None = None
+    notes: dict[str, Any] = field(default_factory=dict)
+
+
+def _design(problem: Problem, labelled: np.ndarray | None, sample: SampleFile | None) -> Design | None:
+    if labelled is None:
+        return None
+    if sample is None or sample.probabilities is None:
+        return stratified_design(problem, labelled)
+    probability = np.zeros(problem.n_units)
+    probability[problem.index(sample.ids)] = sample.probabilities
+    return recorded_design(problem, labelled, probability, sample.method)
+
+
+def _aspect_of(items: list[Item], aspect: str | None) -> str | None:
+    if aspect is not None:
+        return aspect
+    aspects = sorted({a for item in items for a in item.scores})
+    if len(aspects) > 1:
+        raise ConfigError(f"the items carry {len(aspects)} aspects ({', '.join(aspects)}); choose one with --aspect")
+    return aspects[0] if aspects else None
+
+
+def _item_problem(items: list[Item], judgments: Iterable[Judgment], aspect: str | None, judge: str | None,
+                  human: Mapping[str, Any] | None, human_ids) -> _Built:
+    aspect = _aspect_of(items, aspect)
+    named = [item.system_id is not None for item in items]
+    if any(named) and not all(named):
+        raise DataError(f"{named.count(False)} of {len(items)} items have no system_id; give every item one "
+                        "(or none, to estimate one overall mean)")
+    by_item, n_unknown = judgments_by_item(select_judgments(judgments, aspect, judge), {item.id for item in items})
+    verdicts = np.array([_verdict(by_item.get(item.id)) for item in items])
+    own = np.array([_own_score(item, aspect) for item in items])
+    problem = from_items([item.id for item in items], [item.system_id for item in items],
+                         [item.group for item in items], verdicts, own)
+    labelled, values, source, notes = _item_labels(problem, items, aspect, human, human_ids, own)
+    if values is not None:
+        matrix = np.full(problem.human.shape, np.nan)
+        matrix[np.arange(problem.n_units), problem.strata] = values
+        problem = problem.with_human(matrix)
+    coverage = {"units": len(items), "judged": int(np.isfinite(verdicts).sum()),
+                "without_verdict": int((~np.isfinite(verdicts)).sum()), "unknown_judgments": n_unknown}
+    return _Built(problem, labelled, aspect, coverage, source, notes=notes)
+
+
+def _verdict(judgment: Judgment | None) -> float:
+    if judgment is None or not judgment.ok:
+        return np.nan
+    value = judge_value(judgment, "pointwise")
+    return np.nan if value is None else float(value)
+
+
+def _own_score(item: Item, aspect: str | None) -> float:
+    value = item.human_score(aspect) if aspect else None
+    return np.nan if value is None else float(value)
+
+
+def _item_labels(problem: Problem, items: list[Item], aspect: str | None, human, human_ids, own: np.ndarray):
+    """(labelled items, their label values or None to keep the items' own scores, source, notes).
+
+    With a labels mapping, ``human_ids`` is the sample the labels were drawn for: a label outside
+    it breaks the design; a sampled item without a label is counted (taken as missing at random)."""
+    if human is None and human_ids is None:
+        return None, None, None, {}
+    if human is not None:
+        positions = problem.index(list(human))
+        values = np.array([_number(human[i], i) for i in human])
+        _check_scale(items, aspect, dict(zip(human, values, strict=True)))
+        matrix = np.full(problem.n_units, np.nan)
+        matrix[positions] = values
+        labelled = np.isfinite(matrix)
+        notes = {}
+        if human_ids is not None and human_ids != ALL:
+            drawn = np.zeros(problem.n_units, dtype=bool)
+            drawn[problem.index(list(human_ids))] = True
+            outside = [problem.units[k] for k in np.flatnonzero(labelled & ~drawn)]
+            if outside:
+                raise DataError(f"{len(outside)} labelled item(s) are not in the sample the design describes "
+                                f"(e.g. {', '.join(outside[:3])}); label the sampled items, or leave out the id list")
+            notes["unlabelled_sample_ids"] = int((drawn & ~labelled).sum())
+        return labelled, matrix, "labels file", notes
+    if human_ids == ALL:
+        labelled = np.isfinite(own)
+    else:
+        labelled = np.zeros(problem.n_units, dtype=bool)
+        labelled[problem.index(list(human_ids))] = True
+        unscored = [problem.units[k] for k in np.flatnonzero(labelled & ~np.isfinite(own))]
+        if unscored:
+            raise DataError(f"{len(unscored)} listed item(s) have no human score for aspect {aspect!r} "
+                            f"(e.g. {', '.join(unscored[:3])})")
+    return labelled, None, "items' own scores", {}
+
+
+def _number(value: Any, item_id: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.number)) or not np.isfinite(value):
+        raise DataError(f"human label {value!r} for item {item_id!r} is not a finite number")
+    return float(value)
+
+
+def _check_scale(items: list[Item], aspect: str | None, values: Mapping[str, float]) -> None:
+    """Labels outside the items' declared scale come from another scale: refuse them."""
+    by_id = {item.id: item for item in items}
+    outside = []
+    for item_id, value in values.items():
+        scale = by_id[item_id].aspect_scale(aspect) if aspect else by_id[item_id].scale
+        if scale is not None and not scale[0] <= value <= scale[1]:
+            outside.append((item_id, value, scale))
+    if outside:
+        item_id, value, scale = outside[0]
+        raise DataError(f"{len(outside)} human label(s) fall outside the items' scale for {aspect!r} "
+                        f"(e.g. {value:g} for {item_id!r}, scale {scale[0]:g}-{scale[1]:g}): is the labels file on "
+                        "another scale?")
+
+
+def _query_problem(items: list[Item], judgments: Iterable[Judgment], judge: str | None, human, human_ids,
+                   runs, measure: str, unjudged: str) -> _Built:
+    runs = read_runs(runs) if not isinstance(runs, Mapping) else runs
+    chosen = select_judgments(judgments, "relevance", judge)
+    judge_qrels, skipped_judgments = judgment_qrels(chosen, items)
+    if not judge_qrels:
+        raise DataError("no judgment gives a whole-number relevance label for these items: no judge qrels")
+    queries = sorted({str(item.qid) for item in items})
+    judge_scores = score_runs(runs, judge_qrels, queries, measure=measure, unjudged=unjudged)
+    skipped = {name: f"no judged document in its top ranks ({judge_scores.measure})"
+               for name in runs_without_judgments(judge_scores)}
+    kept = {name: docs for name, docs in runs.items() if name not in skipped}
+    if len(kept) < 2:
+        raise DataError(f"{len(kept)} run(s) have judged documents in their top ranks; a leaderboard needs 2")
+    if skipped:
+        judge_scores = score_runs(kept, judge_qrels, queries, measure=measure, unjudged=unjudged)
+    labelled_queries, human_qrels, source = _query_labels(items, human, human_ids, queries)
+    human_values = np.full(judge_scores.values.shape, np.nan)
+    if human_qrels:
+        human_values = score_runs(kept, human_qrels, queries, measure=measure, unjudged=unjudged).values
+    problem = from_queries(queries, judge_scores.runs, judge_scores.values, human_values)
+    labelled = None
+    if labelled_queries is not None:
+        labelled = np.isin(np.array(queries), list(labelled_queries)) & np.isfinite(human_values).any(axis=1)
+    coverage = {"units": len(queries), "judged_pairs": len(judge_qrels), "items": len(items),
+                "judgments_without_label": len(skipped_judgments)}
+    share = dict(zip(judge_scores.runs, judge_scores.unjudged_share.tolist(), strict=True))
+    return _Built(problem, labelled, "relevance", coverage, source, judge_scores.measure, skipped, share)
+
+
+def _query_labels(items: list[Item], human, human_ids, queries: list[str]):
+    """(labelled query ids, human qrels of those queries, where the labels came from)."""
+    from judgelab.metrics.ir import qrels_from_labels
+
+    if human is None and human_ids is None:
+        return None, [], None
+    by_id = {item.id: item for item in items}
+    if human is not None:
+        unknown = [i for i in human if i not in by_id]
+        if unknown:
+            raise DataError(f"{len(unknown)} labelled id(s) are not items of the data: {', '.join(unknown[:5])}")
+        pairs = [(by_id[i].qid, by_id[i].docid, human[i]) for i in human]
+        source = "labels file"
+    else:
+        wanted = set(queries) if human_ids == ALL else set(map(str, human_ids))
+        unknown = sorted(wanted - set(queries))
+        if unknown:
+            raise DataError(f"{len(unknown)} listed query id(s) are not queries of the data: {', '.join(unknown[:5])}")
+        pairs = [(item.qid, item.docid, item.label) for item in items
+                 if str(item.qid) in wanted and isinstance(item.label, int)]
+        source = "items' own labels"
+    qrels = qrels_from_labels(*zip(*pairs, strict=True)) if pairs else []
+    return {str(q) for q, _, _ in pairs}, qrels, source
+
+
+__all__ = ["ALL", "SystemsReport", "evaluate"]

@@ -1,0 +1,61 @@
+"""A system evaluation as a report folder: what ``judgelab evaluate --out DIR`` writes.
+
+    DIR/run.json         "command": "evaluate": the files, the options, the judge run behind them
+    DIR/systems.json     ``SystemsReport.to_dict()``: exactly what ``judgelab evaluate --json`` prints
+    DIR/systems.csv      ``SystemsReport.table()``: one row per (system, estimator)
+    DIR/pairs.csv        ``SystemsReport.pairs_table()``: one row per (estimator, pair of systems)
+    DIR/judgments.jsonl  the judgments evaluated
+    DIR/report.html      the page, with its "Systems" section; ``judgelab report DIR`` rewrites it
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from judgelab.data.io import save_judgments
+from judgelab.data.item import Item
+from judgelab.data.judgment import Judgment
+from judgelab.evaluate.systems import SystemsReport
+from judgelab.files import staged_folder, write_atomic
+from judgelab.report.html import write_report
+from judgelab.report.meta import check_report_folder, move_folder_in
+
+SYSTEMS_FILES = ("run.json", "systems.json", "systems.csv", "pairs.csv", "judgments.jsonl", "report.html")
+
+
+def check_systems_folder(out_dir: str | Path) -> Path:
+    return check_report_folder(out_dir, "evaluate", SYSTEMS_FILES)
+
+
+def write_systems_report(out_dir: str | Path, items: Iterable[Item] | None, judgments: Iterable[Judgment],
+                         report: SystemsReport, *, data: str | Path | None = None,
+                         judgments_file: str | Path | None = None, options: Mapping[str, Any] | None = None) -> Path:
+    """Write ``out_dir`` as an evaluate report folder and return the path of its report.html."""
+    from judgelab import __version__
+
+    out_dir = check_systems_folder(out_dir)
+    judgments = list(judgments)
+    record = {
+        "command": "evaluate", "status": "finished", "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "versions": {"judgelab": __version__}, "data": _absolute(data), "judgments": _absolute(judgments_file),
+        "model": "not recorded", "backend": f"judgments file {Path(judgments_file).name}" if judgments_file else
+        "judgments given in Python", "judge": {"aspect": report.aspect}, "items": report.coverage["units"],
+        "options": {k: str(v) if isinstance(v, Path) else v for k, v in (options or report.options).items()},
+    }
+    with staged_folder(out_dir, move_in=lambda folder, target: move_folder_in(
+            folder, target, check_systems_folder, SYSTEMS_FILES)) as folder:
+        write_atomic(folder / "run.json", json.dumps(record, indent=2, default=str))
+        write_atomic(folder / "systems.json", json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+        write_atomic(folder / "systems.csv", report.table().to_csv(index=False))
+        write_atomic(folder / "pairs.csv", report.pairs_table().to_csv(index=False))
+        save_judgments(judgments, folder / "judgments.jsonl")
+        write_report(folder, items)
+    return out_dir / "report.html"
+
+
+def _absolute(path: str | Path | None) -> str | None:
+    return None if path is None else str(Path(path).resolve())

@@ -1,0 +1,60 @@
+"""The "Systems" section of report.html, drawn from systems.json (``judgelab evaluate --out``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from judgelab.report import plots
+
+LABELS = {"judge": "judge only", "human": "human only", "corrected": "corrected (PPI)", "shrunk": "shrunk (EB)"}
+
+
+def systems_section(systems: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """Rows, forest plots and the significance matrix for report.html, from systems.json."""
+    if not systems:
+        return None
+    estimators = systems["estimators"]
+    main = next(name for name in ("corrected", "human", "judge") if name in estimators)
+    order = sorted(systems["systems"], key=lambda s: _sort_key(estimators[main][s]["value"]))
+    rows = [{"system": s, "cells": [(name, estimators[name][s]) for name in estimators],
+             "rank": estimators[main][s]["rank_interval"]} for s in order]
+    human_scale = {LABELS[name]: _series(estimators[name], order) for name in ("human", "corrected", "shrunk")
+                   if name in estimators}
+    figures = [plots.forest(order, {LABELS["judge"]: _series(estimators["judge"], order)},
+                            title="Judge only (the judge's scale)", x_label="mean judge score")]
+    if human_scale:
+        figures.append(plots.forest(order, human_scale, title="With human labels (the human scale)",
+                                    x_label=systems.get("measure") or f"mean human {systems.get('aspect') or 'score'}"))
+    figures.append(plots.significance(order, _signs(systems["pairs"][main], order),
+                                      title=f"Separable pairs: {LABELS[main]}"))
+    return {"rows": rows, "estimators": [LABELS[name] for name in estimators], "main": LABELS[main],
+            "figures": figures, "effective": systems.get("effective_labels"), "labels": systems["labels"],
+            "skipped": systems.get("skipped") or {}, "unjudged": systems.get("unjudged_share"),
+            "options": systems.get("options") or {}, "significant": {
+                LABELS[name]: sum(p["significant"] for p in pairs) for name, pairs in systems["pairs"].items()},
+            "n_pairs": len(systems["pairs"][main])}
+
+
+def _sort_key(value: float | None) -> float:
+    return -value if value is not None else np.inf
+
+
+def _series(by_system: Mapping[str, Any], order: list[str]):
+    mid = [by_system[s]["value"] for s in order]
+    low = [by_system[s]["ci"][0] for s in order]
+    high = [by_system[s]["ci"][1] for s in order]
+    return (mid, low, high)
+
+
+def _signs(pairs: list[Mapping[str, Any]], order: list[str]) -> list[list[int]]:
+    position = {s: k for k, s in enumerate(order)}
+    signs = [[0] * len(order) for _ in order]
+    for pair in pairs:
+        if pair["significant"] and pair["difference"] is not None:
+            a, b = position[pair["a"]], position[pair["b"]]
+            sign = 1 if pair["difference"] > 0 else -1
+            signs[a][b], signs[b][a] = sign, -sign
+    return signs

@@ -1,0 +1,169 @@
+"""System estimators: agreement with ppi-python where the models coincide, interval coverage on
+simulated data, Holm's correction against statsmodels, rank intervals, shrinkage."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from judgelab.evaluate import draw, from_items, from_queries, holm, pairwise, stratified_design
+from judgelab.evaluate.estimators import corrected, human_only, judge_only, shrunk
+
+
+def synthetic(n_sources=40, n_systems=5, bias_sd=0.3, seed=0, judge_noise=0.5):
+    """Sources x systems; human 1-5 ratings; a judge on another scale with a per-system bias."""
+    rng = np.random.default_rng(seed)
+    bias = rng.normal(0, bias_sd, n_systems)
+    ids, systems, sources, judge, human = [], [], [], [], []
+    for g in range(n_sources):
+        difficulty = rng.normal(0, 0.5)
+        for s in range(n_systems):
+            y = float(np.clip(np.round(3 + 0.25 * s + difficulty + rng.normal(0, 0.6)), 1, 5))
+            ids.append(f"{g}-{s}")
+            systems.append(f"s{s}")
+            sources.append(f"g{g}")
+            human.append(y)
+            judge.append(2 * y + bias[s] + rng.normal(0, judge_noise))
+    return from_items(ids, systems, sources, judge, human)
+
+
+def truth(problem):
+    return np.nanmean(np.where(problem.present, problem.human, np.nan), axis=0)
+
+
+def labelled(problem, design):
+    return problem.with_human(np.where(design.labelled[:, None], problem.human, np.nan))
+
+
+def test_identity_calibration_equals_ppi_python_for_one_system():
+    ppi = pytest.importorskip("ppi_py")
+    rng = np.random.default_rng(3)
+    n_items, n = 200, 30
+    human = rng.normal(3, 1, n_items)
+    judge = human + rng.normal(0.4, 0.7, n_items)
+    problem = from_items([f"i{k}" for k in range(n_items)], [None] * n_items, [f"g{k}" for k in range(n_items)],
+                         judge, human)
+    chosen = np.zeros(n_items, dtype=bool)
+    chosen[rng.choice(n_items, n, replace=False)] = True
+    design = stratified_design(problem, chosen)
+    ours = corrected(labelled(problem, design), design, calibration="identity", target="population")
+    y, f = human[chosen], judge[chosen]
+    theirs_value = ppi.ppi_mean_pointestimate(y, f, judge, lam=1)
+    assert ours.value[0] == pytest.approx(float(np.squeeze(theirs_value)), rel=1e-12)
+    low, high = ppi.ppi_mean_ci(y, f, judge, alpha=0.05, lam=1)
+    rectifier, imputed = np.std(y - f) ** 2 / n, np.std(judge) ** 2 / n_items  # ppi-python's (ddof 0) variances
+    z = stats.norm.ppf(0.975)
+    assert float(np.squeeze(high - low)) / 2 == pytest.approx(z * np.sqrt(rectifier + imputed), rel=1e-9)
+    # ours: the same two terms with ddof 1, and Student's t with Welch-Satterthwaite degrees of freedom
+    # (n - 1 for the labels' term; the judge term over every item counts as known)
+    labels_term, judge_term = rectifier * n / (n - 1), imputed * n_items / (n_items - 1)
+    df = (labels_term + judge_term) ** 2 / (labels_term ** 2 / (n - 1))
+    expected = stats.t.ppf(0.975, df) * np.sqrt(labels_term + judge_term)
+    assert (ours.ci[0, 1] - ours.ci[0, 0]) / 2 == pytest.approx(expected, rel=1e-9)
+
+
+@pytest.mark.parametrize("variance", ["pooled", "system"])
+def test_label_based_intervals_cover_the_all_human_value(variance):
+    problem = synthetic()
+    target = truth(problem)
+    hits = {"human": [], "corrected": []}
+    for draw_seed in range(150):
+        design = draw(problem, 0.15, seed=draw_seed).design
+        known = labelled(problem, design)
+        for name, est in (("human", human_only(known, design, target="items", variance=variance)),
+                          ("corrected", corrected(known, design, target="items", variance=variance, seed=draw_seed))):
+            hits[name].append((est.ci[:, 0] <= target) & (target <= est.ci[:, 1]))
+    for name, h in hits.items():
+        assert 0.91 <= np.mean(h) <= 0.99, (name, np.mean(h))
+
+
+def test_an_informative_judge_narrows_the_interval_and_a_useless_one_does_not_widen_it_much():
+    good = synthetic(judge_noise=0.3, bias_sd=0.0)
+    design = draw(good, 0.2, seed=1).design
+    known = labelled(good, design)
+    ratio = corrected(known, design).se / human_only(known, design).se
+    assert np.all(ratio < 0.75)
+    rng = np.random.default_rng(0)
+    useless = good.with_human(good.human)
+    useless = type(good)(**{**useless.__dict__, "judge": np.where(good.present, rng.normal(size=good.judge.shape), np.nan)})
+    known = labelled(useless, design)
+    ratio = corrected(known, design, target="items").se / human_only(known, design, target="items").se
+    assert np.all(ratio < 1.15)
+
+
+def test_corrected_is_unbiased_under_an_active_design():
+    from judgelab.evaluate.sampling import inclusion_probabilities
+
+    problem = synthetic(n_sources=60, n_systems=3, seed=5)
+    target = truth(problem)
+    uncertainty = np.abs(problem.judge[problem.present] - 6) + 0.1  # favours some items strongly
+    estimates = []
+    for seed in range(300):
+        design = draw(problem, 0.2, uncertainty=uncertainty, seed=seed).design
+        estimates.append(corrected(labelled(problem, design), design, target="items", seed=seed).value)
+    spread = np.std(estimates, axis=0) / np.sqrt(len(estimates))
+    assert np.all(np.abs(np.mean(estimates, axis=0) - target) < 4 * spread)
+    assert inclusion_probabilities(uncertainty[:10], 3).sum() == pytest.approx(3)
+
+
+def test_fewer_than_two_labels_is_a_named_skip_not_a_number():
+    problem = synthetic(n_sources=10, n_systems=3)
+    chosen = np.zeros(problem.n_units, dtype=bool)
+    for s, count in enumerate((3, 3, 1)):
+        chosen[np.flatnonzero(problem.strata == s)[:count]] = True
+    design = stratified_design(problem, chosen)
+    for est in (human_only(labelled(problem, design), design), corrected(labelled(problem, design), design)):
+        assert np.isnan(est.value[2]) and np.isnan(est.ci[2]).all()
+        assert est.reason[2] == "1 labelled unit (an interval needs 2)"
+        assert np.isfinite(est.value[:2]).all()
+
+
+def test_judge_only_bootstraps_sources_and_pairs_are_paired():
+    problem = synthetic(n_sources=30, n_systems=3)
+    est = judge_only(problem, n_resamples=400)
+    assert est.replicates.shape == (400, 3)
+    assert np.allclose(est.value, np.nanmean(np.where(problem.present, problem.judge, np.nan), axis=0))
+    pairs = pairwise(est)
+    diff_sd = np.std(est.replicates[:, 0] - est.replicates[:, 1])
+    independent_sd = np.sqrt(np.var(est.replicates[:, 0]) + np.var(est.replicates[:, 1]))
+    assert diff_sd < independent_sd  # a shared source difficulty cancels in the difference
+    assert pairs.p_value[0, 1] == pairs.p_value[1, 0]
+
+
+def test_holm_matches_statsmodels():
+    multitest = pytest.importorskip("statsmodels.stats.multitest")
+    rng = np.random.default_rng(0)
+    size = 6
+    p = np.full((size, size), np.nan)
+    upper = np.triu_indices(size, 1)
+    values = rng.uniform(0, 0.2, len(upper[0]))
+    p[upper] = values
+    p.T[upper] = values
+    expected = multitest.multipletests(values, method="holm")[1]
+    assert np.allclose(holm(p)[upper], expected)
+    assert np.allclose(holm(p).T[upper], expected)
+
+
+def test_rank_intervals_follow_the_significant_pairs():
+    problem = from_queries(["q1", "q2", "q3", "q4"], ["a", "b", "c"],
+                           np.array([[0.9, 0.5, 0.49], [0.8, 0.4, 0.41], [0.85, 0.45, 0.44], [0.95, 0.5, 0.52]]),
+                           np.full((4, 3), np.nan))
+    est = judge_only(problem, n_resamples=500)
+    rank, best, worst = pairwise(est).rank_intervals(est.value)
+    assert list(rank) == [1, 2, 3] or list(rank) == [1, 3, 2]
+    assert best[0] == worst[0] == 1  # a is above both
+    assert (best[1], worst[1]) == (2, 3) and (best[2], worst[2]) == (2, 3)  # b and c are not separable
+
+
+def test_shrinkage_leans_on_the_judge_when_its_biases_do_not_vary():
+    problem = synthetic(n_sources=40, n_systems=8, bias_sd=0.0, judge_noise=0.8, seed=2)
+    design = draw(problem, 0.1, seed=0).design
+    fixed = corrected(labelled(problem, design), design, calibration="linear")
+    pulled = shrunk(fixed)
+    judge_part = fixed.info["offset"]
+    assert np.mean(np.abs(pulled.value - judge_part)) < np.mean(np.abs(fixed.value - judge_part))
+    assert set(pulled.info["weight_on_labels"]) == set(problem.systems)
+    biased = synthetic(n_sources=40, n_systems=8, bias_sd=3.0, seed=2)
+    fixed = corrected(labelled(biased, design), design, calibration="linear")
+    assert max(shrunk(fixed).info["weight_on_labels"].values()) > 0.5  # large biases: the labels dominate
