@@ -130,24 +130,28 @@ def evaluate(
     if as_json:
         typer.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
     else:
-        for renderable in systems_tables(report):
+        for renderable in systems_tables(report, console.width):
             console.print(renderable, soft_wrap=isinstance(renderable, str))
     if written is not None:
         typer.echo(f"report: {written}", err=as_json)
 
 
-def _cell(value: float, ci, n: int | None = None) -> str:
+def _cell(value: float, ci, n: int | None = None, *, compact: bool = False) -> str:
+    """``3.463 [3.316, 3.602] n=7``; compact (narrow terminals): ``3.46 ±0.14`` (half the interval's width)."""
     if value is None or not math.isfinite(value):
         return "-"
-    text = f"{value:.3f}"
-    if ci is not None and math.isfinite(ci[0]):
-        text += f" [{ci[0]:.3f}, {ci[1]:.3f}]"
+    has_ci = ci is not None and math.isfinite(ci[0])
+    if compact:
+        return f"{value:.2f}" + (f" ±{(ci[1] - ci[0]) / 2:.2f}" if has_ci else "")
+    text = f"{value:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if has_ci else "")
     return text + (f" n={n}" if n else "")
 
 
-def systems_tables(report) -> list[Any]:
-    """The terminal view: a header line, the leaderboard, what the labels were worth, caveats."""
+def systems_tables(report, width: int = 120) -> list[Any]:
+    """The terminal view: a header line, the leaderboard, what the labels were worth, caveats.
+    Below 120 columns intervals print as ± half-widths, so numbers are never cut."""
     estimates = report.estimates
+    compact = width < 120
     main = "corrected" if "corrected" in estimates else "judge"
     rank, best, worst = report.ranks(main)
     order = sorted(range(len(report.systems)), key=lambda k: (math.isnan(rank[k]), rank[k]))
@@ -157,13 +161,14 @@ def systems_tables(report) -> list[Any]:
                         f"{report.labels['n_labelled']} labelled {report.kind}"
                         + (f" ({report.labels['design']} design, {report.labels['source']})" if report.labels["design"]
                            else "")]
-    table = Table(title=f"Systems, ranked by the {main} estimate ({int(report.options['confidence'] * 100)}% intervals)")
+    table = Table(title=f"Systems, ranked by the {main} estimate ({int(report.options['confidence'] * 100)}% intervals)"
+                  + (", ± half-widths" if compact else ""))
     table.add_column("system", overflow="fold")
     for name in estimates:
         table.add_column(name, no_wrap=True)
     table.add_column("rank", no_wrap=True)
     for k in order:
-        cells = [_cell(est.value[k], est.ci[k], int(est.n_labelled[k]) if name == "human" else None)
+        cells = [_cell(est.value[k], est.ci[k], int(est.n_labelled[k]) if name == "human" else None, compact=compact)
                  if est.reason[k] is None or math.isfinite(est.value[k]) else escape(est.reason[k])
                  for name, est in estimates.items()]
         span = "-" if math.isnan(rank[k]) else f"{int(rank[k])} ({int(best[k])}-{int(worst[k])})"

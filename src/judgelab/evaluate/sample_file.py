@@ -69,5 +69,5 @@ def read_sample(path: str | Path) -> SampleFile:
 def write_sample(path: str | Path, ids, probabilities, header: dict[str, object]) -> Path:
     head = "# judgelab sample: " + " ".join(f"{k}={v}" for k, v in header.items()) + "\n"
     head += "# id<TAB>inclusion probability (evaluate --human-ids reads both)\n"
-    body = "".join(f"{unit}\t{p:.6g}\n" for unit, p in zip(ids, probabilities, strict=True))
+    body = "".join(f"{unit}\t{float(p)!r}\n" for unit, p in zip(ids, probabilities, strict=True))
     return write_atomic(path, head + body)

@@ -221,8 +221,8 @@ class _Built:
 def _design(problem: Problem, labelled: np.ndarray | None, sample: SampleFile | None) -> Design | None:
     if labelled is None:
         return None
-    if sample is None or sample.probabilities is None:
-        return stratified_design(problem, labelled)
+    if sample is None or sample.probabilities is None or sample.method == "stratified":
+        return stratified_design(problem, labelled)  # uniform within strata: n_h / N_h of the labels at hand
     probability = np.zeros(problem.n_units)
     probability[problem.index(sample.ids)] = sample.probabilities
     return recorded_design(problem, labelled, probability, sample.method)

@@ -1,0 +1,177 @@
+"""`judgelab sample` and `judgelab evaluate` as a user runs them, on published judges' outputs."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+
+import numpy as np
+import pytest
+
+from tests.e2e.cli import run_cli, write_jsonl
+
+HANNA_JUDGE = "Mistral-7B/eval_prompt_1"
+TREMA_JUDGE = "TREMA-4prompts/llama3-8b"
+
+
+def run(*args) -> subprocess.CompletedProcess:
+    return run_cli(*args, timeout=300)
+
+
+def _rows(path):
+    with open(path, encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle]
+
+
+@pytest.fixture(scope="module")
+def hanna(benchmarks_dir):
+    return benchmarks_dir / "hanna.jsonl"
+
+
+@pytest.fixture(scope="module")
+def hanna_judge(benchmarks_dir, tmp_path_factory):
+    """One published LLM rater's coherence ratings as a plain judgments file."""
+    rows = [{"item_id": r["item_id"], "score": r["prediction"]["coherence"]}
+            for r in _rows(benchmarks_dir / "reference" / "hanna_llm_ratings.jsonl") if r["judge"] == HANNA_JUDGE]
+    return write_jsonl(tmp_path_factory.mktemp("hanna") / "judgments.jsonl", rows)
+
+
+@pytest.fixture(scope="module")
+def hanna_raters(benchmarks_dir, tmp_path_factory):
+    """All twenty raters in one file (item_id, judge, score): their disagreement is an uncertainty."""
+    rows = [{"item_id": r["item_id"], "judge": r["judge"], "score": r["prediction"]["coherence"]}
+            for r in _rows(benchmarks_dir / "reference" / "hanna_llm_ratings.jsonl")]
+    return write_jsonl(tmp_path_factory.mktemp("raters") / "judgments.jsonl", rows)
+
+
+def test_sample_then_evaluate_shows_the_estimators_side_by_side(hanna, hanna_judge, tmp_path):
+    ids = tmp_path / "ids.txt"
+    drawn = run("sample", "--data", hanna, "--budget", "0.1", "--seed", "4", "--out", ids)
+    assert drawn.returncode == 0, drawn.stderr
+    listed = [line.split("\t") for line in ids.read_text().splitlines() if not line.startswith("#")]
+    assert len(listed) == 74  # 6 or 7 of each system's 67 stories
+    assert {round(float(p), 4) for _, p in listed} == {round(6 / 67, 4), round(7 / 67, 4)}
+    done = run("evaluate", "--data", hanna, "--judgments", hanna_judge, "--aspect", "coherence",
+               "--human-ids", ids, "--bootstrap", "300", "--json", "--out", tmp_path / "report")
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert set(out["estimators"]) == {"judge", "human", "corrected", "shrunk"}
+    assert len(out["systems"]) == 11 and out["labels"]["n_labelled"] == 74 and out["labels"]["design"] == "stratified"
+    human = {r["id"]: r["scores"]["coherence"] for r in _rows(hanna)}
+    system_of = {r["id"]: r["system_id"] for r in _rows(hanna)}
+    chosen = [i for i, _ in listed]
+    for system, est in out["estimators"]["human"].items():
+        if system == "info":
+            continue
+        mine = [human[i] for i in chosen if system_of[i] == system]
+        assert est["value"] == pytest.approx(np.mean(mine)) and est["n_labelled"] == len(mine)
+        assert est["ci"][0] < est["value"] < est["ci"][1]
+    assert len(out["pairs"]["corrected"]) == 55 and out["effective_labels"]["labelled"] == 74
+    page = (tmp_path / "report" / "report.html").read_text()
+    assert "<h2>Systems</h2>" in page and page.count("<svg") >= 3
+    assert {"systems.json", "systems.csv", "pairs.csv", "run.json"} <= {p.name for p in (tmp_path / "report").iterdir()}
+
+
+def test_terminal_table_and_report_rewrite(hanna, hanna_judge, tmp_path):
+    ids = tmp_path / "ids.txt"
+    assert run("sample", "--data", hanna, "--budget", "44", "--out", ids).returncode == 0
+    done = run("evaluate", "--data", hanna, "--judgments", hanna_judge, "--aspect", "coherence", "--human-ids", ids,
+               "--bootstrap", "100", "--out", tmp_path / "out")
+    assert done.returncode == 0, done.stderr
+    text = " ".join(done.stdout.split())  # an 80-column terminal: intervals as ± half-widths, lines wrapped
+    assert "ranked by the corrected estimate" in text and "± half-widths" in text and "Human" in text
+    assert re.search(r"\b\d\.\d\d ±\d\.\d\d\b", text) and "…" not in done.stdout  # whole numbers, nothing cut
+    assert "pairs separable after Holm" in text and "as narrow as human-only ones with" in text
+    again = run("report", tmp_path / "out")
+    assert again.returncode == 0, again.stderr
+    assert "<h2>Systems</h2>" in (tmp_path / "out" / "report.html").read_text()
+
+
+def test_active_sample_from_disagreeing_raters_is_read_back_as_an_active_design(hanna, hanna_raters, tmp_path):
+    ids = tmp_path / "active.txt"
+    drawn = run("sample", "--data", hanna, "--judgments", hanna_raters, "--budget", "60", "--active", "--out", ids)
+    assert drawn.returncode == 0, drawn.stderr
+    assert "method=active" in ids.read_text().splitlines()[0]
+    probabilities = [float(line.split("\t")[1]) for line in ids.read_text().splitlines() if not line.startswith("#")]
+    assert len(set(np.round(probabilities, 6))) > 5  # unequal probabilities
+    done = run("evaluate", "--data", hanna, "--judgments", hanna_raters, "--judge", HANNA_JUDGE, "--aspect",
+               "coherence", "--human-ids", ids, "--bootstrap", "100", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["labels"]["design"] == "active"
+
+
+def test_plan_says_how_many_labels_a_width_needs(hanna, hanna_judge, tmp_path):
+    ids = tmp_path / "pilot.txt"
+    assert run("sample", "--data", hanna, "--budget", "44", "--out", ids).returncode == 0
+    done = run("sample", "--data", hanna, "--judgments", hanna_judge, "--aspect", "coherence", "--human-ids", ids,
+               "--plan", "0.5")
+    assert done.returncode == 0, done.stderr
+    assert "Labels for 0.5-wide intervals" in done.stdout and "total" in done.stdout
+
+
+@pytest.fixture(scope="module")
+def trema_judge(benchmarks_dir, tmp_path_factory):
+    rows = []
+    for r in _rows(benchmarks_dir / "reference" / "trema_outputs.jsonl"):
+        if r["dataset"] == "trec_dl2019" and r["judge"] == TREMA_JUDGE:
+            label = r["prediction"]["label"] if isinstance(r["prediction"], dict) else r["prediction"]
+            rows.append({"item_id": r["item_id"], "label": label})
+    return write_jsonl(tmp_path_factory.mktemp("trema") / "judgments.jsonl", rows)
+
+
+def test_runs_are_ranked_per_query_with_human_labels_on_a_few_queries(benchmarks_dir, trema_judge, tmp_path):
+    queries = sorted({r["qid"] for r in _rows(benchmarks_dir / "trec_dl2019.jsonl")})[:6]
+    ids = tmp_path / "queries.txt"
+    ids.write_text("\n".join(queries) + "\n")
+    done = run("evaluate", "--data", benchmarks_dir / "trec_dl2019.jsonl", "--judgments", trema_judge, "--runs",
+               benchmarks_dir / "trec_dl2019_runs", "--human-ids", ids, "--bootstrap", "100", "--json")
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["kind"] == "queries" and out["measure"] == "nDCG@10" and len(out["systems"]) == 37
+    assert set(out["estimators"]) == {"judge", "human", "corrected"}  # no shrinkage for runs sharing queries
+    assert out["labels"]["n_labelled"] == 6 and len(out["unjudged_share"]) == 37
+    assert all(0 <= share <= 1 for share in out["unjudged_share"].values())
+
+
+def test_bad_input_is_a_clear_error_or_a_named_skip(hanna, hanna_judge, benchmarks_dir, trema_judge, tmp_path):
+    unknown = tmp_path / "unknown.txt"
+    unknown.write_text("hanna-0000\nnot-an-item\n")
+    done = run("evaluate", "--data", hanna, "--judgments", hanna_judge, "--aspect", "coherence", "--human-ids", unknown)
+    assert done.returncode == 2 and "'not-an-item'" in done.stderr
+    one = tmp_path / "one.txt"  # two labels for most systems, one for Human
+    rows = _rows(hanna)
+    chosen = [r["id"] for s in sorted({r["system_id"] for r in rows}) for r in [x for x in rows if x["system_id"] == s][
+        : 1 if s == "Human" else 2]]
+    one.write_text("\n".join(chosen) + "\n")
+    done = run("evaluate", "--data", hanna, "--judgments", hanna_judge, "--aspect", "coherence", "--human-ids", one,
+               "--bootstrap", "50", "--json")
+    assert done.returncode == 0, done.stderr
+    human = json.loads(done.stdout)["estimators"]["corrected"]["Human"]
+    assert human["value"] is None and human["reason"] == "1 labelled unit (an interval needs 2)"
+    no_runs = run("evaluate", "--data", benchmarks_dir / "trec_dl2019.jsonl", "--judgments", trema_judge)
+    assert no_runs.returncode == 2 and "--runs" in no_runs.stderr
+    pairwise = run("evaluate", "--data", benchmarks_dir / "llmbar.jsonl", "--judgments", hanna_judge)
+    assert pairwise.returncode == 2 and "pairwise" in pairwise.stderr
+    small = run("sample", "--data", hanna, "--budget", "5", "--out", tmp_path / "x.txt")
+    assert small.returncode == 2 and "give at least 22" in small.stderr
+    blind = run("sample", "--data", hanna, "--judgments", hanna_judge, "--budget", "30", "--active", "--out",
+                tmp_path / "y.txt")
+    assert blind.returncode == 2 and "uncertainty" in blind.stderr
+
+
+def test_a_run_without_judged_documents_is_skipped_by_name(benchmarks_dir, trema_judge, tmp_path):
+    import gzip
+    import shutil
+
+    runs = tmp_path / "runs"
+    shutil.copytree(benchmarks_dir / "trec_dl2019_runs", runs)
+    query = _rows(benchmarks_dir / "trec_dl2019.jsonl")[0]["qid"]
+    with gzip.open(runs / "nothing-judged.run.gz", "wt") as handle:
+        handle.writelines(f"{query} Q0 unknown-doc-{k} {k + 1} {10 - k} nothing\n" for k in range(10))
+    done = run("evaluate", "--data", benchmarks_dir / "trec_dl2019.jsonl", "--judgments", trema_judge, "--runs", runs,
+               "--bootstrap", "50", "--json")
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert "nothing-judged" in out["skipped"] and "no judged document" in out["skipped"]["nothing-judged"]
+    assert "nothing-judged" not in out["systems"]
