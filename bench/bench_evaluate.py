@@ -16,7 +16,7 @@ labelled units alone, and prediction-powered (corrected). Over many draws we mea
 * ranking: Kendall tau between each estimator's system ranking and the all-human ranking.
 
 Judges are published outputs (no model run): HANNA's five open LLMs x four prompts (mean rating),
-UniEval on Topical-Chat and SF restaurants/hotels (which name no systems: one overall mean),
+UniEval on Topical-Chat, SF restaurants/hotels and QAGS (which name no systems: one overall mean),
 TREMA's labels (Llama-3-8B four-prompts) as qrels for the 37 TREC DL 2019 runs.
 """
 
@@ -44,6 +44,7 @@ SECTION = "## System evaluation with a few human labels (`bench/bench_evaluate.p
 BUDGETS = (0.05, 0.10, 0.20)
 DEFAULT_SETS = ("hanna:coherence", "hanna:engagement", "hanna:relevance", "hanna:complexity",
                 "topical_chat:coherence", "topical_chat:overall", "sfres:naturalness", "sfhot:naturalness",
+                "qags_cnndm:consistency", "qags_xsum:consistency",
                 "trec_dl2019:TREMA-4prompts/llama3-8b", "trec_dl2019:TREMA-4prompts/llama3.3-70b")
 
 
@@ -124,7 +125,7 @@ def simulate(problem: Problem, fraction: float, draws: int, calibrations=("isoto
         for calibration in calibrations:
             estimates[f"corrected-{calibration}"] = corrected(labelled, design, calibration=calibration,
                                                               target="items", variance=variance, seed=k)
-        if problem.kind == "items":
+        if problem.kind == "items" and len(problem.systems) >= 3:
             estimates["shrunk"] = shrunk(estimates[f"corrected-{calibrations[0]}"])
         for name, est in estimates.items():
             acc[name]["coverage"].append(np.mean((est.ci[:, 0] <= truth) & (truth <= est.ci[:, 1])))
@@ -137,6 +138,36 @@ def simulate(problem: Problem, fraction: float, draws: int, calibrations=("isoto
         if name.startswith("corrected") or name == "shrunk":
             results[name]["width_ratio"] = results[name]["width"] / results["human"]["width"]
     return results
+
+
+def hanna_rater_spread(aspect: str) -> np.ndarray:
+    """Per HANNA item, the standard deviation of the twenty published raters: the judge's uncertainty."""
+    items = load_items(SHARED / "hanna.jsonl")
+    scores = defaultdict(list)
+    for line in (SHARED / "reference" / "hanna_llm_ratings.jsonl").open(encoding="utf-8"):
+        row = json.loads(line)
+        value = row["prediction"].get(aspect)
+        if isinstance(value, (int, float)):
+            scores[row["item_id"]].append(float(value))
+    return np.array([np.std(scores[item.id]) for item in items])
+
+
+def active_versus_random(aspect: str, fraction: float, draws: int) -> dict[str, dict[str, float]]:
+    """Corrected estimates on HANNA when the labels follow the raters' disagreement (active) or not."""
+    problem = item_problem("hanna", aspect)
+    truth = truth_of(problem)
+    spread = hanna_rater_spread(aspect)
+    out = {}
+    for name, uncertainty in (("random", None), ("active", spread)):
+        covered, widths = [], []
+        for k in range(draws):
+            design = draw(problem, fraction, uncertainty=uncertainty, seed=k).design
+            est = corrected(problem.with_human(np.where(design.labelled[:, None], problem.human, np.nan)), design,
+                            target="items", seed=k)
+            covered.append(np.mean((est.ci[:, 0] <= truth) & (truth <= est.ci[:, 1])))
+            widths.append(np.mean(est.ci[:, 1] - est.ci[:, 0]))
+        out[name] = {"coverage": float(np.mean(covered)), "width": float(np.mean(widths))}
+    return out
 
 
 def timing(n_items: int = 100_000, n_systems: int = 50, seed: int = 0) -> dict[str, float]:
@@ -172,7 +203,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sets", nargs="*", default=list(DEFAULT_SETS))
     parser.add_argument("--draws", type=int, default=500)
-    parser.add_argument("--calibrations", default="isotonic,linear,identity")
+    parser.add_argument("--calibrations", default="auto,identity,linear")
     parser.add_argument("--variance", default="pooled")
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args()
@@ -187,10 +218,12 @@ def main() -> None:
             log(f"{spec} {fraction:.0%}: {time.perf_counter() - started:.1f}s")
             lines.append((spec, len(problem.systems), problem.n_units, rho, fraction, result))
             print(_row(lines[-1], calibrations), flush=True)
+    active = {aspect: active_versus_random(aspect, 0.1, args.draws) for aspect in ("coherence", "engagement")}
+    print(active)
     times = timing()
     print(times)
     if args.write:
-        write_doc_section("bench_evaluate", _doc(lines, calibrations, times, args), heading=SECTION)
+        write_doc_section("bench_evaluate", _doc(lines, calibrations, times, active, args), heading=SECTION)
 
 
 def _row(line, calibrations) -> str:
@@ -207,7 +240,7 @@ def _row(line, calibrations) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
-def _doc(lines, calibrations, times, args) -> str:
+def _doc(lines, calibrations, times, active, args) -> str:
     names = ", ".join(calibrations)
     head = ["set : judge", "systems", "units", "judge-human Spearman", "budget", "labels", "coverage judge",
             "coverage human"] + [f"coverage corr. {c}" for c in calibrations] + [
@@ -219,6 +252,11 @@ def _doc(lines, calibrations, times, args) -> str:
            f"corrected with the calibrations {names}.", "",
            "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     out += [_row(line, calibrations) for line in lines]
+    out += ["", "Active sampling (HANNA, 10% of the items, the twenty raters' disagreement as the uncertainty, "
+            "half of each probability uniform), corrected estimator:", "",
+            "| aspect | coverage random | coverage active | width active / random |", "|---|---|---|---|"]
+    out += [f"| {aspect} | {r['random']['coverage']:.3f} | {r['active']['coverage']:.3f} | "
+            f"{r['active']['width'] / r['random']['width']:.2f} |" for aspect, r in active.items()]
     out += ["", f"Speed: judge-only estimates with 1,000 bootstrap resamples of sources plus all pairwise tests, "
             f"100,000 judged items in 50 systems: {times['bootstrap_s']:.2f} s; a whole `evaluate` (three "
             f"estimators, 5% labels, pairs, ranks) on them: {times['evaluate_s']:.2f} s."]
