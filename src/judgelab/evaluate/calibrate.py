@@ -1,26 +1,28 @@
-"""Cross-fitted recalibration of the judge's scores onto the human scale.
+"""Recalibration of the judge's scores onto the human scale, inside the corrected estimator.
 
 The corrected estimator subtracts the calibrated judge's error on the labelled units; the better
-the calibrated judge predicts the human value, the smaller that error's variance and the
-narrower the interval. The map is learned on the labelled units of the *other* folds (pooled over
-systems, so a few labels per system still fit it), which keeps each unit's residual independent
-of the map that produced it (cross-prediction-powered inference, Zrnic & Candes 2024). For the
-unlabelled units the prediction is the mean of the fold maps.
+the calibrated judge predicts the human value *within a system*, the smaller that error's
+variance and the narrower the interval. Maps, pooled over systems so that a few labels per
+system still fit them:
 
-Maps: ``isotonic`` (monotone, scikit-learn), ``linear`` (least squares: the pooled counterpart of
-PPI++'s power tuning, since a per-system intercept cancels in the estimator), ``identity`` (the
-judge score as is: plain PPI, which only works when the judge already speaks the human scale).
-``linear`` and ``identity`` are fitted on every label (one slope costs one degree of freedom,
-which the variance accounts for); ``isotonic`` is cross-fitted. ``auto`` (the default): ``linear``
-from 20 labelled units on; below that the identity when 90% of the judge's scores lie within the
-labels' range (the judge speaks the human scale; always for IR metrics), else ``linear``. Measured (bench/bench_evaluate.py):
-with 2-17 labelled units a fitted slope made t intervals too short (QAGS: 0.87-0.90 coverage)
-where the identity held 0.92-0.95; from ~20 labels the slope is as safe and narrower when the
-judge speaks another scale. (Choosing by the errors on the labels instead made them look smaller
-than they are: 0.90 coverage on Topical-Chat with 13 labels.) ``isotonic`` can leave most errors at exactly 0 when a nearly exact
-judge meets discrete human scores, which makes t intervals too short (0.87 on simulated data):
-use it with many labels.
-A unit without a judge value gets the fold's mean human value.
+* ``identity``: the judge score as is (plain PPI). Any offset cancels; fits nothing.
+* ``linear``: one slope, fitted on every label *within systems* (a system's own offset cancels,
+  so that is the slope that minimises the variance: the pooled counterpart of PPI++'s power
+  tuning). It costs a degree of freedom and its own sampling error, both counted in the interval.
+* ``isotonic``: monotone (scikit-learn), cross-fitted: each label's error comes from a map fitted
+  on the other folds' units (cross-prediction-powered inference, Zrnic & Candes 2024); every other
+  unit gets the mean of the fold maps. With a nearly exact judge and discrete human scores it can
+  leave most errors at exactly 0, which makes t intervals too short with few labels (0.87
+  coverage on simulated data): use it with many.
+* ``auto`` (default): ``linear`` from 20 labelled units on; below that the identity, unless the
+  judge's scores spread more than 1.5 times as wide as the labels within a system (then
+  ``linear``); always the identity for IR metrics (the same measure on both sides). Measured
+  (bench/bench_evaluate.py): with 9-17 labels a fitted slope made intervals too short (QAGS:
+  0.89-0.91 coverage) where the identity held 0.92-0.94. Choosing by the judge's errors on the
+  labels instead would make them look smaller than they are (0.90 coverage on Topical-Chat with
+  13 labels when tried), so the choice never looks at them.
+
+A unit without a judge value gets the (fold's) mean human value.
 """
 
 from __future__ import annotations
@@ -45,22 +47,24 @@ class CrossFit:
     folds: int
     method: str
     fitted_in_sample: int = 0  # parameters fitted on the same labels the residuals come from
+    slope_variance: float = 0.0  # sampling variance of an in-sample slope (linear)
 
-def _fit(method: str, f: np.ndarray, y: np.ndarray, w: np.ndarray):
+def _fit(method: str, f: np.ndarray, y: np.ndarray, w: np.ndarray, groups: np.ndarray):
     """A function judge value -> predicted human value, fitted on finite f.
 
     The isotonic map's direction follows the sign of the training pairs' covariance (a judge
     whose scores fall as quality rises, such as a distance, is mapped decreasing)."""
     known = np.isfinite(f)
     fallback = float(np.average(y, weights=w)) if len(y) else 0.0
-    f, y, w = f[known], y[known], w[known]
+    f, y, w, groups = f[known], y[known], w[known], groups[known]
     if method == "identity":
         transform = lambda x: x  # noqa: E731
     elif len(np.unique(f)) < 2:
         mean = float(np.average(y, weights=w)) if len(y) else fallback
         transform = lambda x: np.full(np.shape(x), mean)  # noqa: E731
     elif method == "linear":
-        slope, intercept = np.polyfit(f, y, 1, w=np.sqrt(w))
+        slope = _within_slope(f, y, w, groups)
+        intercept = np.average(y, weights=w) - slope * np.average(f, weights=w)
         transform = lambda x: intercept + slope * x  # noqa: E731
     else:
         increasing = bool(np.cov(f, y, aweights=w)[0, 1] >= 0)
@@ -78,27 +82,59 @@ def _fit(method: str, f: np.ndarray, y: np.ndarray, w: np.ndarray):
     return predict
 
 
+def _within_slope(f: np.ndarray, y: np.ndarray, w: np.ndarray, groups: np.ndarray) -> float:
+    """Least-squares slope of y on f within systems (a system's own offset cancels in the estimator,
+    so the slope that minimises its variance is the within-system one; a slope fitted across systems
+    can follow between-system differences and leave errors that spread wider than the labels:
+    Topical-Chat overall, width 1.15 of human-only with 13 labels)."""
+    fc, yc = f.astype(float).copy(), y.astype(float).copy()
+    for group in np.unique(groups):
+        members = groups == group
+        fc[members] -= np.average(f[members], weights=w[members])
+        yc[members] -= np.average(y[members], weights=w[members])
+    spread = float(np.sum(w * fc * fc))
+    return float(np.sum(w * fc * yc)) / spread if spread > 0 else 0.0
+
+
+def _slope_variance(f: np.ndarray, y: np.ndarray, w: np.ndarray, groups: np.ndarray) -> float:
+    """Sampling variance of the within-system slope: residual variance / within spread of the judge."""
+    known = np.isfinite(f)
+    f, y, w, groups = f[known], y[known], w[known] / w[known].mean(), groups[known]
+    slope = _within_slope(f, y, w, groups)
+    fc, yc = f.astype(float).copy(), y.astype(float).copy()
+    for group in np.unique(groups):
+        members = groups == group
+        fc[members] -= np.average(f[members], weights=w[members])
+        yc[members] -= np.average(y[members], weights=w[members])
+    df = len(f) - len(np.unique(groups)) - 1
+    spread = float(np.sum(w * fc * fc))
+    if df < 1 or spread <= 0:
+        return 0.0
+    return float(np.sum(w * (yc - slope * fc) ** 2)) / df / spread
+
+
 def cross_fit(method: str, judge: np.ndarray, pair_unit: np.ndarray, pair_judge: np.ndarray,
-              pair_human: np.ndarray, pair_weight: np.ndarray, *, folds: int = 5, seed: int = 0,
-              same_scale: bool = False) -> CrossFit:
+              pair_human: np.ndarray, pair_weight: np.ndarray, pair_system: np.ndarray, *, folds: int = 5,
+              seed: int = 0, same_scale: bool = False) -> CrossFit:
     """Fit ``folds`` maps, each on the labelled pairs of the other folds' units.
 
     ``pair_*``: one entry per labelled (unit, system) pair; ``pair_unit`` groups pairs into
-    folds by unit (an IR query's runs stay together). ``judge``: every judge value to predict.
+    folds by unit (an IR query's runs stay together), ``pair_system`` names their system. ``judge``: every judge value to predict.
     ``same_scale``: judge and human values are the same measure (an IR metric under judge and
     human qrels), so ``auto`` needs no scale check.
     """
     if method not in CHOICES:
         raise ConfigError(f"calibration {method!r}: choose {', '.join(CHOICES)}")
     if method == "auto":
-        method = _auto(judge, pair_unit, pair_human, same_scale)
+        method = _auto(judge, pair_unit, pair_human, pair_system, same_scale)
     if method in IN_SAMPLE:
-        fitted = _fit(method, pair_judge, pair_human, pair_weight)
-        return CrossFit(fitted(pair_judge), fitted(judge), 1, method, int(method == "linear"))
+        fitted = _fit(method, pair_judge, pair_human, pair_weight, pair_system)
+        variance = _slope_variance(pair_judge, pair_human, pair_weight, pair_system) if method == "linear" else 0.0
+        return CrossFit(fitted(pair_judge), fitted(judge), 1, method, int(method == "linear"), variance)
     units = np.unique(pair_unit)
     k = max(1, min(folds, len(units)))
     if k < 2:  # one labelled unit: nothing to fit out of fold, the identity keeps the estimator unbiased
-        fitted = _fit("identity", pair_judge, pair_human, pair_weight)
+        fitted = _fit("identity", pair_judge, pair_human, pair_weight, pair_system)
         return CrossFit(fitted(pair_judge), fitted(judge), 1, "identity")
     order = np.random.default_rng([seed, 7]).permutation(len(units))
     fold_of_unit = dict(zip(units[order], np.arange(len(units)) % k, strict=True))
@@ -107,21 +143,23 @@ def cross_fit(method: str, judge: np.ndarray, pair_unit: np.ndarray, pair_judge:
     everywhere = np.zeros(np.shape(judge))
     for j in range(k):
         train = fold != j
-        fitted = _fit(method, pair_judge[train], pair_human[train], pair_weight[train])
+        fitted = _fit(method, pair_judge[train], pair_human[train], pair_weight[train], pair_system[train])
         out_of_fold[~train] = fitted(pair_judge[~train])
         everywhere += fitted(judge) / k
     return CrossFit(out_of_fold, everywhere, k, method)
 
 
-def _auto(judge: np.ndarray, pair_unit: np.ndarray, pair_human: np.ndarray, same_scale: bool) -> str:
-    """``linear`` with enough labels; with few, the identity when the judge speaks the labels' scale.
+def _auto(judge: np.ndarray, pair_unit: np.ndarray, pair_human: np.ndarray, pair_system: np.ndarray,
+          same_scale: bool) -> str:
+    """``linear`` with enough labels; with few, the identity unless the judge's scores spread much wider
+    than the labels (an offset does no harm: it cancels; a wide spread would add to every error).
 
-    The choice looks at the labels' range and the judge's scores, never at the judge's errors on
-    the labels: choosing by those errors makes them look smaller than they are."""
+    The choice looks at the labels and the judge's scores, never at the judge's errors on the
+    labels: choosing by those makes them look smaller than they are."""
     if len(np.unique(pair_unit)) >= AUTO_LINEAR_FROM:
         return "linear"
     if same_scale:
         return "identity"
-    scores = judge[np.isfinite(judge)]
-    inside = (scores >= pair_human.min()) & (scores <= pair_human.max())
-    return "identity" if scores.size and inside.mean() >= 0.9 else "linear"
+    judge_spread = np.nanmean(np.nanstd(np.where(np.isfinite(judge), judge, np.nan), axis=0))
+    label_spread = np.sqrt(np.mean([np.var(pair_human[pair_system == s]) for s in np.unique(pair_system)]))
+    return "identity" if judge_spread <= 1.5 * label_spread else "linear"

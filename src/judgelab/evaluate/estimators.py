@@ -127,13 +127,23 @@ def corrected(problem: Problem, design: Design, *, calibration: str = "auto", ta
     units, systems = np.nonzero(labelled)
     weights = 1.0 / design.probability[units]
     fit = cross_fit(calibration, problem.judge, units, problem.judge[units, systems], problem.human[units, systems],
-                    weights, folds=folds, seed=seed, same_scale=problem.kind == "queries")
+                    weights, systems, folds=folds, seed=seed, same_scale=problem.kind == "queries")
     predicted = np.where(problem.present, fit.everywhere, 0.0)
     offset = predicted.sum(axis=0) / problem.sizes
     residual = np.zeros(problem.judge.shape)
     residual[units, systems] = problem.human[units, systems] - fit.out_of_fold
+    slope_term = None
+    if fit.slope_variance > 0:  # the slope's own error moves each estimate by (judge mean - labelled judge mean) x it
+        judged = np.where(problem.present, problem.judge, np.nan)
+        everywhere_mean = np.nanmean(judged, axis=0)
+        weights_matrix = np.zeros(problem.judge.shape)
+        weights_matrix[units, systems] = weights / problem.sizes[systems]
+        labelled_mean = np.nansum(np.where(labelled, judged * weights_matrix, 0.0), axis=0) / np.maximum(
+            np.where(labelled & np.isfinite(judged), weights_matrix, 0.0).sum(axis=0), 1e-12)
+        gap = np.nan_to_num(everywhere_mean - labelled_mean)
+        slope_term = np.outer(gap, gap) * fit.slope_variance
     estimates = _linear("corrected", problem, design, labelled, offset, residual, target, variance, confidence,
-                        judge_term=predicted, fitted=fit.fitted_in_sample)
+                        judge_term=predicted, fitted=fit.fitted_in_sample, slope_term=slope_term)
     missing = int((problem.present & ~np.isfinite(problem.judge)).sum())
     estimates.info.update(calibration=fit.method, folds=fit.folds, units_without_verdict=missing, offset=offset)
     return estimates
@@ -190,7 +200,7 @@ def _labelled_pairs(problem: Problem, design: Design) -> np.ndarray:
 
 def _linear(name: str, problem: Problem, design: Design, labelled: np.ndarray, offset: np.ndarray,
             values: np.ndarray, target: str, variance: str, confidence: float,
-            judge_term: np.ndarray | None, fitted: int = 0) -> SystemEstimates:
+            judge_term: np.ndarray | None, fitted: int = 0, slope_term: np.ndarray | None = None) -> SystemEstimates:
     """``offset_s + sum_u w[u, s] * values[u, s]`` over labelled pairs, with w = 1 / (N_s * pi_u)."""
     if target not in TARGETS:
         raise ConfigError(f"target {target!r}: choose {', '.join(TARGETS)}")
@@ -203,6 +213,9 @@ def _linear(name: str, problem: Problem, design: Design, labelled: np.ndarray, o
     n_labelled = labelled.sum(axis=0)
     contributions, dfs = _stratum_contributions(problem, design, labelled, z, target, variance, fitted)
     n_systems = len(problem.systems)
+    if slope_term is not None and contributions:
+        contributions.append(slope_term)
+        dfs.append(min(dfs))
     residual = np.diag(sum(contributions)) if contributions else np.zeros(n_systems)
     judge_variance = np.zeros(n_systems)
     if target == "population" and judge_term is not None:
