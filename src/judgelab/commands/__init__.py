@@ -24,6 +24,7 @@ _COMMAND_MODULES = [
     ("judgelab.commands.icl", "app"),
     ("judgelab.commands.similarity", "app"),
     ("judgelab.commands.train", "app"),
+    ("judgelab.commands.annotate", "app"),
 ]
 
 
