@@ -31,6 +31,7 @@ class AnnotateServer:
         self.port = port or free_port()
         self.process: subprocess.Popen | None = None
         self.url = ""
+        self.output = ""
 
     def start(self, timeout: float = 60) -> AnnotateServer:
         self.process = subprocess.Popen([sys.executable, "-m", "judgelab.cli", "annotate", *self.args,
@@ -50,15 +51,14 @@ class AnnotateServer:
         return self.process.stdout.readline()
 
     def kill(self, sig: int = signal.SIGKILL) -> int:
-        """Send ``sig`` and wait for the process to end; its exit code."""
+        """Send ``sig`` and wait for the process to end; its exit code. What it printed after the URL
+        is then in ``output``."""
         assert self.process is not None
         if self.process.poll() is None:
             self.process.send_signal(sig)
-        code = self.process.wait(timeout=30)
-        for stream in (self.process.stdout, self.process.stderr):
-            if stream is not None:
-                stream.close()
-        return code
+        out, err = self.process.communicate(timeout=30)
+        self.output = out + err
+        return self.process.returncode
 
     def __enter__(self) -> AnnotateServer:
         return self.start()

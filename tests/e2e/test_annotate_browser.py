@@ -177,6 +177,7 @@ def test_markup_in_a_judged_text_shows_as_text_and_never_runs(browser, items_fil
         assert console == []
         shot = save_screenshot(browser, tmp_path, "annotate-markup.png")
     assert colours_in(browser, shot) > 20
+    assert "alert" not in server.output and "demo-d1" not in server.output  # no item data in the server's logs
 
 
 def test_pairwise_order_is_shuffled_per_item_and_written_in_the_items_order(browser, tmp_path):

@@ -109,12 +109,14 @@ def _pair(matrix: np.ndarray, annotators: Sequence[str], i: int, j: int, scale: 
         return PairAgreement(names, int(both.sum()), None, None, "fewer than 2 shared items")
     # Codes 0..k-1 in value order: sklearn takes classes, and quadratic weights use their order.
     first, second = np.searchsorted(scale, matrix[i, both]), np.searchsorted(scale, matrix[j, both])
+    if len(np.union1d(first, second)) < 2:
+        return PairAgreement(names, int(both.sum()), None, None, ONE_VALUE)  # kappa would be 0/0
     codes = list(range(len(scale)))
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # one class only: kappa is 0/0
+        warnings.simplefilter("ignore")  # chance agreement of 1 (e.g. one class each): kappa undefined
         kappa = float(cohen_kappa_score(first, second, labels=codes))
         weighted = None if level == "nominal" else float(cohen_kappa_score(first, second, labels=codes,
                                                                            weights="quadratic"))
-    reason = None if np.isfinite(kappa) else ONE_VALUE
+    reason = None if np.isfinite(kappa) else "chance agreement is total"
     return PairAgreement(names, int(both.sum()), kappa if reason is None else None,
                          weighted if weighted is not None and np.isfinite(weighted) else None, reason)
