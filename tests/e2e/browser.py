@@ -54,6 +54,21 @@ def requests_made(driver) -> list[dict[str, Any]]:
     return list(sent.values())
 
 
+def uncached_reload(driver) -> list[dict[str, Any]]:
+    """Reload the page with the browser cache off: the requests of a first visit (``requests_made``).
+    Needs ``network_log``; what the page requested before is dropped."""
+    requests_made(driver)
+    driver.execute_cdp_cmd("Network.enable", {})
+    driver.execute_cdp_cmd("Network.setCacheDisabled", {"cacheDisabled": True})
+    try:
+        driver.refresh()
+        driver.execute_async_script("""const done = arguments[0];
+            if (document.readyState === 'complete') done(); else addEventListener('load', () => done());""")
+        return requests_made(driver)
+    finally:
+        driver.execute_cdp_cmd("Network.setCacheDisabled", {"cacheDisabled": False})
+
+
 def save_screenshot(driver, folder: Path, name: str) -> Path:
     """A screenshot that must show something: not a blank or one-colour page. Copied to
     $JUDGELAB_ARTIFACTS when set (the docs' images are taken this way)."""

@@ -231,3 +231,28 @@ def test_scales_and_their_keys():
         scale_from_labels("bad,good")
     with pytest.raises(ConfigError, match="LOW-HIGH"):
         scale_from_range("5-1")
+
+
+def test_connections_to_the_bound_socket_send_small_writes_at_once():
+    """Nagle's algorithm off (TCP_NODELAY) on accepted connections: asyncio sets it only on sockets
+    created as TCP, and without it every kept-alive page waited ~40 ms for a delayed ACK."""
+    import asyncio
+    import socket
+
+    from judgelab.annotate.server import bind
+
+    async def accepted_nodelay() -> int:
+        seen: asyncio.Future = asyncio.get_running_loop().create_future()
+
+        async def handle(reader, writer):
+            seen.set_result(writer.get_extra_info("socket").getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+            writer.close()
+
+        server = await asyncio.start_server(handle, sock=bind("127.0.0.1", 0))
+        async with server:
+            _, writer = await asyncio.open_connection(*server.sockets[0].getsockname())
+            value = await asyncio.wait_for(seen, 10)
+            writer.close()
+        return value
+
+    assert asyncio.run(accepted_nodelay()) != 0

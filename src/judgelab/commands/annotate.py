@@ -98,20 +98,20 @@ def _print_agreement(aspect: str, result) -> None:
 
     alpha = result.alpha
     console.print(f"aspect [bold]{escape(aspect)}[/]: {len(result.annotators)} annotators, {result.n_items} items "
-                  f"labelled, [bold]{result.n_overlap}[/] labelled by two or more (the overlap)")
+                  f"labelled, [bold]{result.n_overlap}[/] labelled by two or more (the overlap)", soft_wrap=True)
     if alpha.reason:
-        console.print(f"Krippendorff's alpha ({result.level}): undefined ({alpha.reason})")
+        console.print(f"Krippendorff's alpha ({result.level}): undefined ({alpha.reason})", soft_wrap=True)
     else:
         ci = f" [{alpha.ci[0]:.3f}, {alpha.ci[1]:.3f}]" if alpha.ci else ""
         console.print(f"Krippendorff's alpha ({result.level}): [bold]{alpha.value:.3f}[/]{escape(ci)} "
-                      f"on {alpha.n} items: the agreement a judge can hope to reach")
+                      f"on {alpha.n} items: the agreement a judge can hope to reach", soft_wrap=True)
     table = Table("annotators", "shared items", "Cohen's kappa", "kappa (quadratic)", title="pairs of annotators")
     for pair in result.pairs:
         table.add_row(escape(" / ".join(name or "unnamed" for name in pair.annotators)), str(pair.n),
                       _figure(pair.kappa, pair.reason), _figure(pair.kappa_quadratic, pair.reason))
     console.print(table)
     counts = ", ".join(f"{escape(name or 'unnamed')} {n}" for name, n in result.labels_per_annotator.items())
-    console.print(f"labels per annotator: {counts}")
+    console.print(f"labels per annotator: {counts}", soft_wrap=True)
 
 
 def _figure(value: float | None, reason: str | None) -> str:
