@@ -97,7 +97,8 @@ def main(argv: list[str] | None = None) -> None:
         ("key press to the new page seen by WebDriver (wall clock, upper bound)", percentiles(result["wall_ms"])),
     ]
     table = ["| per label (ms) | p50 / p95 |", "|---|---:|", *[f"| {what} | {value} |" for what, value in rows]]
-    assets = ", ".join(f"{r['url'].split('?')[0]} {r['bytes'] / 1000:.1f} kB" for r in result["first_load"] if r["bytes"])
+    assets = ", ".join(f"{r['url'].split('?')[0].removeprefix('/static/').strip('/') or 'the page'} {r['bytes'] / 1000:.1f} kB"
+                       for r in result["first_load"] if r["bytes"])
     print("\n".join(table))
     if args.no_doc:
         return
@@ -119,6 +120,8 @@ def main(argv: list[str] | None = None) -> None:
         f"{np.median(result['next_page_bytes']) / 1000:.1f} kB.",
         f"- requests the page made: {result['requests']}, all to 127.0.0.1 (none elsewhere: no CDN, no font, "
         "no analytics; the Content-Security-Policy would block them anyway).",
+        "- the machine is shared (see the load average), so these are figures under load; the gap between the "
+        "HTML received and `loadEventEnd` is the browser's own work (parse, cached CSS and script, layout).",
     ])
     write_doc_section("bench_annotate", body,
                       heading="## Annotate: time per label and page weight (`bench/bench_annotate.py`)")

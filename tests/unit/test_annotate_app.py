@@ -219,6 +219,12 @@ def test_build_task_checks_what_a_user_can_get_wrong(tmp_path):
         build_task(data, "coherence", out, scale="1-5", labels="0,1")
     with pytest.raises(ConfigError, match="--overlap"):
         build_task(data, "coherence", out, overlap=1.5)
+    judged = tmp_path / "judgments.jsonl"
+    judged.write_text("".join(json.dumps({"item_id": f"i{k}", "score": k / 2}) + "\n" for k in range(3)))
+    assert sorted(build_task(data, "coherence", out, show_judge=judged).judgments) == ["i0", "i1", "i2"]
+    judged.write_text(json.dumps({"item_id": "elsewhere", "score": 1}) + "\n")
+    with pytest.raises(DataError, match="none of the 5 items"):
+        build_task(data, "coherence", out, show_judge=judged)
 
 
 def test_scales_and_their_keys():

@@ -45,7 +45,7 @@ class LabelStore:
         self._answers: dict[str, dict[str, Label]] = {}  # annotator -> item -> latest answer (this aspect)
         self._history: dict[str, list[str]] = {}  # annotator -> items in the order first answered
         self._labelled_by: dict[str, set[str]] = {}  # item -> annotators whose latest answer is a label
-        self._answer_ids: set[str] = set()
+        self._by_answer_id: dict[str, Label] = {}  # form nonce -> the answer it wrote
         self._leases: dict[str, tuple[str, float]] = {}  # item -> (annotator, until)
         self._out = JsonlAppender(self.path)  # first: it drops a line a kill cut short
         try:
@@ -75,7 +75,7 @@ class LabelStore:
 
     def _apply(self, label: Label) -> None:
         if label.answer_id:
-            self._answer_ids.add(label.answer_id)
+            self._by_answer_id[label.answer_id] = label
         if label.aspect != self.task.aspect or label.item_id not in self.task.by_id:
             return  # another aspect or an item outside this session: kept in the file, not our business
         annotator = label.annotator or ""
@@ -95,8 +95,8 @@ class LabelStore:
                seconds: float | None = None, order: str | None = None, answer_id: str | None = None) -> Label:
         """Append one answer (``value`` None: a skip) and return it; a repeated ``answer_id`` is not written again."""
         with self._lock:
-            if answer_id and answer_id in self._answer_ids:
-                return self._answers[annotator][item_id]
+            if answer_id and answer_id in self._by_answer_id:
+                return self._by_answer_id[answer_id]
             label = Label(item_id=item_id, aspect=self.task.aspect, value=value, annotator=annotator,
                           skipped=value is None, seconds=seconds, note=note or None, order=order,  # type: ignore[arg-type]
                           scale=self.task.scale.bounds, answer_id=answer_id,
