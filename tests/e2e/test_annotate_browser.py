@@ -79,8 +79,8 @@ def test_keyboard_labelling_back_reload_kill_restart_and_a_second_annotator(brow
         login(browser, "alice")
         login_page = requests_made(browser)
         first_page = uncached_reload(browser)
-        assert [r["url"].split("?")[0].removeprefix(server.url) for r in first_page if r["bytes"]][:3] == [
-            "", "static/annotate.css", "static/annotate.js"]
+        assert {r["url"].split("?")[0].removeprefix(server.url) for r in first_page if r["bytes"]} >= {
+            "", "static/annotate.css", "static/annotate.js"}
         alice: dict[str, int] = {}
         for k in range(6):  # the first six items, in data order, rated 1..5 then 1
             assert _label(browser, alice, 1 + k % 5) == order[k]
