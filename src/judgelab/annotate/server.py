@@ -28,6 +28,7 @@ import secrets
 import socket
 import sys
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from importlib.resources import files
 from typing import Any
@@ -146,16 +147,20 @@ class AnnotateApp:
             response.set_cookie(self.cookie, sid, httponly=True, samesite="strict")
         return response
 
-    async def _posted(self, request: Request) -> tuple[Session, FormData] | Response:
-        """The form of a POST whose CSRF token matches its session, else the refusal to send."""
-        form = await request.form()
-        session = self.sessions.get(request.cookies.get(self.cookie) or "")
-        token = str(form.get("csrf") or "")
-        if session is None or not hmac.compare_digest(token.encode(), session.csrf.encode()):
-            return _page("message.html.j2", 403, title="Please answer again",
-                         message="This page has expired (the server restarted, or you switched annotator). "
-                                 "Nothing you saved before is lost.", link="/")
-        return session, form
+    def _posted(handler: Callable[[AnnotateApp, Session, FormData], Awaitable[Response]]):
+        """A POST route whose form must carry its session's CSRF token; else a refusal, and nothing done."""
+
+        async def route(self: AnnotateApp, request: Request) -> Response:
+            form = await request.form()
+            session = self.sessions.get(request.cookies.get(self.cookie) or "")
+            token = str(form.get("csrf") or "")
+            if session is None or not hmac.compare_digest(token.encode(), session.csrf.encode()):
+                return _page("message.html.j2", 403, title="Please answer again",
+                             message="This page has expired (the server restarted, or you switched annotator). "
+                                     "Nothing you saved before is lost.", link="/")
+            return await handler(self, session, form)
+
+        return route
 
     # -- pages ----------------------------------------------------------------------------------
 
@@ -182,11 +187,8 @@ class AnnotateApp:
         item = self.task.by_id[history[pos]]
         return self._with_cookie(self._item_page(session, item, pos=pos, back=pos - 1 if pos else None), sid, new)
 
-    async def answer(self, request: Request) -> Response:
-        posted = await self._posted(request)
-        if isinstance(posted, Response):
-            return posted
-        session, form = posted
+    @_posted
+    async def answer(self, session: Session, form: FormData) -> Response:
         if session.annotator is None:
             return RedirectResponse("/", 303)
         item = self.task.by_id.get(str(form.get("item_id") or ""))
@@ -210,11 +212,8 @@ class AnnotateApp:
                           if self.task.pairwise else None, answer_id=answer_id if _ANSWER_ID.fullmatch(answer_id) else None)
         return RedirectResponse("/", 303)
 
-    async def login(self, request: Request) -> Response:
-        posted = await self._posted(request)
-        if isinstance(posted, Response):
-            return posted
-        session, form = posted
+    @_posted
+    async def login(self, session: Session, form: FormData) -> Response:
         if self.task.annotator is None:
             try:
                 session.annotator = check_name(str(form.get("name") or ""))
@@ -222,11 +221,8 @@ class AnnotateApp:
                 return self._login(session, error=str(exc), status=400)
         return RedirectResponse("/", 303)
 
-    async def logout(self, request: Request) -> Response:
-        posted = await self._posted(request)
-        if isinstance(posted, Response):
-            return posted
-        session, _ = posted
+    @_posted
+    async def logout(self, session: Session, form: FormData) -> Response:
         if self.task.annotator is None:
             session.annotator = None
             session.csrf = secrets.token_urlsafe(32)
