@@ -1,7 +1,7 @@
 # Two entry points a newcomer needs: `make demo` and `make test`. Both set up .venv first.
 VENV ?= .venv
 MODELS ?= smollm2-135m qwen2.5-coder-1.5b
-EXTRAS ?= embedded,server,embeddings,ray,dev
+EXTRAS ?= embedded,server,embeddings,ray,annotate,dev
 STAMP := $(VENV)/.judgelab-installed
 
 .PHONY: setup demo test bench lint

@@ -8,8 +8,6 @@ CI installs the browser with `apt-get install chromium chromium-driver` (scripts
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from importlib.resources import files
 from pathlib import Path
 
@@ -19,26 +17,15 @@ from judgelab.data import load_items
 from judgelab.judges.base import load_judge
 from judgelab.llm.resolve import make_client
 from judgelab.runner import run_judge
-from tests.conftest import TEST_MODEL, _missing
+from tests.conftest import TEST_MODEL
+from tests.e2e.browser import save_screenshot, start_chrome
 
-CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
 ATTACK = '<script>window.__injected = 1</script><img src=x onerror="window.__injected = 2">'
 
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory):
-    if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
-        _missing("chromium and chromedriver not found in /usr/bin: apt-get install chromium chromium-driver")
-    webdriver = pytest.importorskip("selenium.webdriver", reason="needs selenium (the dev extra)")
-    options = webdriver.ChromeOptions()
-    options.binary_location = str(CHROMIUM)
-    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--disable-dev-shm-usage", "--window-size=1280,900",
-                 f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}"):
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path=str(CHROMEDRIVER)))
+    driver = start_chrome(tmp_path_factory.mktemp("chromium-profile"))
     yield driver
     driver.quit()
 
@@ -76,15 +63,6 @@ def _open(driver, path: Path) -> None:
     driver.set_window_size(1280, min(int(height) + 100, 12000))
 
 
-def _save_screenshot(driver, tmp_path: Path, name: str) -> Path:
-    shot = tmp_path / name
-    assert driver.save_screenshot(str(shot)) and shot.stat().st_size > 10_000
-    if artefacts := os.environ.get("JUDGELAB_ARTIFACTS"):
-        Path(artefacts).mkdir(parents=True, exist_ok=True)
-        shutil.copy(shot, Path(artefacts) / name)
-    return shot
-
-
 def test_report_loads_offline_without_console_errors_and_draws_plots(browser, real_run, tmp_path):
     _open(browser, real_run / "report.html")
     errors = [entry for entry in browser.get_log("browser") if entry["level"] in ("SEVERE", "WARNING")]
@@ -104,7 +82,7 @@ def test_report_loads_offline_without_console_errors_and_draws_plots(browser, re
     cards = browser.find_element("id", "accounting").text
     assert "8\nitems" in cards and "paid calls" in cards
     assert browser.find_element("id", "metrics").text.count("spearman") >= 2
-    _save_screenshot(browser, tmp_path, "report.png")
+    save_screenshot(browser, tmp_path, "report.png")
 
 
 def test_dataset_markup_shows_as_text_and_never_runs(browser, real_run):

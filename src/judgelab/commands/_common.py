@@ -1,4 +1,4 @@
-"""Pieces several commands share: building the client from the model options, printing a run."""
+"""Pieces several commands share: building the client from the model options, printing a run, --human."""
 
 from __future__ import annotations
 
@@ -8,10 +8,14 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from judgelab.data.item import Item
 from judgelab.llm.client import Client
 from judgelab.llm.pricing import Price
 from judgelab.llm.resolve import make_client
 from judgelab.runner.run import RunResult
+
+HUMAN_HELP = ("Human labels to use instead of the items' scores (annotate's labels.jsonl, or any file with "
+              "item_id and value/score/label); the mean over annotators per item.")
 
 
 def client_from_options(model: str | None, model_name: str | None, cache: bool, cache_path: Path | None = None,
@@ -66,3 +70,21 @@ def _estimate_cells(estimate: dict[str, Any]) -> tuple[str, str, str]:
     ci_text = "—" if ci[0] is None else f"[{ci[0]:.3f}, {ci[1]:.3f}]"
     value = estimate["value"]
     return ("—" if value is None else f"{value:.3f}"), ci_text, str(estimate.get("n", ""))
+
+
+def human_labelled(items: list[Item], human: Path | None, aspect: str | None, *,
+                   labelled_only: bool) -> tuple[list[Item], str | None]:
+    """``--human LABELS``: the items with the file's labels as their human values for the aspect
+    (``--aspect``, else the one the file names), and that aspect. ``labelled_only`` drops the items
+    nobody labelled (what learning and searching need); without ``human``, the items as given."""
+    if human is None:
+        return items, aspect
+    from judgelab.data.labels import labels_aspect, load_labels, with_human_labels
+    from judgelab.metrics.align import human_value
+
+    labels = load_labels(human)
+    aspect = labels_aspect(labels, aspect)
+    relabelled = with_human_labels(items, labels, aspect)
+    if labelled_only:
+        relabelled = [item for item in relabelled if human_value(item, aspect) is not None]
+    return relabelled, aspect

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import typer
 
-from judgelab.commands._common import client_from_options
+from judgelab.commands._common import HUMAN_HELP, client_from_options, human_labelled
 from judgelab.commands.judge import judge_config_from_options
 from judgelab.data import load_items
 from judgelab.errors import ConfigError
@@ -30,6 +30,7 @@ def fit(
     aspect: str | None = typer.Option(None, "--aspect", "-a", help="The human score the judge learns (e.g. coherence)."),
     model: str | None = typer.Option(None, "--model", "-m", help=MODEL_STRING_HELP + " (for judges that call an LLM while fitting)."),
     model_name: str | None = typer.Option(None, "--model-name", help="Model name on an OpenAI-compatible server."),
+    human: Path | None = typer.Option(None, "--human", help=HUMAN_HELP + " Only labelled items are used."),
     limit: int | None = typer.Option(None, "--limit", help="Learn from the first N items only."),
     cache: bool = typer.Option(True, "--cache/--no-cache", help="Use the completion cache."),
     cache_path: Path | None = typer.Option(None, "--cache-path", help="Cache file (default ~/.cache/judgelab/cache.sqlite)."),
@@ -39,12 +40,12 @@ def fit(
 
     if not config and not method:
         raise ConfigError(f"say what to fit: --config FILE or --method KIND (kinds: {', '.join(judge_kinds())})")
+    items, aspect = human_labelled(list(load_items(data)), human, aspect, labelled_only=True)
     judge = judge_config_from_options(config, method, aspect)
     if not judge.trainable:
         trainable = judge_kinds(trainable_only=True)
         raise ConfigError(f"judges of kind {judge.kind!r} learn nothing from labelled items; "
                           f"trainable kinds: {', '.join(trainable) or 'none'}")
-    items = list(load_items(data))
     if limit:
         items = items[:limit]
     if out.suffix not in (".yaml", ".yml", ".json"):

@@ -11,6 +11,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from judgelab.commands._common import HUMAN_HELP
 from judgelab.errors import ConfigError
 
 PRESET_HELP = "How a seed reports: aeollm, llmjudge, hpss, active-critic (default: everything that applies)."
@@ -39,6 +40,8 @@ def meta(
     seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.")] = 0,
     alpha_level: Annotated[str, typer.Option(
         "--alpha-level", help="Krippendorff's alpha level: ordinal, nominal or interval.")] = "ordinal",
+    human: Annotated[Path | None, typer.Option(
+        "--human", help=HUMAN_HELP)] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of tables.")] = False,
     out: Annotated[Path | None, typer.Option(
         "--out", "-o", help="Also write a report folder: run.json, metrics.json, judgments.jsonl, report.html.")] = None,
@@ -57,13 +60,18 @@ def meta(
         check_meta_folder(out)  # before the statistics: a refused folder costs nothing
     levels = [part.strip() for part in level.split(",") if part.strip()] if level else None
     items, judged = load_items(data), load_judgments(judgments)
+    human_section = None
+    if human is not None:
+        items, aspect, human_section = _with_human(list(items), human, aspect, seed)
     report = meta_evaluate(items, judged, aspect=aspect, preset=preset, judge=judge,
                            levels=levels, runs=runs, n_resamples=bootstrap, seed=seed, alpha_level=alpha_level,
                            baseline=load_judgments(baseline) if baseline else None)
     result = report.to_dict()
+    if human_section is not None:
+        result["human_labels"] = human_section
     written = None
     if out is not None:
-        options = {"aspect": aspect, "preset": preset, "level": levels, "runs": runs, "judge": judge,
+        options = {"aspect": aspect, "human": human, "preset": preset, "level": levels, "runs": runs, "judge": judge,
                    "baseline": baseline, "bootstrap": bootstrap, "seed": seed, "alpha_level": alpha_level}
         written = write_meta_report(out, items, judged, result, data=data, judgments_file=judgments, options=options)
     if as_json:
@@ -73,6 +81,23 @@ def meta(
             console.print(renderable, soft_wrap=isinstance(renderable, str))
     if written is not None:  # stderr under --json: stdout stays one JSON object
         typer.echo(f"report: {written}", err=as_json)
+
+
+def _with_human(items: list, human: Path, aspect: str | None, seed: int) -> tuple[list, str | None, dict[str, Any]]:
+    """The items relabelled from the human file, the aspect, and what the file holds: its annotators
+    and, with two or more, how far they agree (the ceiling for the judge)."""
+    from judgelab.commands._common import human_labelled
+    from judgelab.data.labels import label_matrix, load_labels
+    from judgelab.metrics.annotators import annotator_agreement
+
+    items, aspect = human_labelled(items, human, aspect, labelled_only=False)
+    annotators, item_ids, matrix = label_matrix(load_labels(human), aspect)  # type: ignore[arg-type]
+    section: dict[str, Any] = {"file": str(human), "annotators": len(annotators), "labelled_items": len(item_ids)}
+    if len(annotators) >= 2:
+        pairwise = any(item.kind == "pairwise" for item in items)
+        agreement = annotator_agreement(matrix, annotators, level="nominal" if pairwise else "ordinal", seed=seed)
+        section["inter_annotator"] = {"n_overlap": agreement.n_overlap, "alpha": agreement.alpha.to_dict()}
+    return items, aspect, section
 
 
 # -- human-readable output -----------------------------------------------------------------------
@@ -113,7 +138,7 @@ def _tables(result: dict) -> Iterator[Any]:
     for column in ("value", f"{confidence}% CI", "n", "groups", "skipped"):
         table.add_column(column)
     for name, section in result.items():
-        if name in ("coverage", "bootstrap", "comparison"):
+        if name in ("coverage", "bootstrap", "comparison", "human_labels"):
             continue
         for label, est in _estimates(section, (name,)):
             ci = est["ci"]
@@ -121,6 +146,8 @@ def _tables(result: dict) -> Iterator[Any]:
                           escape(f"[{_number(ci[0])}, {_number(ci[1])}]") if ci else "-", str(est["n"]),
                           str(est.get("n_groups", "-")), escape(_skipped(est)))
     yield table
+    if "human_labels" in result:
+        yield _human_line(result["human_labels"])
     if "agreement" in result:
         yield _confusion_table(result["agreement"]["confusion_matrix"])
     if "leaderboard" in result:
@@ -129,6 +156,18 @@ def _tables(result: dict) -> Iterator[Any]:
         yield _comparison_table(result["comparison"])
     boot = result["bootstrap"]
     yield f"[dim]{boot['n_resamples']} bootstrap resamples of groups, seed {boot['seed']}[/]"
+
+
+def _human_line(human: dict) -> str:
+    line = (f"human labels: {escape(human['file'])}, {human['labelled_items']} items, "
+            f"{human['annotators']} annotator{'s' if human['annotators'] != 1 else ''}")
+    inter = human.get("inter_annotator")
+    if inter:
+        alpha = inter["alpha"]
+        value = "undefined" if alpha["value"] is None else f"{alpha['value']:.3f}"
+        line += (f"; inter-annotator Krippendorff alpha {value} on {inter['n_overlap']} shared items "
+                 "(judgelab agreement for more)")
+    return line
 
 
 def _confusion_table(confusion: dict) -> Table:

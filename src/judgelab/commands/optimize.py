@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from judgelab.commands._common import client_from_options
+from judgelab.commands._common import HUMAN_HELP, client_from_options, human_labelled
 from judgelab.commands.judge import judge_config_from_options
 from judgelab.data import load_items
 from judgelab.errors import ConfigError
@@ -32,6 +32,7 @@ def optimize_command(
     budget: int = typer.Option(..., "--budget", "-b", help="Evaluations on the dev items (HPSS paper: 71)."),
     out: Path = typer.Option(..., "--out", "-o", help="Run folder; rerun the same command into it to resume."),
     test: Path | None = typer.Option(None, "--test", help="Held-out items: the best and the start config are scored on them."),
+    human: Path | None = typer.Option(None, "--human", help=HUMAN_HELP + " For --data and --test; only labelled items are used."),
     objective: str = typer.Option("spearman", "--objective", help=f"What to maximise: {', '.join(OBJECTIVES)}."),
     model: str | None = typer.Option(None, "--model", "-m", help=MODEL_STRING_HELP),
     model_name: str | None = typer.Option(None, "--model-name", help="Model name on an OpenAI-compatible server."),
@@ -60,10 +61,7 @@ def optimize_command(
         raise ConfigError(f"unknown method {method!r}; choose from {', '.join(METHODS)}")
     if objective not in OBJECTIVES:
         raise ConfigError(f"--objective {objective!r}: choose from {', '.join(OBJECTIVES)}")
-    dev = list(load_items(data))[:limit] if limit else list(load_items(data))
-    held_out = None
-    if test is not None:
-        held_out = list(load_items(test))[:limit] if limit else list(load_items(test))
+    dev, held_out = _dev_and_test(data, test, human, aspect, limit)
     base = judge_config_from_options(config, None, aspect, family=family, task=task, criteria=_text_or_file(criteria),
                                      strategy=strategy, score=None, samples=None, temperature=None)
     model = model or base.model
@@ -83,6 +81,26 @@ def optimize_command(
     print_result(console, result)
     if report and result.best_config is not None:
         console.print(f"report: {out / 'report.html'}")
+
+
+def _dev_and_test(data: Path, test: Path | None, human: Path | None, aspect: str, limit: int | None
+                  ) -> tuple[list, list | None]:
+    """The dev (and test) items; with --human, relabelled from the one file that covers both."""
+    dev = list(load_items(data))
+    held_out = list(load_items(test)) if test is not None else []
+    if human is not None:
+        relabelled, _ = human_labelled(dev + held_out, human, aspect, labelled_only=False)
+        dev_ids = {item.id for item in dev}
+        from judgelab.metrics.align import human_value
+
+        labelled = [item for item in relabelled if human_value(item, aspect) is not None]
+        dev, held_out = ([item for item in labelled if item.id in dev_ids],
+                         [item for item in labelled if item.id not in dev_ids])
+        if not dev:
+            raise ConfigError(f"--human {human}: none of the --data items is labelled for {aspect!r}")
+    if limit:
+        dev, held_out = dev[:limit], held_out[:limit]
+    return dev, (held_out if test is not None else None)
 
 
 def write_best_run(result: OptimizeResult, dev: list, client, out: Path, data_path: str, pool) -> None:

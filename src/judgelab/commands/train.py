@@ -19,6 +19,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from judgelab.commands._common import HUMAN_HELP, human_labelled
 from judgelab.data import load_items
 from judgelab.errors import ConfigError
 from judgelab.judges.base import judge_from_dict
@@ -32,6 +33,7 @@ def train(
     data: Path = typer.Option(..., "--data", "-d", help="Items to learn from (JSONL, CSV, Parquet)."),
     aspect: str = typer.Option(..., "--aspect", "-a", help="The score to learn (e.g. coherence)."),
     out: Path = typer.Option(..., "--out", "-o", help="New folder for judge.yaml, weights/ and training.json."),
+    human: Path | None = typer.Option(None, "--human", help=HUMAN_HELP + " Only labelled items are learnt from."),
     teacher: Path | None = typer.Option(None, "--teacher", help="Learn a teacher judge's scores instead of the human ones "
                                         "(judgments file with item_id + score, or published ratings with prediction)."),
     teacher_judge: str | None = typer.Option(None, "--teacher-judge", help="Keep this judge's rows of the teacher file "
@@ -72,7 +74,8 @@ def train(
     spec = _spec(aspect, head, loss, epochs, seed, max_length, batch_size, learning_rate, train_layers, inputs,
                  val_fraction)
     sizes = _sizes(curve)
-    items = list(load_items(data))[:limit] if limit else list(load_items(data))
+    items, _ = human_labelled(list(load_items(data)), human, aspect, labelled_only=teacher is None)
+    items = items[:limit] if limit else items
     if teacher:
         scores = read_teacher(teacher, aspect, teacher_judge)
         targets = teacher_targets(items, aspect, scores, str(teacher))

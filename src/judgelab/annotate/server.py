@@ -1,0 +1,403 @@
+"""The labelling web app: Starlette routes over a ``LabelStore``, served by uvicorn.
+
+Pages are rendered on the server (jinja2 with autoescaping, so a ``<script>`` in a judged text is
+shown as text) and answers are plain form posts followed by a redirect, so the app works without
+JavaScript; ``static/annotate.js`` only adds the keyboard (digits rate, ``s`` skip, ``b`` back,
+``n`` note). Security, for a server that shows a user's data:
+
+* it binds 127.0.0.1 and refuses other Host headers (a DNS-rebinding page cannot read it); bound to
+  another address it asks for a random token in the URL (then a cookie) on every request;
+* every POST carries the session's CSRF token and must come from the page's own origin; cookies are
+  HttpOnly and SameSite=Strict;
+* a Content-Security-Policy allows scripts, styles and images from the app itself only (no inline
+  script or style), and every response says ``nosniff``, no framing, and a ``same-origin`` referrer
+  policy (the token never leaves in a Referer; ``no-referrer`` would make Chrome send ``Origin: null``
+  with the forms, which the origin check refuses);
+* nothing about items is logged: uvicorn's access log is off (it would print the URLs).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import hmac
+import os
+import re
+import secrets
+import socket
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from importlib.resources import files
+from typing import Any
+
+import jinja2
+from starlette.applications import Starlette
+from starlette.datastructures import FormData
+from starlette.middleware import Middleware
+from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from judgelab.annotate.store import LabelStore
+from judgelab.annotate.task import AnnotationTask, check_name
+from judgelab.data.item import Item
+from judgelab.errors import ConfigError, JudgelabError
+
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
+       "form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
+SECURITY_HEADERS = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff",
+                    "Referrer-Policy": "same-origin", "X-Frame-Options": "DENY",
+                    "Cross-Origin-Opener-Policy": "same-origin", "Cross-Origin-Resource-Policy": "same-origin"}
+MAX_NOTE = 2000
+_ANSWER_ID = re.compile(r"[A-Za-z0-9_-]{8,64}")
+_TEMPLATES = jinja2.Environment(
+    loader=jinja2.PackageLoader("judgelab.annotate", "templates"),
+    autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+)
+
+
+def _asset_version() -> str:
+    """A digest of the static files: their URLs change when they do, so browsers may cache them for good."""
+    digest = hashlib.sha256()
+    for asset in sorted(files("judgelab.annotate").joinpath("static").iterdir(), key=lambda p: p.name):
+        digest.update(asset.name.encode() + asset.read_bytes())
+    return digest.hexdigest()[:12]
+
+
+@dataclass
+class Session:
+    csrf: str
+    annotator: str | None = None
+
+
+class SecurityMiddleware(BaseHTTPMiddleware):
+    """Token gate (non-local hosts), same-origin POSTs, and the security headers on every response."""
+
+    def __init__(self, app: Any, token: str | None, access_cookie: str):
+        super().__init__(app)
+        self.token, self.access_cookie = token, access_cookie
+
+    async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
+        granted = False
+        if self.token is not None:
+            given = request.query_params.get("token") or ""
+            granted = hmac.compare_digest(given.encode(), self.token.encode())
+            cookie = request.cookies.get(self.access_cookie) or ""
+            if not granted and not hmac.compare_digest(cookie.encode(), self.token.encode()):
+                return self._secured(_page("message.html.j2", 403, title="Token needed",
+                                           message="This server needs the link with its token, as printed where "
+                                                   "`judgelab annotate` was started."))
+        origin = request.headers.get("origin")
+        if request.method == "POST" and origin is not None and origin != f"{request.url.scheme}://{request.url.netloc}":
+            return self._secured(_page("message.html.j2", 403, title="Refused",
+                                       message="A form from another site cannot post here."))
+        response = await call_next(request)
+        if granted:
+            response.set_cookie(self.access_cookie, self.token or "", httponly=True, samesite="strict")
+        return self._secured(response)
+
+    @staticmethod
+    def _secured(response: Response) -> Response:
+        response.headers.update(SECURITY_HEADERS)
+        if "cache-control" not in response.headers:
+            response.headers["Cache-Control"] = "no-store"
+        return response
+
+
+class ImmutableStatic(StaticFiles):
+    """The assets, cacheable for a year: their URLs carry the digest of their content."""
+
+    async def get_response(self, path: str, scope: Any) -> Response:
+        response = await super().get_response(path, scope)
+        if response.status_code == 200:
+            response.headers["Cache-Control"] = "public, max-age=31536000, immutable"
+        return response
+
+
+class AnnotateApp:
+    """The routes. One instance per server: the task, its store, and the sessions in memory (a
+    restart forgets who is logged in, never an answer: the labels file holds those)."""
+
+    def __init__(self, task: AnnotationTask, store: LabelStore, cookie: str):
+        self.task, self.store, self.cookie = task, store, cookie
+        self.sessions: dict[str, Session] = {}
+        self.version = _asset_version()
+
+    # -- sessions -------------------------------------------------------------------------------
+
+    def _session(self, request: Request) -> tuple[str, Session, bool]:
+        """(id, session, new?): the request's session, or a new one (annotator preset by --annotator)."""
+        sid = request.cookies.get(self.cookie) or ""
+        session = self.sessions.get(sid)
+        if session is not None:
+            return sid, session, False
+        sid = secrets.token_urlsafe(32)
+        session = self.sessions[sid] = Session(csrf=secrets.token_urlsafe(32), annotator=self.task.annotator)
+        return sid, session, True
+
+    def _with_cookie(self, response: Response, sid: str, new: bool) -> Response:
+        if new:
+            response.set_cookie(self.cookie, sid, httponly=True, samesite="strict")
+        return response
+
+    def _posted(handler: Callable[[AnnotateApp, Session, FormData], Awaitable[Response]]):
+        """A POST route whose form must carry its session's CSRF token; else a refusal, and nothing done."""
+
+        async def route(self: AnnotateApp, request: Request) -> Response:
+            form = await request.form()
+            session = self.sessions.get(request.cookies.get(self.cookie) or "")
+            token = str(form.get("csrf") or "")
+            if session is None or not hmac.compare_digest(token.encode(), session.csrf.encode()):
+                return _page("message.html.j2", 403, title="Please answer again",
+                             message="This page has expired (the server restarted, or you switched annotator). "
+                                     "Nothing you saved before is lost.", link="/")
+            return await handler(self, session, form)
+
+        return route
+
+    # -- pages ----------------------------------------------------------------------------------
+
+    async def home(self, request: Request) -> Response:
+        sid, session, new = self._session(request)
+        if session.annotator is None:
+            return self._with_cookie(self._login(session), sid, new)
+        item = self.store.next_item(session.annotator)
+        history = self.store.history(session.annotator)
+        if item is None:
+            response = self._render("done.html.j2", session, back=len(history) - 1 if history else None,
+                                    answered=len(history))
+        else:
+            response = self._item_page(session, item, pos=None, back=len(history) - 1 if history else None)
+        return self._with_cookie(response, sid, new)
+
+    async def revisit(self, request: Request) -> Response:
+        """An answered item again (`b`): its answer is shown; a new answer replaces it."""
+        sid, session, new = self._session(request)
+        pos = request.path_params["pos"]
+        history = self.store.history(session.annotator) if session.annotator else []
+        if not 0 <= pos < len(history):
+            return self._with_cookie(RedirectResponse("/", 303), sid, new)
+        item = self.task.by_id[history[pos]]
+        return self._with_cookie(self._item_page(session, item, pos=pos, back=pos - 1 if pos else None), sid, new)
+
+    @_posted
+    async def answer(self, session: Session, form: FormData) -> Response:
+        if session.annotator is None:
+            return RedirectResponse("/", 303)
+        item = self.task.by_id.get(str(form.get("item_id") or ""))
+        if item is None:
+            return _page("message.html.j2", 400, title="Unknown item", message="This item is not in the session.",
+                         link="/")
+        swapped = self.task.swapped(session.annotator, item.id)
+        if form.get("action") == "skip":
+            value = None
+        else:
+            choice = self.task.scale.choice(str(form.get("value") or ""))
+            if choice is None:
+                return _page("message.html.j2", 400, title="Unknown answer", message="Choose one of the buttons.",
+                             link="/")
+            value = _unswapped(choice.value, swapped) if self.task.pairwise else choice.value
+        answer_id = str(form.get("answer_id") or "")
+        # Written (and fsynced) before the redirect: once the next page shows, the answer is on disk.
+        # The store's work is a few small writes, so it runs here rather than in a thread.
+        self.store.record(session.annotator, item.id, value, note=str(form.get("note") or "").strip()[:MAX_NOTE],
+                          seconds=_seconds_since(form.get("shown_at")), order=("ba" if swapped else "ab")
+                          if self.task.pairwise else None, answer_id=answer_id if _ANSWER_ID.fullmatch(answer_id) else None)
+        return RedirectResponse("/", 303)
+
+    @_posted
+    async def login(self, session: Session, form: FormData) -> Response:
+        if self.task.annotator is None:
+            try:
+                session.annotator = check_name(str(form.get("name") or ""))
+            except ConfigError as exc:
+                return self._login(session, error=str(exc), status=400)
+        return RedirectResponse("/", 303)
+
+    @_posted
+    async def logout(self, session: Session, form: FormData) -> Response:
+        if self.task.annotator is None:
+            session.annotator = None
+            session.csrf = secrets.token_urlsafe(32)
+        return RedirectResponse("/", 303)
+
+    # -- rendering ------------------------------------------------------------------------------
+
+    def _login(self, session: Session, error: str | None = None, status: int = 200) -> Response:
+        return self._render("login.html.j2", session, error=error, status=status,
+                            annotators=self.store.annotators())
+
+    def _item_page(self, session: Session, item: Item, *, pos: int | None, back: int | None) -> Response:
+        annotator = session.annotator or ""
+        previous = self.store.answer(annotator, item.id) if pos is not None else None
+        swapped = self.task.swapped(annotator, item.id)
+        chosen = None
+        if previous is not None and previous.value is not None:
+            chosen = _shown(previous.value, swapped) if self.task.pairwise else previous.value
+        left, right = (item.output_b, item.output_a) if swapped else (item.output_a, item.output_b)
+        return self._render("item.html.j2", session, item=item, pos=pos, back=back, chosen=chosen,
+                            skipped=previous is not None and previous.skipped,
+                            note=previous.note if previous is not None and previous.note else "",
+                            sections=sections(item), left=left, right=right, progress=self.store.progress(annotator),
+                            judgment=self.task.judgments.get(item.id), answer_id=secrets.token_urlsafe(16),
+                            shown_at=f"{time.time():.3f}")
+
+    def _render(self, template: str, session: Session, status: int = 200, **context: Any) -> Response:
+        html = _TEMPLATES.get_template(template).render(
+            task=self.task, annotator=session.annotator, csrf=session.csrf, fixed_annotator=self.task.annotator,
+            static=lambda name: f"/static/{name}?v={self.version}", eta=_eta, **context)
+        return HTMLResponse(html, status_code=status)
+
+
+def _page(template: str, status: int, **context: Any) -> Response:
+    """A page outside any session (refusals): no form, no annotator."""
+    context.setdefault("link", None)
+    html = _TEMPLATES.get_template(template).render(task=None, annotator=None, static=lambda name: f"/static/{name}",
+                                                     **context)
+    return HTMLResponse(html, status_code=status)
+
+
+@dataclass(frozen=True)
+class Section:
+    """A text of the item as the page shows it; ``rated``: what the annotator rates."""
+
+    title: str
+    text: str | None
+    dom_id: str
+    rated: bool = False
+    folded: bool = False
+
+
+def sections(item: Item) -> list[Section]:
+    """What an annotator reads, by the item's shape (pairwise responses are laid out beside each other)."""
+    if item.kind == "relevance":
+        shown = [Section("Query", item.query, "query"), Section("Passage", item.passage, "output", rated=True)]
+    elif item.kind == "pairwise":
+        shown = [Section("Instruction", item.instruction or item.source, "source"),
+                 Section("Context", item.context, "context")]
+    else:
+        shown = [Section("Source", item.source, "source"), Section("Context", item.context, "context"),
+                 Section("Output", item.output, "output", rated=True),
+                 Section("Reference", item.reference, "reference", folded=True)]
+    return [section for section in shown if section.text]
+
+
+def _unswapped(shown: float | str, swapped: bool) -> str:
+    """The preference in the items' own order from the side the annotator picked."""
+    if shown == "tie":
+        return "tie"
+    return ("b" if shown == "left" else "a") if swapped else ("a" if shown == "left" else "b")
+
+
+def _shown(value: float | str, swapped: bool) -> str:
+    if value == "tie":
+        return "tie"
+    return ("right" if value == "a" else "left") if swapped else ("left" if value == "a" else "right")
+
+
+def _seconds_since(shown_at: Any) -> float | None:
+    """Time on the item: from the page's render to the answer (None when the field is not ours)."""
+    try:
+        seconds = time.time() - float(str(shown_at))
+    except ValueError:
+        return None
+    return round(seconds, 3) if 0 <= seconds < 86400 else None
+
+
+def _eta(seconds: float | None) -> str:
+    if seconds is None:
+        return ""
+    if seconds < 60:
+        return "under a minute left"
+    minutes = round(seconds / 60)
+    return f"about {minutes} min left" if minutes < 90 else f"about {seconds / 3600:.1f} h left"
+
+
+def is_local(host: str) -> bool:
+    return host in LOCAL_HOSTS
+
+
+def create_app(task: AnnotationTask, *, store: LabelStore | None = None, token: str | None = None,
+               host: str = "127.0.0.1", port: int = 0) -> Starlette:
+    """The ASGI app for ``task`` (run it with any ASGI server). ``token``: required in the URL (or its
+    cookie) on every request; ``serve`` sets one whenever ``host`` is not local. Cookies are named
+    after ``port`` so that two servers on one machine keep their sessions apart."""
+    store = store or LabelStore(task)
+    app = AnnotateApp(task, store, cookie=f"judgelab_annotate_{port}")
+    routes = [
+        Route("/", app.home),
+        Route("/item/{pos:int}", app.revisit),
+        Route("/answer", app.answer, methods=["POST"]),
+        Route("/login", app.login, methods=["POST"]),
+        Route("/logout", app.logout, methods=["POST"]),
+        Mount("/static", ImmutableStatic(packages=[("judgelab.annotate", "static")]), name="static"),
+    ]
+    middleware = [Middleware(SecurityMiddleware, token=token, access_cookie=f"judgelab_access_{port}")]
+    if is_local(host):
+        middleware.insert(0, Middleware(TrustedHostMiddleware, allowed_hosts=["127.0.0.1", "localhost", "::1"]))
+    starlette = Starlette(routes=routes, middleware=middleware)
+    starlette.state.store = store
+    return starlette
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket, or a clear error when the port is taken (port 0: any free port)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    # proto=IPPROTO_TCP, not the default 0: asyncio turns Nagle's algorithm off (TCP_NODELAY) only on
+    # sockets that say they are TCP, and with it on every page on a kept-alive connection waits ~40 ms
+    # for the browser's delayed ACK between the headers and the body.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    if os.name == "posix":
+        # A server restarted after a kill finds its old connections in TIME_WAIT; on POSIX systems
+        # SO_REUSEADDR lets it bind anyway, yet never beside a process that still listens there.
+        # (On Windows it would allow just that, so it is left off.)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise ConfigError(f"port {port} on {host} is in use (another annotate server?): choose another with "
+                              "--port, or --port 0 for any free one") from None
+        raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    return sock
+
+
+def serve(task: AnnotationTask, *, host: str = "127.0.0.1", port: int = 8765, announce=print) -> None:
+    """Serve ``task`` until Ctrl-C (or SIGTERM). Prints the URL (with the token when ``host`` is not
+    local). Every answer is on disk when the browser moves on; a rerun continues where it stopped."""
+    import uvicorn
+
+    token = None if is_local(host) else secrets.token_urlsafe(24)
+    sock = bind(host, port)
+    try:
+        store = LabelStore(task)
+    except JudgelabError:
+        sock.close()
+        raise
+    port = sock.getsockname()[1]
+    shown_host = f"[{host}]" if ":" in host else host
+    url = f"http://{shown_host}:{port}/" + (f"?token={token}" if token else "")
+    announce(f"judgelab annotate: {url}")
+    announce(f"  {len(task.items)} items, aspect {task.aspect!r}, answers appended to {task.out} "
+             "(Ctrl-C stops; run the same command again to continue)")
+    if token:
+        announce(f"  listening on {host}: anyone who can reach this machine needs the token in the link above; "
+                 "the traffic is plain HTTP")
+    with contextlib.suppress(AttributeError):
+        sys.stdout.flush()
+    config = uvicorn.Config(create_app(task, store=store, token=token, host=host, port=port), log_level="warning",
+                            access_log=False, lifespan="off", server_header=False)
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        store.close()
+        sock.close()

@@ -1,0 +1,307 @@
+"""What an annotation session asks: which items, which aspect, on which scale, with which criteria.
+
+``build_task`` checks everything a user can get wrong before any server starts (an unknown aspect,
+items that cannot be shown, a scale that does not fit the items, an ``--ids`` file naming unknown
+items), so a bad command stops with one clear line.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from judgelab.data.io import load_items, load_judgments
+from judgelab.data.item import Item
+from judgelab.data.judgment import Judgment
+from judgelab.errors import ConfigError, DataError
+
+# Short definitions shown to annotators when no --criteria is given (the usual NLG aspects, in the
+# words of their common definitions: SummEval, Topical-Chat, SF-RES, HANNA, TREC).
+DEFINITIONS = {
+    "coherence": "The output is well structured and well organised: it builds from sentence to sentence "
+                 "into a coherent body of information, not a heap of related facts.",
+    "consistency": "The output states only facts supported by the source: no invented or contradicting facts.",
+    "fluency": "Each sentence is well written: grammatical, natural, easy to read.",
+    "relevance": "The output contains the important information of the source (or answers the query) and "
+                 "nothing redundant or off-topic.",
+    "naturalness": "The output could have been written by a native speaker.",
+    "informativeness": "The output conveys all the information in the source (meaning representation).",
+    "overall": "Your overall judgement of the output's quality.",
+    "engagingness": "The response is interesting and makes you want to continue the conversation.",
+    "groundedness": "The response uses the given fact (context) appropriately.",
+    "understandability": "The response is understandable on its own and in the conversation.",
+    "empathy": "The story shows the characters' emotions and makes the reader feel them.",
+    "surprise": "The story's ending is surprising yet follows from what came before.",
+    "complexity": "The story is elaborate: several characters, events and turns.",
+    "preference": "Which response follows the instruction better? Judge helpfulness, correctness and "
+                  "harmlessness; ignore length and the order the responses are shown in.",
+}
+MAX_CHOICES = 10  # one keystroke each: 1-9 and 0
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One button: the value written to the labels file, its key and what the button says."""
+
+    value: float | str
+    key: str
+    caption: str
+
+    @property
+    def text(self) -> str:
+        """The value as the button submits it."""
+        return _number(self.value)
+
+
+@dataclass(frozen=True)
+class Scale:
+    kind: Literal["scale", "labels", "pairwise"]
+    choices: tuple[Choice, ...]
+
+    @property
+    def bounds(self) -> tuple[float, float] | None:
+        """[min, max] of a numeric scale (written with every label), None for preferences."""
+        if self.kind == "pairwise":
+            return None
+        values = [float(choice.value) for choice in self.choices]
+        return (min(values), max(values))
+
+    @property
+    def description(self) -> str:
+        if self.kind == "pairwise":
+            return "pairwise"
+        return ", ".join(_number(choice.value) for choice in self.choices)
+
+    def choice(self, value: str) -> Choice | None:
+        """The choice a submitted button value names (its value as text)."""
+        return next((c for c in self.choices if c.text == value), None)
+
+    def accepts(self, value: float | str | None) -> bool:
+        return any(choice.value == value for choice in self.choices)
+
+
+def _number(value: float | str) -> str:
+    return value if isinstance(value, str) else f"{value:g}"
+
+
+def scale_from_range(text: str) -> Scale:
+    """``1-5`` (whole numbers from low to high)."""
+    match = re.fullmatch(r"\s*(-?\d+)\s*-\s*(-?\d+)\s*", text)
+    if not match or int(match[1]) >= int(match[2]):
+        raise ConfigError(f"--scale {text!r}: write LOW-HIGH with whole numbers, e.g. 1-5")
+    values = list(range(int(match[1]), int(match[2]) + 1))
+    return _numeric("scale", [(float(v), str(v)) for v in values], f"--scale {text}")
+
+
+def scale_from_labels(text: str) -> Scale:
+    """``0,1,2,3`` or with captions ``0=irrelevant,1=related,2=relevant,3=perfect``."""
+    pairs = []
+    for part in [p.strip() for p in text.split(",") if p.strip()]:
+        value, _, caption = part.partition("=")
+        try:
+            number = float(value)
+        except ValueError:
+            raise ConfigError(f"--labels {text!r}: {value.strip()!r} is not a number; labels are numbers, "
+                              "optionally with a caption: 0=irrelevant,1=relevant") from None
+        pairs.append((number, caption.strip() or f"{number:g}"))
+    if len(pairs) < 2 or len({v for v, _ in pairs}) != len(pairs):
+        raise ConfigError(f"--labels {text!r}: give two or more different numbers, e.g. 0,1,2,3")
+    return _numeric("labels", pairs, f"--labels {text}")
+
+
+def _numeric(kind: Literal["scale", "labels"], pairs: list[tuple[float, str]], option: str) -> Scale:
+    if len(pairs) > MAX_CHOICES:
+        raise ConfigError(f"{option}: {len(pairs)} values is more than the {MAX_CHOICES} keys 1-9 and 0; "
+                          "use a shorter scale")
+    digits = all(v.is_integer() and 0 <= v <= 9 for v, _ in pairs)
+    positions = [*"123456789", "0"]
+    choices = tuple(Choice(value, str(int(value)) if digits else positions[i], caption)
+                    for i, (value, caption) in enumerate(pairs))
+    return Scale(kind, choices)
+
+
+PAIRWISE = Scale("pairwise", (Choice("left", "1", "1 is better"), Choice("right", "2", "2 is better"),
+                              Choice("tie", "3", "tie")))
+
+
+@dataclass
+class AnnotationTask:
+    """Everything the server needs. ``items`` are offered in this order; ``overlap`` is the share of
+    them every annotator labels (1.0: everyone labels everything; below 1 the others are split,
+    each going to whoever takes it first)."""
+
+    items: list[Item]
+    aspect: str
+    scale: Scale
+    criteria: str
+    out: Path
+    annotator: str | None = None
+    overlap: float = 1.0
+    seed: int = 0
+    all_ids: frozenset[str] = frozenset()  # the whole data set's ids (an --ids/--sample session is part of it)
+    judgments: dict[str, Judgment] = field(default_factory=dict)  # --show-judge
+    data_name: str | None = None
+    by_id: dict[str, Item] = field(init=False, repr=False)
+    shared: frozenset[str] = field(init=False, repr=False)  # the items every annotator labels
+
+    def __post_init__(self) -> None:
+        if not self.items:
+            raise ConfigError("no items to annotate")
+        if not 0.0 <= self.overlap <= 1.0:
+            raise ConfigError(f"--overlap {self.overlap}: give a share between 0 and 1 (e.g. 0.2)")
+        self.all_ids = self.all_ids or frozenset(item.id for item in self.items)
+        self.by_id = {item.id: item for item in self.items}
+        ids = [item.id for item in self.items]
+        self.shared = frozenset(random.Random(self.seed).sample(ids, round(self.overlap * len(ids))))
+
+    @property
+    def pairwise(self) -> bool:
+        return self.scale.kind == "pairwise"
+
+    def swapped(self, annotator: str, item_id: str) -> bool:
+        """Pairwise: show B on the left? Random per (annotator, item), the same on every reload."""
+        return self.pairwise and random.Random(f"{self.seed}|{annotator}|{item_id}").random() < 0.5
+
+
+def build_task(data: str | os.PathLike, aspect: str, out: str | os.PathLike, *, scale: str | None = None,
+               labels: str | None = None, pairwise: bool = False, ids: str | os.PathLike | None = None,
+               sample: int | None = None, criteria: str | None = None, annotator: str | None = None,
+               overlap: float = 1.0, seed: int = 0, show_judge: str | os.PathLike | None = None) -> AnnotationTask:
+    """The task `judgelab annotate` describes, checked: see docs/annotate.md for each option."""
+    if sum(option is not None and option is not False for option in (scale, labels, pairwise)) > 1:
+        raise ConfigError("give one of --scale, --labels and --pairwise")
+    dataset = load_items(data)
+    items = _selected(list(dataset), ids, sample, seed)
+    kinds = {item.kind for item in items}
+    if len(kinds) > 1:
+        raise DataError(f"the items mix kinds ({', '.join(sorted(kinds))}); annotate one kind at a time", data)
+    kind = kinds.pop()
+    chosen = _scale(kind, items, aspect, scale, labels, pairwise)
+    _check_showable(items, kind, data)
+    if annotator is not None:
+        annotator = check_name(annotator)
+    return AnnotationTask(items=items, aspect=aspect, scale=chosen,
+                          criteria=_criteria(aspect, criteria, dataset.aspects()), out=Path(out),
+                          annotator=annotator, overlap=overlap, seed=seed, all_ids=frozenset(dataset.ids),
+                          judgments=_judgments(show_judge, aspect, items) if show_judge else {},
+                          data_name=dataset.name)
+
+
+def check_name(name: str) -> str:
+    """An annotator's name as written to the labels file: 1-64 printable characters."""
+    cleaned = " ".join(name.split())
+    if not cleaned or len(cleaned) > 64 or not cleaned.isprintable():
+        raise ConfigError("an annotator name is 1 to 64 printable characters")
+    return cleaned
+
+
+def _selected(items: list[Item], ids: str | os.PathLike | None, sample: int | None, seed: int) -> list[Item]:
+    if ids is not None and sample is not None:
+        raise ConfigError("give --ids or --sample, not both")
+    if ids is not None:
+        return _from_ids_file(items, Path(ids))
+    if sample is not None:
+        if sample < 1:
+            raise ConfigError("--sample must be 1 or more")
+        if sample >= len(items):
+            return items
+        chosen = set(random.Random(seed).sample(range(len(items)), sample))
+        return [item for position, item in enumerate(items) if position in chosen]  # data order: groups stay together
+    return items
+
+
+def _from_ids_file(items: list[Item], path: Path) -> list[Item]:
+    by_id = {item.id: item for item in items}
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise DataError(f"cannot read: {exc.strerror}", path) from None
+    wanted: list[str] = []
+    for number, line in enumerate(lines, start=1):
+        item_id = line.strip()
+        if not item_id or item_id.startswith("#"):
+            continue
+        if item_id not in by_id:
+            raise DataError(f"item {item_id!r} is not in the data", path, number)
+        if item_id not in wanted:
+            wanted.append(item_id)
+    if not wanted:
+        raise DataError("no item ids (one per line)", path)
+    return [by_id[item_id] for item_id in wanted]
+
+
+def _scale(kind: str, items: list[Item], aspect: str, scale: str | None, labels: str | None,
+           pairwise: bool) -> Scale:
+    if kind == "pairwise" or pairwise:
+        if kind != "pairwise":
+            raise ConfigError(f"--pairwise needs pairwise items (output_a and output_b); these are {kind} items")
+        if scale or labels:
+            raise ConfigError("pairwise items are labelled a/b/tie: drop --scale/--labels")
+        return PAIRWISE
+    if scale:
+        return scale_from_range(scale)
+    if labels:
+        return scale_from_labels(labels)
+    declared = {item.aspect_scale(aspect) for item in items} - {None}
+    if len(declared) == 1:
+        low, high = declared.pop()  # type: ignore[misc]
+        if low.is_integer() and high.is_integer() and high - low < MAX_CHOICES:
+            return scale_from_range(f"{int(low)}-{int(high)}")
+    return scale_from_range("1-5")
+
+
+def _check_showable(items: list[Item], kind: str, data: str | os.PathLike) -> None:
+    """Every item must have the text an annotator rates (the loader already requires the fields)."""
+    if kind == "relevance":
+        blind = [item.id for item in items if not item.passage]
+        what = "a passage (the document text)"
+    elif kind == "pairwise":
+        blind = [item.id for item in items if not (item.output_a or "").strip() or not (item.output_b or "").strip()]
+        what = "two non-empty outputs"
+    else:
+        blind = [item.id for item in items if not (item.output or "").strip()]
+        what = "a non-empty 'output'"
+    if blind:
+        shown = ", ".join(repr(i) for i in blind[:5]) + (", ..." if len(blind) > 5 else "")
+        raise DataError(f"{len(blind)} items have nothing to rate ({shown}): each needs {what}", data,
+                        field="passage" if kind == "relevance" else "output")
+
+
+def _criteria(aspect: str, criteria: str | None, data_aspects: list[str]) -> str:
+    if criteria is not None:
+        text = _text_or_file(criteria).strip()
+        if not text:
+            raise ConfigError("--criteria is empty")
+        return text
+    if aspect in DEFINITIONS:
+        return DEFINITIONS[aspect]
+    if aspect in data_aspects:
+        return f"Rate the {aspect} of the output."
+    known = sorted(set(DEFINITIONS) | set(data_aspects))
+    raise ConfigError(f"unknown aspect {aspect!r}: give its criteria with --criteria TEXT or --criteria @FILE "
+                      f"(aspects with built-in criteria or in the data: {', '.join(known)})")
+
+
+def _text_or_file(value: str) -> str:
+    if not value.startswith("@"):
+        return value
+    path = Path(value[1:])
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"--criteria {value}: cannot read ({exc.strerror})") from None
+
+
+def _judgments(path: str | os.PathLike, aspect: str, items: list[Item]) -> dict[str, Judgment]:
+    from judgelab.metrics.align import select_judgments
+
+    judged = select_judgments(load_judgments(path), aspect, None)
+    ids = {item.id for item in items}
+    shown = {j.item_id: j for j in judged if j.item_id in ids}
+    if not shown:
+        raise DataError(f"the judgments hold none of the {len(items)} items for {aspect!r}", path, field="item_id")
+    return shown
