@@ -160,6 +160,27 @@ def test_bad_input_is_a_clear_error_or_a_named_skip(hanna, hanna_judge, benchmar
     assert blind.returncode == 2 and "uncertainty" in blind.stderr
 
 
+def test_human_labels_file_is_read_and_checked(hanna, hanna_judge, tmp_path):
+    rows = _rows(hanna)
+    chosen = [r for s in sorted({r["system_id"] for r in rows}) for r in [x for x in rows if x["system_id"] == s][:3]]
+    labels = write_jsonl(tmp_path / "labels.jsonl", [
+        {"item_id": r["id"], "aspect": "coherence", "value": r["scores"]["coherence"], "annotator": name}
+        for r in chosen for name in ("ann", "bob")])
+    done = run("evaluate", "--data", hanna, "--judgments", hanna_judge, "--aspect", "coherence", "--human", labels,
+               "--bootstrap", "50", "--json")
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["labels"] == {"n_labelled": 33, "design": "stratified", "source": "labels file",
+                             "unlabelled_sample_ids": 0}
+    ten = write_jsonl(tmp_path / "ten.jsonl", [{"item_id": r["id"], "score": 2 * r["scores"]["coherence"]}
+                                               for r in chosen])
+    done = run("evaluate", "--data", hanna, "--judgments", hanna_judge, "--aspect", "coherence", "--human", ten)
+    assert done.returncode == 2 and "another scale" in done.stderr and "ten.jsonl" in done.stderr
+    other = write_jsonl(tmp_path / "other.jsonl", [{"item_id": "sfres-0001", "score": 3.0}])
+    done = run("evaluate", "--data", hanna, "--judgments", hanna_judge, "--aspect", "coherence", "--human", other)
+    assert done.returncode == 2 and "'sfres-0001'" in done.stderr
+
+
 def test_a_run_without_judged_documents_is_skipped_by_name(benchmarks_dir, trema_judge, tmp_path):
     import gzip
     import shutil

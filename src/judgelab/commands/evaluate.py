@@ -53,25 +53,27 @@ def _load(data: Path, judgments: Path | None, human: Path | None, human_ids: str
         ids = sample_file.ids
     labels = None
     if human is not None:
-        from judgelab.data.labels import human_values, load_labels
+        from judgelab.data.labels import human_values, labels_aspect, load_labels
 
-        labels = _relevance_labels(load_labels(human), items) if items and items[0].kind == "relevance" else \
-            human_values(load_labels(human), aspect or _only_aspect(items))
+        read = load_labels(human)
+        if items and items[0].kind == "relevance":
+            labels = _relevance_labels(human_values(read, "relevance", items))
+        else:
+            named = aspect or (labels_aspect(read) if any(label.aspect for label in read) else _only_aspect(items))
+            labels = human_values(read, named, items)
     return items, judged, labels, ids, sample_file
 
 
 def _only_aspect(items) -> str:
+    """The one aspect the items carry: what labels that name no aspect rate."""
     aspects = sorted({a for item in items for a in item.scores})
     if len(aspects) != 1:
-        raise ConfigError(f"the items carry {len(aspects)} aspects ({', '.join(aspects) or 'none'}); "
-                          "choose the one the labels rate with --aspect")
+        raise ConfigError(f"the labels name no aspect and the items carry {len(aspects)} "
+                          f"({', '.join(aspects) or 'none'}): say which one they rate with --aspect")
     return aspects[0]
 
 
-def _relevance_labels(labels, items) -> dict[str, int]:
-    from judgelab.data.labels import human_values
-
-    values = human_values(labels, "relevance")
+def _relevance_labels(values: dict[str, float]) -> dict[str, int]:
     bad = {k: v for k, v in values.items() if not float(v).is_integer()}
     if bad:
         item_id, value = next(iter(bad.items()))
