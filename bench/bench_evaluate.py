@@ -126,7 +126,7 @@ def simulate(problem: Problem, fraction: float, draws: int, calibrations=("isoto
             estimates[f"corrected-{calibration}"] = corrected(labelled, design, calibration=calibration,
                                                               target="items", variance=variance, seed=k)
         if problem.kind == "items" and len(problem.systems) >= 3:
-            estimates["shrunk"] = shrunk(estimates[f"corrected-{calibrations[0]}"])
+            estimates["shrunk"] = shrunk(estimates[f"corrected-{calibrations[0]}"], judge.value)
         for name, est in estimates.items():
             acc[name]["coverage"].append(np.mean((est.ci[:, 0] <= truth) & (truth <= est.ci[:, 1])))
             acc[name]["width"].append(np.mean(est.ci[:, 1] - est.ci[:, 0]))

@@ -149,43 +149,50 @@ def corrected(problem: Problem, design: Design, *, calibration: str = "auto", ta
     return estimates
 
 
-def shrunk(fixed: SystemEstimates) -> SystemEstimates:
-    """Empirical Bayes (Fay-Herriot): each system's correction pulled toward the common one.
+def shrunk(fixed: SystemEstimates, judge_means: np.ndarray) -> SystemEstimates:
+    """Empirical Bayes (Fay-Herriot, with the judge's mean as the covariate).
 
-    The corrected estimate is the calibrated judge's mean ``m_s`` plus a correction ``c_s`` with
-    variance ``v_s``. If the judge's remaining biases ``c_s`` vary across systems with variance
-    ``tau^2`` (estimated by moments, Prasad & Rao 1990), the best guess of each is the common
-    correction plus ``tau^2 / (tau^2 + v_s)`` of its own deviation: a system with few labels leans
-    on the judge, one with many on its labels. This ranks systems better than the unbiased
-    estimate when labels are few (bench/), at the price of a model: intervals (Prasad-Rao MSE,
-    normal) hold on average over systems, not for a system whose bias is unlike the others'.
-    For items only: runs sharing a handful of labelled queries have correlated corrections whose
-    covariance that handful cannot estimate.
+    Across systems, the corrected estimates ``d_s`` (variance ``v_s``) are regressed on the judge's
+    means ``x_s``: ``theta_s = b0 + b1 x_s + u_s`` with ``u_s`` of variance ``tau^2`` (estimated by
+    moments, Prasad & Rao 1990). Each system's estimate is then the regression's prediction plus
+    ``tau^2 / (tau^2 + v_s)`` of its own deviation from it: a system with few labels leans on what
+    the judge says about it, one with many on its labels. This ranks systems better than the
+    unbiased estimate when labels are few (bench/), at the price of a model: intervals
+    (Prasad-Rao MSE, normal) hold on average over systems, not for a system whose bias is unlike
+    the others'. For items only: runs sharing a handful of labelled queries have correlated
+    corrections whose covariance that handful cannot estimate.
     """
-    offset = fixed.info["offset"]
     variance = np.diag(fixed.cov)
-    usable = np.isfinite(fixed.value) & (variance > 0)
+    usable = np.isfinite(fixed.value) & (variance > 0) & np.isfinite(judge_means)
     value = np.full(len(fixed.value), np.nan)
     ci = np.full((len(value), 2), np.nan)
     if usable.sum() < MIN_SYSTEMS_TO_SHRINK:
         reason = tuple(r or f"shrinkage needs {MIN_SYSTEMS_TO_SHRINK} systems with labels" for r in fixed.reason)
         return replace(fixed, estimator="shrunk", value=value, ci=ci, reason=reason, cov=np.diag(np.full(len(value),
                        np.nan)), df=np.full(fixed.cov.shape, np.inf), info={"tau2": None})
-    c, v = (fixed.value - offset)[usable], variance[usable]
-    size = len(c)
-    tau2 = max(0.0, (float(np.sum((c - c.mean()) ** 2)) - float(np.sum(v)) * (1 - 1 / size)) / (size - 1))
+    d, v = fixed.value[usable], variance[usable]
+    x = np.column_stack([np.ones(usable.sum()), judge_means[usable]])
+    size, p = x.shape
+    if np.ptp(x[:, 1]) == 0:
+        x, p = x[:, :1], 1
+    hat = x @ np.linalg.pinv(x.T @ x) @ x.T
+    ols = d - hat @ d
+    tau2 = max(0.0, (float(ols @ ols) - float(np.sum(v * (1 - np.diag(hat))))) / (size - p))
     w = 1 / (tau2 + v)
-    common = float(np.sum(w * c) / np.sum(w))
+    information = np.linalg.pinv(x.T @ (w[:, None] * x))
+    beta = information @ (x.T @ (w * d))
+    synthetic = x @ beta
     gamma = tau2 / (tau2 + v)
     tau2_variance = 2 / size ** 2 * float(np.sum((tau2 + v) ** 2))
-    mse = gamma * v + (1 - gamma) ** 2 / np.sum(w) + 2 * v ** 2 / (tau2 + v) ** 3 * tau2_variance
-    value[usable] = offset[usable] + common + gamma * (c - common)
+    g2 = (1 - gamma) ** 2 * np.einsum("ij,jk,ik->i", x, information, x)
+    mse = gamma * v + g2 + 2 * v ** 2 / (tau2 + v) ** 3 * tau2_variance
+    value[usable] = synthetic + gamma * (d - synthetic)
     half = stats.norm.ppf(0.5 + fixed.confidence / 2) * np.sqrt(mse)
     ci[usable] = np.column_stack([value[usable] - half, value[usable] + half])
     full_mse = np.full(len(value), np.nan)
     full_mse[usable] = mse
     reason = tuple(r or (None if ok else "no corrected estimate") for r, ok in zip(fixed.reason, usable, strict=True))
-    info = {"tau2": tau2, "common_correction": common, "weight_on_labels": dict(zip(
+    info = {"tau2": tau2, "regression_on_judge_mean": beta.tolist(), "weight_on_labels": dict(zip(
         np.array(fixed.systems)[usable].tolist(), gamma.tolist(), strict=True))}
     return replace(fixed, estimator="shrunk", value=value, ci=ci, reason=reason, cov=np.diag(full_mse),
                    df=np.full(fixed.cov.shape, np.inf), info=info)

@@ -192,7 +192,7 @@ def evaluate(items: Iterable[Item], judgments: Iterable[Judgment], *, aspect: st
         estimates["corrected"] = corrected(labelled_problem, design, calibration=calibration, target=target,
                                            variance=variance, folds=folds, seed=seed, confidence=confidence)
         if built.problem.kind == "items":
-            estimates["shrunk"] = shrunk(estimates["corrected"])
+            estimates["shrunk"] = shrunk(estimates["corrected"], estimates["judge"].value)
     pairs = {name: pairwise(est) for name, est in estimates.items()}
     labels = {"n_labelled": 0 if design is None else design.n_labelled,
               "design": None if design is None else design.method, "source": built.label_source,
