@@ -10,7 +10,7 @@ from pathlib import Path
 
 import typer
 
-from judgelab.commands._common import client_from_options
+from judgelab.commands._common import TIMEOUT_HELP, client_from_options
 from judgelab.commands.judge import judge_config_from_options
 from judgelab.data import load_items
 from judgelab.errors import ConfigError
@@ -30,6 +30,7 @@ def fit(
     aspect: str | None = typer.Option(None, "--aspect", "-a", help="The human score the judge learns (e.g. coherence)."),
     model: str | None = typer.Option(None, "--model", "-m", help=MODEL_STRING_HELP + " (for judges that call an LLM while fitting)."),
     model_name: str | None = typer.Option(None, "--model-name", help="Model name on an OpenAI-compatible server."),
+    timeout: float | None = typer.Option(None, "--timeout", help=TIMEOUT_HELP),
     limit: int | None = typer.Option(None, "--limit", help="Learn from the first N items only."),
     cache: bool = typer.Option(True, "--cache/--no-cache", help="Use the completion cache."),
     cache_path: Path | None = typer.Option(None, "--cache-path", help="Cache file (default ~/.cache/judgelab/cache.sqlite)."),
@@ -49,7 +50,8 @@ def fit(
         items = items[:limit]
     if out.suffix not in (".yaml", ".yml", ".json"):
         raise ConfigError(f"--out {out}: the fitted config is a file ending in .yaml or .json")
-    with client_from_options(model or judge.model, model_name, cache, cache_path, uses_llm=judge.uses_llm) as client:
+    with client_from_options(model or judge.model, model_name, cache, cache_path, uses_llm=judge.uses_llm,
+                             timeout=timeout) as client:
         fitted = judge.fit(items, client, out_dir=out.parent)
     fitted.save(out)
     console.print(f"fitted {fitted.kind} judge on {len(items)} items: {out}")
