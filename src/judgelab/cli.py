@@ -1,12 +1,14 @@
 """The `judgelab` command. Thin on purpose: parse options, call the library, print.
 
 User errors (``JudgelabError``) print one clear line and exit 2; tracebacks only with --debug.
+Whatever is printed is redacted first (``judgelab.redact``): no key or password reaches the terminal.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import traceback
 
 import typer
 from rich.console import Console
@@ -14,6 +16,7 @@ from rich.markup import escape
 
 from judgelab import __version__
 from judgelab.errors import JudgelabError
+from judgelab.redact import redact
 
 app = typer.Typer(
     name="judgelab",
@@ -67,7 +70,7 @@ def main() -> None:
             sys.exit(code)
     except JudgelabError as exc:
         if _state["debug"]:
-            raise
+            _print_traceback(exc)
         # soft_wrap: never break the message inside a path, so file:line can be copied and grepped
         err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
         sys.exit(exc.exit_code)
@@ -82,9 +85,17 @@ def main() -> None:
             exc.show()
             sys.exit(exc.exit_code)
         if _state["debug"]:
-            raise
-        err_console.print(f"[bold red]internal error:[/] {type(exc).__name__}: {exc} (rerun with --debug)")
+            _print_traceback(exc)
+        hint = "" if _state["debug"] else " (rerun with --debug)"
+        err_console.print(f"[bold red]internal error:[/] {escape(redact(f'{type(exc).__name__}: {exc}'))}{hint}",
+                          highlight=False)
         sys.exit(1)
+
+
+def _print_traceback(exc: BaseException) -> None:
+    """The --debug traceback, redacted: the chained exceptions hold what servers sent back, echoed keys included."""
+    sys.stderr.write(redact("".join(traceback.format_exception(exc))))
+    sys.stderr.flush()
 
 
 if __name__ == "__main__":

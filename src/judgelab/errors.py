@@ -4,11 +4,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from judgelab.redact import redact
+
 
 class JudgelabError(Exception):
-    """Base class: a problem with the user's input or environment, not a bug."""
+    """Base class: a problem with the user's input or environment, not a bug.
+
+    The message is redacted as it is made (``judgelab.redact``): an error is what a judgment records,
+    a report shows and the CLI prints, so a key or password a server echoes goes no further.
+    """
 
     exit_code = 2
+
+    def __init__(self, *args: object):
+        super().__init__(*(redact(arg) if isinstance(arg, str) else arg for arg in args))
 
 
 class DataError(JudgelabError):

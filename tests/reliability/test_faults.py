@@ -3,17 +3,26 @@
 The server is a real llama.cpp server; between it and the client sits the fault proxy, which
 answers 500 / 429 (Retry-After) / 503, resets connections, stalls past the timeout and cuts
 bodies short. ``bench/bench_faults.py`` runs the same scenario on 200 items.
+
+Faults that need no model (a reply trickled byte by byte, a 200 that breaks the schema) come from a
+``HostileServer`` on 127.0.0.1.
 """
 
 from __future__ import annotations
 
+import json
+import time
+
 import pytest
 
-from judgelab.errors import BackendError
+from judgelab.data.io import save_items
+from judgelab.errors import BackendError, RequestError
+from judgelab.llm import Request
 from judgelab.llm.cache import CompletionCache
 from judgelab.runner.run import run_judge
 from tests.e2e.cli import run_cli
 from tests.reliability.fault_proxy import FAULTS, FaultProxy, FaultRates
+from tests.reliability.hostile_server import HostileServer
 from tests.reliability.kill import CRITERIA
 from tests.reliability.scenario import calibrated_timeout, fast_judge, judged_ids, make_items, server_client
 
@@ -96,3 +105,89 @@ def test_cli_with_no_server_exits_2_naming_the_server_and_how_to_resume(tmp_path
     assert done.returncode == 2, done.stderr
     assert url in done.stderr and "gave up after" in done.stderr and "rerun" in done.stderr
     assert "Traceback" not in done.stderr + done.stdout
+
+
+# ---- a deadline per attempt ------------------------------------------------------------------------------------
+def test_a_reply_trickled_byte_by_byte_meets_the_deadline_of_its_attempt():
+    """One byte a second never reaches httpx's 3 s read timeout (it times the gap between bytes): the
+    whole reply would take 10 s. The attempt's deadline (3 s) cuts it, and the retries end the run."""
+    with HostileServer("trickle", trickle_bytes=10, trickle_gap=1.0) as server:
+        with server_client(server.base_url, None, timeout=3, max_attempts=2) as client:
+            started = time.perf_counter()
+            with pytest.raises(BackendError, match=r"gave up after 2 attempts: no complete reply from "
+                                                   r"http://127\.0\.0\.1:\d+/v1 within 3 s .*--timeout"):
+                fast_judge().run(make_items(1), client)
+            elapsed = time.perf_counter() - started
+    assert server.posts == 2 and 6 <= elapsed < 9, (server.posts, elapsed)
+
+
+@pytest.mark.timeout(120)
+def test_cli_timeout_bounds_each_attempt_and_the_run_ends_with_a_clear_error(tmp_path):
+    data = save_items(make_items(1), tmp_path / "items.jsonl")
+    with HostileServer("trickle", trickle_bytes=30, trickle_gap=0.5) as server:
+        started = time.perf_counter()
+        done = run_cli("judge", "--data", data, "--aspect", "coherence", "--model", server.base_url, "--model-name", "m",
+                       "--criteria", CRITERIA, "--family", "summarisation", "--strategy", "scale=5,cot=none",
+                       "--timeout", "2", "--out", tmp_path / "run", "--cache-path", tmp_path / "cache.sqlite")
+        elapsed = time.perf_counter() - started
+    assert done.returncode == 2, done.stderr
+    assert "gave up after 6 attempts: no complete reply" in done.stderr and "within 2 s" in done.stderr
+    assert "--timeout" in done.stderr and "rerun" in done.stderr and "Traceback" not in done.stderr
+    assert server.posts == 6 and elapsed < 60, (server.posts, elapsed)
+
+
+def test_a_model_list_trickled_byte_by_byte_meets_its_deadline():
+    """Without --model-name judgelab asks the server's /models first: that request has a deadline too."""
+    from judgelab.errors import ConfigError
+    from judgelab.llm.resolve import make_backend
+
+    with HostileServer("trickle", trickle_bytes=10, trickle_gap=1.0) as server:
+        started = time.perf_counter()
+        with pytest.raises(ConfigError, match=r"no list of models from http://127\.0\.0\.1:\d+/v1/models within 2 s"):
+            make_backend(server.base_url, timeout=2)
+    assert time.perf_counter() - started < 5
+
+
+def test_timeout_is_refused_for_a_model_in_this_process(tmp_path):
+    data = save_items(make_items(1), tmp_path / "items.jsonl")
+    done = run_cli("judge", "--data", data, "--aspect", "coherence", "--model", "smollm2-135m", "--timeout", "5",
+                   "--criteria", CRITERIA, "--family", "summarisation", "--out", tmp_path / "run")
+    assert done.returncode == 2 and "--timeout bounds requests to a server" in done.stderr, done.stderr
+
+
+# ---- a 200 whose JSON breaks the schema -------------------------------------------------------------------------
+@pytest.mark.timeout(120)
+def test_a_reply_that_breaks_the_schema_is_retried_then_fails_its_item_alone(tmp_path):
+    """``content`` an object, ``prompt_tokens: "many"``: a malformed reply (not an internal error with a
+    pydantic dump): retried, and once the attempts are spent that item is an error, the others go on."""
+    data = save_items(make_items(2), tmp_path / "items.jsonl")
+    with HostileServer("bad_schema") as server:
+        done = run_cli("judge", "--data", data, "--aspect", "coherence", "--model", server.base_url,
+                       "--criteria", CRITERIA, "--family", "summarisation", "--strategy", "scale=5,cot=none",
+                       "--out", tmp_path / "run", "--cache-path", tmp_path / "cache.sqlite")
+    assert done.returncode == 0, done.stderr
+    assert "internal error" not in done.stderr and "pydantic" not in done.stderr + done.stdout
+    assert server.posts == 2 * 6  # every attempt was made
+    judgments = [json.loads(line) for line in (tmp_path / "run" / "judgments.jsonl").read_text().splitlines()]
+    assert [j["status"] for j in judgments] == ["error", "error"]
+    for judgment in judgments:
+        assert "gave up after 6 attempts: malformed reply from" in judgment["reason"]
+        assert "choices[0].message.content: Input should be a valid string" in judgment["reason"]
+        assert "usage.prompt_tokens: Input should be a valid integer" in judgment["reason"]
+    assert json.loads((tmp_path / "run" / "run.json").read_text())["status"] == "finished"
+
+
+def test_a_reply_that_breaks_the_schema_once_is_retried_and_its_answer_kept():
+    with HostileServer("bad_schema", bad_first=1) as server:
+        with server_client(server.base_url, None, max_attempts=3) as client:
+            judgments = fast_judge().run(make_items(2), client)
+    assert [(j.status, j.score) for j in judgments] == [("ok", 3), ("ok", 3)]
+    assert server.posts == 4 and client.retries == 2
+
+
+def test_a_request_answered_with_malformed_replies_only_raises_a_request_error():
+    """The Python API's ``complete``: the request fails (RequestError), not the backend (BackendError)."""
+    with HostileServer("bad_schema") as server, server_client(server.base_url, None, max_attempts=3) as client:
+        with pytest.raises(RequestError, match="gave up after 3 attempts: malformed reply from"):
+            client.complete(Request.of("Rate this summary from 1 to 5.", max_tokens=8))
+    assert server.posts == 3

@@ -16,12 +16,14 @@ from judgelab.runner.run import RunResult
 
 HUMAN_HELP = ("Human labels to use instead of the items' scores (annotate's labels.jsonl, or any file with "
               "item_id and value/score/label); the mean over annotators per item.")
+TIMEOUT_HELP = ("Seconds one request attempt to a server may take, connecting to the last byte of the reply "
+                "(default 120); past it the attempt is retried.")
 
 
 def client_from_options(model: str | None, model_name: str | None, cache: bool, cache_path: Path | None = None,
                         concurrency: int | None = None, rpm: float | None = None,
                         price_in: float | None = None, price_out: float | None = None, *,
-                        uses_llm: bool = True) -> Client:
+                        uses_llm: bool = True, timeout: float | None = None) -> Client:
     """The client the model options describe; for a judge that calls no LLM, one that loads no model."""
     if not uses_llm:
         from judgelab.llm.backends.none import no_llm_client
@@ -29,7 +31,7 @@ def client_from_options(model: str | None, model_name: str | None, cache: bool, 
         return no_llm_client()
     price = Price(price_in or 0.0, price_out or 0.0) if price_in is not None or price_out is not None else None
     return make_client(model, model_name, cache=(cache_path or True) if cache else False,
-                       max_concurrency=concurrency, requests_per_minute=rpm, price=price)
+                       max_concurrency=concurrency, requests_per_minute=rpm, price=price, timeout=timeout)
 
 
 def print_run(console: Console, result: RunResult) -> None:

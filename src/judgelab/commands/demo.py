@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from judgelab.commands._common import client_from_options, print_run
+from judgelab.commands._common import TIMEOUT_HELP, client_from_options, print_run
 from judgelab.data import load_items
 from judgelab.judges.base import load_judge
 from judgelab.llm.resolve import MODEL_STRING_HELP
@@ -25,6 +25,7 @@ def register(app: typer.Typer) -> None:
 def demo(
     model: str | None = typer.Option(None, "--model", "-m", help=MODEL_STRING_HELP),
     model_name: str | None = typer.Option(None, "--model-name"),
+    timeout: float | None = typer.Option(None, "--timeout", help=TIMEOUT_HELP),
     out: Path = typer.Option(Path("runs/demo"), "--out", "-o", help="Run folder."),
     cache: bool = typer.Option(True, "--cache/--no-cache"),
 ) -> None:
@@ -36,7 +37,7 @@ def demo(
     judge = load_judge(Path(str(examples / DEMO_JUDGE)))
     console.print(f"[bold]judgelab demo[/]: {len(items)} summaries of 9 articles, aspect 'coherence', "
                   f"strategy {judge.strategy.key()}, score={judge.score}")
-    with client_from_options(model or judge.model, model_name, cache) as client:
+    with client_from_options(model or judge.model, model_name, cache, timeout=timeout) as client:
         console.print(f"model: {client.backend.identity}")
         result = run_judge(judge, items, client, out, data_path=str(examples / DEMO_DATA), show_progress=True)
     table = Table("item", "human", "judge", "status", title="judgments")

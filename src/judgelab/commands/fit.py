@@ -10,7 +10,7 @@ from pathlib import Path
 
 import typer
 
-from judgelab.commands._common import HUMAN_HELP, client_from_options, human_labelled
+from judgelab.commands._common import HUMAN_HELP, TIMEOUT_HELP, client_from_options, human_labelled
 from judgelab.commands.judge import judge_config_from_options
 from judgelab.data import load_items
 from judgelab.errors import ConfigError
@@ -31,6 +31,7 @@ def fit(
     model: str | None = typer.Option(None, "--model", "-m", help=MODEL_STRING_HELP + " (for judges that call an LLM while fitting)."),
     model_name: str | None = typer.Option(None, "--model-name", help="Model name on an OpenAI-compatible server."),
     human: Path | None = typer.Option(None, "--human", help=HUMAN_HELP + " Only labelled items are used."),
+    timeout: float | None = typer.Option(None, "--timeout", help=TIMEOUT_HELP),
     limit: int | None = typer.Option(None, "--limit", help="Learn from the first N items only."),
     cache: bool = typer.Option(True, "--cache/--no-cache", help="Use the completion cache."),
     cache_path: Path | None = typer.Option(None, "--cache-path", help="Cache file (default ~/.cache/judgelab/cache.sqlite)."),
@@ -50,7 +51,8 @@ def fit(
         items = items[:limit]
     if out.suffix not in (".yaml", ".yml", ".json"):
         raise ConfigError(f"--out {out}: the fitted config is a file ending in .yaml or .json")
-    with client_from_options(model or judge.model, model_name, cache, cache_path, uses_llm=judge.uses_llm) as client:
+    with client_from_options(model or judge.model, model_name, cache, cache_path, uses_llm=judge.uses_llm,
+                             timeout=timeout) as client:
         fitted = judge.fit(items, client, out_dir=out.parent)
     fitted.save(out)
     console.print(f"fitted {fitted.kind} judge on {len(items)} items: {out}")

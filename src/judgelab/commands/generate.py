@@ -7,6 +7,7 @@ import json
 import typer
 from rich.table import Table
 
+from judgelab.commands._common import TIMEOUT_HELP
 from judgelab.llm.resolve import MODEL_STRING_HELP, make_client
 from judgelab.llm.types import Request
 
@@ -19,6 +20,7 @@ def generate(
     prompt: str = typer.Argument(..., help="The user message."),
     model: str | None = typer.Option(None, "--model", "-m", help=MODEL_STRING_HELP),
     model_name: str | None = typer.Option(None, "--model-name", help="Model name on an OpenAI-compatible server."),
+    timeout: float | None = typer.Option(None, "--timeout", help=TIMEOUT_HELP),
     system: str | None = typer.Option(None, "--system", help="A system message."),
     prefix: str = typer.Option("", "--prefix", help="Force the reply to start with this text."),
     max_tokens: int = typer.Option(128, "--max-tokens"),
@@ -36,7 +38,7 @@ def generate(
         prompt, system=system, assistant_prefix=prefix, max_tokens=max_tokens, temperature=temperature,
         seed=seed, n=n, logprobs=top_logprobs > 0, top_logprobs=top_logprobs,
     )
-    with make_client(model, model_name, cache=cache) as client:
+    with make_client(model, model_name, cache=cache, timeout=timeout) as client:
         completions = client.complete(request)
         stats = client.stats()
     if as_json:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import typer
 
-from judgelab.commands._common import client_from_options
+from judgelab.commands._common import TIMEOUT_HELP, client_from_options
 from judgelab.commands.judge import judge_config_from_options
 from judgelab.data import load_items
 from judgelab.errors import ConfigError
@@ -31,6 +31,7 @@ def icl_train(
     strategy: str | None = typer.Option(None, "--strategy", help="HPSS factors laid over the judge, e.g. 'cot=none,examples=3'."),
     model: str | None = typer.Option(None, "--model", "-m", help=MODEL_STRING_HELP),
     model_name: str | None = typer.Option(None, "--model-name", help="Model name on an OpenAI-compatible server."),
+    timeout: float | None = typer.Option(None, "--timeout", help=TIMEOUT_HELP),
     pool: Path | None = typer.Option(None, "--pool", help="Labelled candidate examples (default: --data)."),
     candidates: int = typer.Option(8, "--candidates", help="Candidate examples judged per training item (LLM calls = items x this)."),
     epochs: int = typer.Option(1, "--epochs", help="Passes over the training items."),
@@ -58,7 +59,7 @@ def icl_train(
     items = labelled[:limit] if limit else labelled
     candidate_pool = list(load_items(pool)) if pool else labelled  # --limit bounds the items, not the pool
     options = TrainingOptions(epochs=epochs, lr=lr, batch_size=batch_size, scale=scale, seed=seed)
-    with client_from_options(model or judge.model, model_name, cache, cache_path) as client:
+    with client_from_options(model or judge.model, model_name, cache, cache_path, timeout=timeout) as client:
         result = fit_example_retriever(judge, items, client, out, pool=candidate_pool, candidates=candidates,
                                        options=options, source=source, examples=examples,  # type: ignore[arg-type]
                                        base_model=base_model, show_progress=True)

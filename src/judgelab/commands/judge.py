@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 from pydantic import ValidationError
 
-from judgelab.commands._common import client_from_options, print_run
+from judgelab.commands._common import TIMEOUT_HELP, client_from_options, print_run
 from judgelab.data import load_items
 from judgelab.errors import ConfigError
 from judgelab.judges.base import JudgeConfig, judge_from_dict, load_judge
@@ -42,6 +42,7 @@ def judge(
     limit: int | None = typer.Option(None, "--limit", help="Judge only the first N items."),
     concurrency: int | None = typer.Option(None, "--concurrency", help="Parallel calls (servers)."),
     rpm: float | None = typer.Option(None, "--rpm", help="Requests per minute limit."),
+    timeout: float | None = typer.Option(None, "--timeout", help=TIMEOUT_HELP),
     cache: bool = typer.Option(True, "--cache/--no-cache", help="Use the completion cache (what makes reruns resume)."),
     cache_path: Path | None = typer.Option(None, "--cache-path", help="Cache file (default ~/.cache/judgelab/cache.sqlite)."),
     price_in: float | None = typer.Option(None, "--price-in", help="USD per 1M prompt tokens, for cost accounting."),
@@ -70,7 +71,7 @@ def judge(
                                  reduce=reduce)
     pool = list(load_items(examples_from)) if examples_from else None
     with client_from_options(model or judge_config.model, model_name, cache, cache_path, concurrency, rpm,
-                             price_in, price_out, uses_llm=judge_config.uses_llm) as client:
+                             price_in, price_out, uses_llm=judge_config.uses_llm, timeout=timeout) as client:
         options = {"examples_pool": pool} if pool is not None else {}
         try:
             result = run_judge(judge_config, items if stream else list(items), client, out, data_path=str(data),

@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from judgelab.commands._common import HUMAN_HELP, client_from_options, human_labelled
+from judgelab.commands._common import HUMAN_HELP, TIMEOUT_HELP, client_from_options, human_labelled
 from judgelab.commands.judge import judge_config_from_options
 from judgelab.data import load_items
 from judgelab.errors import ConfigError
@@ -36,6 +36,7 @@ def optimize_command(
     objective: str = typer.Option("spearman", "--objective", help=f"What to maximise: {', '.join(OBJECTIVES)}."),
     model: str | None = typer.Option(None, "--model", "-m", help=MODEL_STRING_HELP),
     model_name: str | None = typer.Option(None, "--model-name", help="Model name on an OpenAI-compatible server."),
+    timeout: float | None = typer.Option(None, "--timeout", help=TIMEOUT_HELP),
     seed: int = typer.Option(0, "--seed", help="Seed of the search (and of LLM proposals)."),
     config: Path | None = typer.Option(None, "--config", "-c", help="Start judge config (YAML/JSON); default: the MT-Bench strategy."),
     strategy: str | None = typer.Option(None, "--strategy", help="Start strategy factors, e.g. 'scale=3' (a dataset's native scale)."),
@@ -68,7 +69,8 @@ def optimize_command(
     if model:
         base = base.model_copy(update={"model": model})
     pool = list(load_items(examples_from)) if examples_from else None
-    with client_from_options(model, model_name, cache, cache_path, price_in=price_in, price_out=price_out) as client:
+    with client_from_options(model, model_name, cache, cache_path, price_in=price_in, price_out=price_out,
+                             timeout=timeout) as client:
         optimizer = make_optimizer(method, client, seed=seed, **parse_options(option))
         evaluator = JudgeEvaluator(dev, client, objective=objective, examples_pool=pool, seed=seed)  # type: ignore[arg-type]
         info = {"data": str(data), "test": str(test) if test else None, "aspect": aspect,

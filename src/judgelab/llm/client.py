@@ -23,7 +23,7 @@ from aiolimiter import AsyncLimiter
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
 
 from judgelab.errors import BackendError, CapabilityError, RequestError
-from judgelab.llm.backends.base import Backend, TransientBackendError
+from judgelab.llm.backends.base import Backend, MalformedReplyError, TransientBackendError
 from judgelab.llm.cache import CompletionCache, gc_paused
 from judgelab.llm.pricing import Price, price_for
 from judgelab.llm.types import Completion, Request, Usage
@@ -82,9 +82,10 @@ class Client:
                      errors: str = "raise") -> list[list[Completion]]:
         """Many requests concurrently; results in input order. ``on_done(i, completions)`` as each finishes.
 
-        ``errors="return"``: a request the backend rejects (``RequestError``: too long, invalid)
-        takes that error's place in the results instead of stopping the batch. A backend that
-        is unreachable still stops everything (``BackendError``).
+        ``errors="return"``: a request the backend rejects (``RequestError``: too long, invalid, or
+        answered with a malformed reply until the last attempt) takes that error's place in the
+        results instead of stopping the batch. A backend that is unreachable still stops everything
+        (``BackendError``).
         """
         return self._run(self._complete_many(list(requests), on_done, errors))
 
@@ -243,6 +244,8 @@ class Client:
                     async with self._semaphore:
                         await self._respect_rate_limits(request)
                         return await self.backend.agenerate(request, sample_index)
+        except MalformedReplyError as exc:  # the server is up and answers this request badly: it fails alone
+            raise RequestError(f"{self.backend.identity}: gave up after {self.max_attempts} attempts: {exc}") from exc
         except TransientBackendError as exc:
             raise BackendError(
                 f"{self.backend.identity}: gave up after {self.max_attempts} attempts: {exc}. "

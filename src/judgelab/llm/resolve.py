@@ -9,7 +9,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -29,9 +31,18 @@ MODEL_STRING_HELP = (
 )
 
 
-def make_backend(model: str | None = None, model_name: str | None = None, **options: Any) -> Backend:
-    """Build the backend a model string names. ``options`` go to the backend's constructor."""
+def make_backend(model: str | None = None, model_name: str | None = None, timeout: float | None = None,
+                 **options: Any) -> Backend:
+    """Build the backend a model string names. ``options`` go to the backend's constructor.
+
+    ``timeout``: the deadline of one request attempt to a server, in seconds (default 120).
+    """
     model = model or DEFAULT_MODEL
+    in_process = model in PRESETS or model.endswith(".gguf") or model.startswith("vllm:")
+    if timeout is not None and in_process:
+        raise ConfigError(f"--timeout bounds requests to a server; {model} runs in this process")
+    if timeout is not None and not timeout > 0:
+        raise ConfigError(f"--timeout must be a number of seconds above 0, not {timeout}")
     if model in PRESETS or model.endswith(".gguf"):
         from judgelab.llm.backends.embedded import EmbeddedBackend  # heavy import: only when used
 
@@ -44,8 +55,14 @@ def make_backend(model: str | None = None, model_name: str | None = None, **opti
         if not model.removeprefix("vllm:"):
             raise ConfigError("vllm: needs a model, e.g. vllm:Qwen/Qwen2.5-1.5B-Instruct or vllm:/path/to/folder")
         return VLLMBackend(model.removeprefix("vllm:"), **options)
-    from judgelab.llm.backends.openai_compat import OpenAICompatibleBackend
+    from judgelab.llm.backends.openai_compat import (
+        OpenAICompatibleBackend,
+        protect_credentials,
+        without_userinfo,
+    )
 
+    if timeout is not None:
+        options["timeout"] = timeout
     if model.startswith("openai:"):
         key = os.environ.get("OPENAI_API_KEY")
         if not key:
@@ -54,23 +71,43 @@ def make_backend(model: str | None = None, model_name: str | None = None, **opti
     if model.startswith(("http://", "https://")):
         base_url = model.rstrip("/")
         key = os.environ.get("JUDGELAB_API_KEY") or os.environ.get("OPENAI_API_KEY")
-        name = model_name or _only_served_model(base_url, key)
+        # Before listing the models: that request carries the key too.
+        protect_credentials(base_url, key, options.get("allow_insecure_http"))
+        name = model_name or _only_served_model(base_url, key, min(timeout or _LIST_TIMEOUT, _LIST_TIMEOUT),
+                                                without_userinfo(base_url))
         return OpenAICompatibleBackend(name, base_url=base_url, api_key=key, **options)
     raise ConfigError(f"unknown model {model!r}; use {MODEL_STRING_HELP}")
 
 
-def _only_served_model(base_url: str, api_key: str | None) -> str:
+_LIST_TIMEOUT = 10.0  # seconds for the whole /models answer
+
+
+def _only_served_model(base_url: str, api_key: str | None, deadline: float, where: str | None) -> str:
     """Without --model-name, ask the server; fine when it serves exactly one model."""
-    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     try:
-        response = httpx.get(f"{base_url}/models", headers=headers, timeout=10)
-        response.raise_for_status()
-        names = [entry["id"] for entry in response.json().get("data", [])]
-    except (httpx.HTTPError, ValueError, KeyError) as exc:
-        raise ConfigError(f"cannot list models at {base_url}/models ({exc}); pass --model-name") from exc
+        names = _served_models(base_url, api_key, deadline)
+    except asyncio.TimeoutError:  # not the builtin TimeoutError before Python 3.11
+        raise ConfigError(f"no list of models from {where}/models within {deadline:g} s; pass --model-name") from None
+    except (httpx.HTTPError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise ConfigError(f"cannot list models at {where}/models ({exc}); pass --model-name") from exc
     if len(names) != 1:
-        raise ConfigError(f"{base_url} serves {len(names)} models ({', '.join(names)}); pass --model-name")
+        raise ConfigError(f"{where} serves {len(names)} models ({', '.join(map(str, names))}); pass --model-name")
     return names[0]
+
+
+def _served_models(base_url: str, api_key: str | None, deadline: float) -> list[str]:
+    """GET /models under one deadline for the whole answer (httpx's timeouts bound each read only),
+    on an event loop of its own in a thread of its own: the caller may be running a loop (a notebook)."""
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+
+    async def get() -> list[str]:
+        async with httpx.AsyncClient(timeout=deadline) as http:
+            response = await asyncio.wait_for(http.get(f"{base_url}/models", headers=headers), deadline)
+        response.raise_for_status()
+        return [entry["id"] for entry in response.json().get("data", [])]
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, get()).result()
 
 
 def default_cache_path() -> Path:
@@ -86,9 +123,11 @@ def make_client(
     tokens_per_minute: float | None = None,
     price: Price | None = None,
     backend_options: dict[str, Any] | None = None,
+    timeout: float | None = None,
 ) -> Client:
-    """One call from a model string to a ready client. ``cache=True``: the shared cache; False: none."""
-    backend = make_backend(model, model_name, **(backend_options or {}))
+    """One call from a model string to a ready client. ``cache=True``: the shared cache; False: none.
+    ``timeout``: the deadline of one request attempt to a server, in seconds (default 120)."""
+    backend = make_backend(model, model_name, timeout, **(backend_options or {}))
     if cache is True:
         cache = default_cache_path()
     store = CompletionCache(cache) if cache else None

@@ -86,7 +86,8 @@ def spec_of(client: Client, threads_per_worker: int = 1) -> ClientSpec:
         options = {"model_name": backend.model_name, "base_url": backend.base_url,
                    "max_concurrency": backend.max_concurrency, "identity": backend.identity,
                    "continue_final_message": backend.continue_final_message,
-                   "guided_regex": backend.capabilities.regex}
+                   "guided_regex": backend.capabilities.regex, "timeout": backend.timeout,
+                   "allow_insecure_http": backend.allow_insecure_http}
         return ClientSpec("openai", options, cache, client.max_concurrency, price)
     raise ConfigError(f"the ray engine rebuilds the client on each worker; it cannot rebuild {backend.identity!r}")
 

@@ -27,6 +27,14 @@ class TransientBackendError(Exception):
         self.retry_after = retry_after
 
 
+class MalformedReplyError(TransientBackendError):
+    """A reply that arrived whole but is no usable completion (cut JSON, a body that breaks the schema).
+
+    Retried like any transient fault; when every attempt gets one, only that request fails (the client
+    raises ``RequestError``, a per-item error): the server is up, it answers this request badly.
+    """
+
+
 class Backend(ABC):
     #: Stable name of what answers: part of every cache key. Never contains secrets.
     identity: str

@@ -2,23 +2,42 @@
 
 Uses the official ``openai`` async client with its own retries switched off: retries,
 back-off and accounting belong to judgelab's client, so a retried call is counted once.
-The API key comes from the environment and is never part of the identity, the cache or a log.
+The API key comes from the environment and is never part of the identity, the cache or a log:
+it and credentials in the URL are registered with ``judgelab.redact``, and they are not sent in
+clear text (plain ``http://``) to another machine unless the user opts in.
 """
 
 from __future__ import annotations
 
+import asyncio
 import email.utils
+import ipaddress
+import os
 import time
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import openai
+from pydantic import ValidationError
 
-from judgelab.errors import BackendError, RequestError
-from judgelab.llm.backends.base import Backend, Capabilities, TransientBackendError, sample_seed
+from judgelab.errors import BackendError, ConfigError, RequestError
+from judgelab.llm.backends.base import (
+    Backend,
+    Capabilities,
+    MalformedReplyError,
+    TransientBackendError,
+    sample_seed,
+)
 from judgelab.llm.types import Completion, Request, TokenLogprob, TopLogprob
+from judgelab.redact import redact_known, remember_key, remember_url
 
 _RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
+#: Set to 1 to send an API key or URL credentials over plain http:// to a host other than this machine.
+INSECURE_HTTP_OPT_IN = "JUDGELAB_ALLOW_INSECURE_HTTP"
+# Where a schema error in the reply is, in the server's words rather than Completion's field names.
+_WIRE_FIELDS = {"text": "choices[0].message.content", "prompt_tokens": "usage.prompt_tokens",
+                "completion_tokens": "usage.completion_tokens", "logprobs": "choices[0].logprobs",
+                "model": "model"}
 
 
 class OpenAICompatibleBackend(Backend):
@@ -32,13 +51,19 @@ class OpenAICompatibleBackend(Backend):
         continue_final_message: bool = False,
         guided_regex: bool = False,
         identity: str | None = None,
+        allow_insecure_http: bool | None = None,
     ):
-        """``continue_final_message``: the server continues a trailing assistant message (vLLM,
-        SGLang); ``guided_regex``: it accepts ``guided_regex`` in the body (vLLM)."""
+        """``timeout``: the deadline of one attempt in seconds, from connecting to the last byte of the
+        reply (a server that trickles bytes cannot hold an attempt longer); a deadline is retried like
+        any transient fault. ``continue_final_message``: the server continues a trailing assistant
+        message (vLLM, SGLang); ``guided_regex``: it accepts ``guided_regex`` in the body (vLLM).
+        ``allow_insecure_http``: send the key or URL credentials over plain http:// to another machine
+        (default: the JUDGELAB_ALLOW_INSECURE_HTTP environment variable; see ``protect_credentials``)."""
+        self.allow_insecure_http = protect_credentials(base_url, api_key, allow_insecure_http)
         self.model_name = model_name
         self.base_url = base_url
-        self._secrets = [secret for secret in (api_key, *_userinfo(base_url)) if secret and len(secret) >= 4]
-        self.identity = identity or f"openai-compatible:{_without_userinfo(base_url) or 'api.openai.com'}:{model_name}"
+        self.timeout = timeout
+        self.identity = identity or f"openai-compatible:{without_userinfo(base_url) or 'api.openai.com'}:{model_name}"
         self.max_concurrency = max_concurrency
         self.continue_final_message = continue_final_message
         self.capabilities = Capabilities(
@@ -84,56 +109,100 @@ class OpenAICompatibleBackend(Backend):
     async def agenerate(self, request: Request, sample_index: int) -> Completion:
         started = time.perf_counter()
         try:
-            response = await self._client.chat.completions.create(**self._body(request, sample_index))
+            # httpx's timeout bounds each read, not the whole reply: the deadline of the attempt is ours.
+            response = await asyncio.wait_for(
+                self._client.chat.completions.create(**self._body(request, sample_index)), self.timeout)
+        except asyncio.TimeoutError:  # not the builtin TimeoutError before Python 3.11
+            raise TransientBackendError(f"no complete reply from {self._where()} within {self.timeout:g} s "
+                                        "(the deadline of one attempt, --timeout)") from None
         except openai.APIStatusError as exc:
             if exc.status_code in _RETRYABLE_STATUS:
                 raise TransientBackendError(
                     f"HTTP {exc.status_code} from {self._where()}", _retry_after(exc.response)
                 ) from exc
             if exc.status_code in (401, 403, 404):  # credentials or model name: every request would fail
-                raise BackendError(self._redact(f"{self._where()}: HTTP {exc.status_code}: {exc.message}")) from None
-            raise RequestError(self._redact(
-                f"{self._where()} rejected the request: HTTP {exc.status_code}: {exc.message}")) from None
+                raise BackendError(f"{self._where()}: HTTP {exc.status_code}: {exc.message}") from None
+            raise RequestError(f"{self._where()} rejected the request: HTTP {exc.status_code}: {exc.message}") from None
         except (openai.APIConnectionError, openai.APITimeoutError) as exc:
-            raise TransientBackendError(self._redact(f"{type(exc).__name__} talking to {self._where()}: {exc}")) from exc
+            raise TransientBackendError(f"{type(exc).__name__} talking to {self._where()}: {exc}") from exc
         except ValueError as exc:  # a truncated or non-JSON body
-            raise TransientBackendError(f"malformed response from {self._where()}: {exc}") from exc
+            raise MalformedReplyError(f"malformed reply from {self._where()}: {exc}") from exc
         return self._completion(response, time.perf_counter() - started)
 
     def _completion(self, response: Any, latency: float) -> Completion:
+        """The reply as a Completion. The openai client does not validate what it parses, so a reply
+        that breaks the schema (an object for the text, tokens that are not numbers) shows up here: it
+        is a malformed reply, retried like a cut one."""
         if not getattr(response, "choices", None):
-            raise TransientBackendError(f"response from {self._where()} has no choices")
-        choice = response.choices[0]
-        usage = response.usage
-        return Completion(
-            text=choice.message.content or "",
-            logprobs=_token_logprobs(choice.logprobs),
-            finish_reason="length" if choice.finish_reason == "length" else "stop",
-            model=response.model or self.model_name,
-            prompt_tokens=usage.prompt_tokens if usage else 0,
-            completion_tokens=usage.completion_tokens if usage else 0,
-            latency_s=latency,
-        )
+            raise MalformedReplyError(f"malformed reply from {self._where()}: no choices")
+        try:
+            choice = response.choices[0]
+            usage = response.usage
+            return Completion(
+                text=_reply_text(choice.message.content),
+                logprobs=_token_logprobs(choice.logprobs),
+                finish_reason="length" if choice.finish_reason == "length" else "stop",
+                model=response.model or self.model_name,
+                prompt_tokens=usage.prompt_tokens if usage else 0,
+                completion_tokens=usage.completion_tokens if usage else 0,
+                latency_s=latency,
+            )
+        except ValidationError as exc:
+            problems = "; ".join(f"{_WIRE_FIELDS.get(str(error['loc'][0]), str(error['loc'][0]))}: {error['msg']}"
+                                 for error in exc.errors())
+            raise MalformedReplyError(f"malformed reply from {self._where()}: {problems}") from None
+        except (AttributeError, TypeError, ValueError) as exc:
+            raise MalformedReplyError(f"malformed reply from {self._where()}: {exc}") from None
 
     def _where(self) -> str:
-        return _without_userinfo(self.base_url) or "the OpenAI API"
-
-    def _redact(self, message: str) -> str:
-        """Servers echo keys in errors ("Incorrect API key provided: sk-..."): never pass one on."""
-        for secret in self._secrets:
-            message = message.replace(secret, "***")
-        return message
+        return without_userinfo(self.base_url) or "the OpenAI API"
 
     async def aclose(self) -> None:
         await self._client.close()
 
 
-def _userinfo(url: str | None) -> tuple[str, ...]:
-    parts = urlsplit(url or "")
-    return tuple(part for part in (parts.username, parts.password) if part)
+def protect_credentials(base_url: str | None, api_key: str | None, allow_insecure_http: bool | None = None) -> bool:
+    """Register the key and URL credentials for redaction, and refuse to send them in clear text.
+
+    Plain ``http://`` to a host other than this machine (loopback) carries the key or the Basic
+    credentials readable to anyone on the path, so it needs an explicit opt-in: ``allow_insecure_http``
+    or the JUDGELAB_ALLOW_INSECURE_HTTP environment variable. Returns the opt-in as resolved.
+    """
+    remember_key(api_key)
+    remember_url(base_url)
+    if allow_insecure_http is None:
+        allow_insecure_http = os.environ.get(INSECURE_HTTP_OPT_IN, "").strip() not in ("", "0")
+    parts = urlsplit(base_url or "")
+    has_userinfo = parts.username is not None or parts.password is not None
+    if allow_insecure_http or parts.scheme != "http" or _is_loopback(parts.hostname) or not (api_key or has_userinfo):
+        return allow_insecure_http
+    what = "the credentials in the URL" if has_userinfo else "the API key"
+    raise ConfigError(
+        f"refusing to send {what} in clear text over http:// to {parts.hostname}, which is not this machine: "
+        f"use https://, set {INSECURE_HTTP_OPT_IN}=1 if the network to it is trusted, or give no key if the "
+        "server needs none (judgelab reads JUDGELAB_API_KEY, then OPENAI_API_KEY)")
 
 
-def _without_userinfo(url: str | None) -> str | None:
+def _is_loopback(host: str | None) -> bool:
+    if not host:
+        return False
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _reply_text(content: Any) -> Any:
+    """The reply's text, with any known secret a server echoed into it masked (it is cached and shown).
+    Anything but text is passed on as it is, for validation to refuse."""
+    if content is None:
+        return ""
+    return redact_known(content) if isinstance(content, str) else content
+
+
+def without_userinfo(url: str | None) -> str | None:
     """``http://user:key@host/v1`` -> ``http://host/v1``: credentials stay out of identities (cache keys, run.json)."""
     if not url:
         return url

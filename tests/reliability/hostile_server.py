@@ -1,0 +1,153 @@
+"""A small real OpenAI-compatible server that misbehaves on purpose, for the secrets, deadline and
+malformed-reply tests: no model behind it, so each case takes seconds.
+
+Per POST (a chat completion), by ``mode``:
+
+- ``"ok"``: a well-formed reply, ``Rating: [[3]]``;
+- ``"echo"``: a well-formed reply whose text is a rating followed by every request header, as a
+  debugging gateway would send back;
+- ``"echo_error"``: HTTP ``error_status`` (400: the item fails alone; 401: the run stops; 500: retried)
+  whose error message holds every request header;
+- ``"trickle"``: a valid reply preceded by ``trickle_bytes`` spaces sent one every ``trickle_gap`` seconds
+  (JSON allows leading white space), so no gap between bytes ever reaches a per-read timeout (the
+  model list is trickled the same way);
+- ``"bad_schema"``: a 200 whose JSON violates the schema: the message content is an object and
+  ``prompt_tokens`` is ``"many"``.
+
+``bad_first=N``: each distinct request body gets its mode's answer on its first N attempts and a
+well-formed reply afterwards. GET ``/v1/models`` lists one model (in ``echo_error`` mode with a 401 or
+403 it answers that status, echoing the headers). Hand-written on ``http.server`` because the faults
+are the point: a framework would not let a handler trickle bytes or break the schema.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections import Counter
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+MODEL = "hostile-model"
+
+
+class HostileServer:
+    """``with HostileServer("echo") as server: server.base_url`` (``host`` may be a non-loopback address)."""
+
+    def __init__(self, mode: str = "ok", *, host: str = "127.0.0.1", error_status: int = 400,
+                 trickle_bytes: int = 10, trickle_gap: float = 1.0, bad_first: int | None = None):
+        self.mode = mode
+        self.error_status = error_status
+        self.trickle_bytes = trickle_bytes
+        self.trickle_gap = trickle_gap
+        self.bad_first = bad_first
+        self.authorization: list[str] = []  # every Authorization header received (GET and POST), in order
+        self.requests = 0  # requests of any kind received
+        self.posts = 0  # chat-completion attempts received
+        self.stopping = threading.Event()
+        self._attempts: Counter = Counter()
+        self._lock = threading.Lock()
+        self._httpd = ThreadingHTTPServer((host, 0), _handler_for(self))
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, name="hostile-server", daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def __enter__(self) -> HostileServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stopping.set()
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        self._thread.join(timeout=10)
+
+    def mode_for(self, body: bytes) -> str:
+        """This attempt's behaviour: the configured mode, or ``ok`` once ``bad_first`` attempts are spent."""
+        with self._lock:
+            self.posts += 1
+            digest = hashlib.sha256(body).hexdigest()
+            self._attempts[digest] += 1
+            attempt = self._attempts[digest]
+        return "ok" if self.bad_first is not None and attempt > self.bad_first else self.mode
+
+
+def completion(content: object, prompt_tokens: object = 12) -> bytes:
+    return json.dumps({
+        "id": "c1", "object": "chat.completion", "created": 0, "model": MODEL,
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": 3, "total_tokens": 15},
+    }).encode()
+
+
+def _handler_for(server: HostileServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: object) -> None:  # quiet: tests read their own output
+            pass
+
+        def _received(self) -> None:
+            with server._lock:
+                server.requests += 1
+                if "authorization" in self.headers:
+                    server.authorization.append(self.headers["authorization"])
+
+        def _headers_text(self) -> str:
+            return "; ".join(f"{name}: {value}" for name, value in self.headers.items())
+
+        def _send(self, status: int, body: bytes) -> None:
+            self.send_response(status)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def _error(self, status: int) -> None:
+            self._send(status, json.dumps({"error": {"message": f"rejected; you sent {self._headers_text()}"}}).encode())
+
+        def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+            self._received()
+            models = json.dumps({"object": "list", "data": [{"id": MODEL, "object": "model"}]}).encode()
+            if server.mode == "echo_error" and server.error_status in (401, 403):
+                self._error(server.error_status)
+            elif server.mode == "trickle":
+                self._trickle(models)
+            else:
+                self._send(200, models)
+
+        def do_POST(self) -> None:  # noqa: N802
+            body = self.rfile.read(int(self.headers.get("content-length", "0")))
+            self._received()
+            mode = server.mode_for(body)
+            if mode == "ok":
+                self._send(200, completion("Rating: [[3]]"))
+            elif mode == "echo":
+                self._send(200, completion(f"Rating: [[3]] (you sent {self._headers_text()})"))
+            elif mode == "echo_error":
+                self._error(server.error_status)
+            elif mode == "bad_schema":
+                self._send(200, completion({"text": "Rating: [[3]]"}, prompt_tokens="many"))
+            elif mode == "trickle":
+                self._trickle(completion("Rating: [[3]]"))
+
+        def _trickle(self, reply: bytes) -> None:
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(server.trickle_bytes + len(reply)))
+            self.end_headers()
+            try:
+                for _ in range(server.trickle_bytes):
+                    self.wfile.write(b" ")
+                    self.wfile.flush()
+                    if server.stopping.wait(server.trickle_gap):
+                        return
+                self.wfile.write(reply)
+            except OSError:  # the client gave up and closed the connection
+                pass
+
+    return Handler
