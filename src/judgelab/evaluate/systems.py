@@ -29,7 +29,7 @@ from judgelab.evaluate.estimators import (
 from judgelab.evaluate.ir import runs_without_judgments, score_runs
 from judgelab.evaluate.problem import Problem, from_items, from_queries
 from judgelab.evaluate.sample_file import SampleFile
-from judgelab.metrics.align import judge_value, judgments_by_item, select_judgments
+from judgelab.metrics.align import items_of_one_kind, judge_value, judgments_by_item, select_judgments
 from judgelab.metrics.ir import read_runs
 from judgelab.metrics.results import json_number
 
@@ -165,13 +165,7 @@ def evaluate(items: Iterable[Item], judgments: Iterable[Judgment], *, aspect: st
     says how the labelled units were drawn (without it: a random sample within each system).
     See :mod:`judgelab.evaluate.estimators` for ``calibration``, ``target`` and ``variance``.
     """
-    items = list(items)
-    if not items:
-        raise DataError("no items to evaluate")
-    kinds = {item.kind for item in items}
-    if len(kinds) > 1:
-        raise DataError(f"the items mix kinds ({', '.join(sorted(kinds))}); evaluate one kind at a time")
-    kind = kinds.pop()
+    items, kind = items_of_one_kind(items)
     if kind == "pairwise":
         raise ConfigError("system evaluation needs pointwise items with a system_id, or relevance items with --runs; "
                           "pairwise verdicts compare two outputs, not systems")

@@ -126,6 +126,17 @@ def human_value(item: Item, aspect: str | None) -> Any:
     return item.label if item.kind == "pairwise" else item.human_score(aspect)
 
 
+def items_of_one_kind(items: Iterable[Item]) -> tuple[list[Item], str]:
+    """The items as a list and their one kind; no items, or mixed kinds, is a DataError."""
+    items = list(items)
+    if not items:
+        raise DataError("no items to evaluate")
+    kinds = {item.kind for item in items}
+    if len(kinds) > 1:
+        raise DataError(f"the items mix kinds ({', '.join(sorted(kinds))}); evaluate one kind at a time")
+    return items, kinds.pop()
+
+
 def align(items: Iterable[Item], judgments: Iterable[Judgment], *, aspect: str | None = None,
           judge: str | None = None) -> Aligned:
     """Match judgments to items by id and keep the items that have both values.
@@ -133,13 +144,7 @@ def align(items: Iterable[Item], judgments: Iterable[Judgment], *, aspect: str |
     Judgments for another aspect (``Judgment.aspect`` set and different) are ignored; when the
     file holds several judges, ``judge`` picks one. Every item left out is counted by reason.
     """
-    items = list(items)
-    if not items:
-        raise DataError("no items to evaluate")
-    kinds = {item.kind for item in items}
-    if len(kinds) > 1:
-        raise DataError(f"the items mix kinds ({', '.join(sorted(kinds))}); evaluate one kind at a time")
-    kind = kinds.pop()
+    items, kind = items_of_one_kind(items)
     aspect = infer_aspect(items, aspect)
     by_item, n_unknown = judgments_by_item(select_judgments(judgments, aspect, judge), {item.id for item in items})
     counts: Counter[str] = Counter()
