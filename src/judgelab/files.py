@@ -16,6 +16,7 @@ import contextlib
 import json
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -121,6 +122,34 @@ def staged_folder(out_dir: str | Path, *,
         move_in(folder, out_dir)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+_NOT_A_FILE = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+               (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def regular_file(path: str | Path) -> Path:
+    """``path`` if it names a regular file (symlinks followed); else a DataError saying what it is.
+
+    Checked with ``stat`` before opening: opening a FIFO blocks until some process writes to it,
+    and a device such as ``/dev/zero`` never ends (read whole, it ends in a MemoryError). Data
+    files are read whole, and a streamed one twice (to count its lines, then to judge), which
+    only a file allows.
+    """
+    path = Path(path)
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        raise DataError("no such file", path) from None
+    except OSError as exc:
+        raise DataError(f"cannot read: {exc.strerror}", path) from None
+    if stat.S_ISDIR(mode):
+        raise DataError("is a directory, not a data file", path)
+    if not stat.S_ISREG(mode):
+        what = next((name for test, name in _NOT_A_FILE if test(mode)), "a special file")
+        raise DataError(f"is {what}, not a regular file: judgelab reads a data file whole (and a streamed one "
+                        "twice); save the data to a file first", path)
+    return path
 
 
 def read_json(path: str | Path) -> Any:
