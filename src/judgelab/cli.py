@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 
 import typer
 from rich.console import Console
@@ -28,6 +29,7 @@ app.add_typer(models_app, name="models")
 console = Console()
 err_console = Console(stderr=True)
 _state = {"debug": False}
+_PYTHON_SHOWWARNING = warnings.showwarning
 
 
 def _version(value: bool) -> None:
@@ -43,6 +45,8 @@ def _root(
     debug: bool = typer.Option(False, "--debug", help="Show full tracebacks on errors."),
 ) -> None:
     _state["debug"] = debug
+    if debug:
+        warnings.showwarning = _PYTHON_SHOWWARNING
 
 
 # Commands live in small modules under judgelab.commands so that this file stays an index.
@@ -58,9 +62,17 @@ def _is_usage_error(exc: Exception) -> bool:
     return callable(getattr(exc, "show", None)) and isinstance(getattr(exc, "exit_code", None), int)
 
 
+def _show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                  file: object = None, line: str | None = None) -> None:
+    """A warning as one line for the user: Python's default adds the file and the source line that
+    raised it, which says nothing to someone running a command (``--debug`` keeps them)."""
+    err_console.print(f"[yellow]warning:[/] {escape(str(message))}", highlight=False, soft_wrap=True)
+
+
 def main() -> None:
     # Run folders, reports, configs and the cache hold the user's data: owner-only, whoever writes them.
     os.umask(0o077)
+    warnings.showwarning = _show_warning  # --debug sets Python's own back (in _root)
     try:
         code = app(standalone_mode=False)
         if isinstance(code, int) and code:  # click returns (not raises) 130 after Ctrl-C
@@ -83,7 +95,8 @@ def main() -> None:
             sys.exit(exc.exit_code)
         if _state["debug"]:
             raise
-        err_console.print(f"[bold red]internal error:[/] {type(exc).__name__}: {exc} (rerun with --debug)")
+        err_console.print(f"[bold red]internal error:[/] {escape(f'{type(exc).__name__}: {exc}')} (rerun with --debug)",
+                          highlight=False, soft_wrap=True)
         sys.exit(1)
 
 
