@@ -16,6 +16,7 @@ from pathlib import Path
 from judgelab.data.io import _validate, iter_jsonl, open_binary  # the data layer's, so errors read the same
 from judgelab.data.item import Item
 from judgelab.errors import DataError
+from judgelab.files import regular_file
 
 STREAMABLE = (".jsonl", ".ndjson")
 
@@ -28,7 +29,8 @@ def streamable(path: str | Path) -> bool:
 
 
 def iter_items(path: str | Path, only: Container[str] | None = None) -> Iterator[Item]:
-    """Items of a JSON-lines file, one at a time (blank lines skipped).
+    """Items of a JSON-lines file, one at a time (blank lines skipped). The path is checked now
+    (a DataError if it is no JSON-lines file), the lines as they are read.
 
     ``only``: validate and yield just the items with these ids (the others are only parsed),
     for readers that need a few items out of a large file, such as the report.
@@ -37,10 +39,11 @@ def iter_items(path: str | Path, only: Container[str] | None = None) -> Iterator
     if not streamable(path):
         raise DataError("streaming reads JSON lines (.jsonl/.ndjson, optionally .gz); convert the file "
                         "or load it whole with load_items", path)
+    regular_file(path)
     where = str(path)
     rows = iter_jsonl(path)
-    yield from distinct_ids(((line, _validate(Item, record, where, line)) for line, record in rows
-                             if only is None or str(record.get("id")) in only), where)
+    return distinct_ids(((line, _validate(Item, record, where, line)) for line, record in rows
+                         if only is None or str(record.get("id")) in only), where)
 
 
 def distinct_ids(items: Iterable[tuple[int, Item]], where: str) -> Iterator[Item]:
