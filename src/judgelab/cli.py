@@ -28,8 +28,7 @@ app.add_typer(models_app, name="models")
 
 console = Console()
 err_console = Console(stderr=True)
-_state = {"debug": False}
-_PYTHON_SHOWWARNING = warnings.showwarning
+_state: dict = {"debug": False, "showwarning": warnings.showwarning}
 
 
 def _version(value: bool) -> None:
@@ -45,8 +44,6 @@ def _root(
     debug: bool = typer.Option(False, "--debug", help="Show full tracebacks on errors."),
 ) -> None:
     _state["debug"] = debug
-    if debug:
-        warnings.showwarning = _PYTHON_SHOWWARNING
 
 
 # Commands live in small modules under judgelab.commands so that this file stays an index.
@@ -66,13 +63,23 @@ def _show_warning(message: Warning | str, category: type[Warning], filename: str
                   file: object = None, line: str | None = None) -> None:
     """A warning as one line for the user: Python's default adds the file and the source line that
     raised it, which says nothing to someone running a command (``--debug`` keeps them)."""
-    err_console.print(f"[yellow]warning:[/] {escape(str(message))}", highlight=False, soft_wrap=True)
+    if _state["debug"]:
+        _state["showwarning"](message, category, filename, lineno, file, line)
+    else:
+        err_console.print(f"[yellow]warning:[/] {escape(str(message))}", highlight=False, soft_wrap=True)
 
 
 def main() -> None:
     # Run folders, reports, configs and the cache hold the user's data: owner-only, whoever writes them.
     os.umask(0o077)
-    warnings.showwarning = _show_warning  # --debug sets Python's own back (in _root)
+    _state["showwarning"], warnings.showwarning = warnings.showwarning, _show_warning
+    try:
+        _main()
+    finally:  # main() called in a process that goes on (tests) leaves warnings as they were
+        warnings.showwarning = _state["showwarning"]
+
+
+def _main() -> None:
     try:
         code = app(standalone_mode=False)
         if isinstance(code, int) and code:  # click returns (not raises) 130 after Ctrl-C
