@@ -317,17 +317,20 @@ def _checked(rows: Iterable[tuple[int, dict[str, Any]]], where: str) -> Iterator
 
 def _read_bytes(path: Path, where: str, gz: bool) -> bytes:
     regular_file(path)
+    too_large = "too large to read into memory; `judgelab judge --stream` reads JSON lines one at a time"
     try:
         data = path.read_bytes()
-        if gz:
-            data = gzip.decompress(data)
-    except (OSError, EOFError) as err:
-        if not gz or isinstance(err, OSError) and err.strerror:
-            raise DataError(f"cannot read: {err.strerror}", where) from None
-        raise DataError(f"not a readable gzip file ({err})", where) from None
+    except OSError as err:
+        raise DataError(f"cannot read: {err.strerror}", where) from None
     except MemoryError:
-        raise DataError("too large to read into memory; `judgelab judge --stream` reads JSON lines one at "
-                        "a time", where) from None
+        raise DataError(too_large, where) from None
+    if gz:
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError) as err:
+            raise DataError(f"not a readable gzip file ({err})", where) from None
+        except MemoryError:
+            raise DataError(too_large, where) from None
     if data.startswith(b"\xef\xbb\xbf"):
         return data[3:]  # a UTF-8 byte-order mark at the start is harmless (Excel writes one)
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
@@ -375,7 +378,8 @@ def _beyond_limits(err: ValueError | RecursionError) -> str:
     """What json.loads refused other than bad syntax: too deep a nesting, or too long an integer."""
     if isinstance(err, RecursionError):
         return f"nested more deeply than Python's limit of about {sys.getrecursionlimit()} levels"
-    return f"an integer with more than {sys.get_int_max_str_digits()} digits"
+    limit = getattr(sys, "get_int_max_str_digits", lambda: 4300)()  # Python 3.10.7+ has the limit
+    return f"an integer with more than {limit} digits"
 
 
 def _no_lone_surrogate(value: Any, where: str, line: int) -> Any:
@@ -415,7 +419,7 @@ def _json_array_rows(data: bytes, where: str) -> Iterator[tuple[int, Any]]:
                 raise DataError(f"bad JSON ({err.msg}, column {err.colno})", where, err.lineno) from None
             except (ValueError, RecursionError) as err:
                 raise DataError(f"bad JSON ({_beyond_limits(err)})", where, line) from None
-            if "\\u" in text[pos:end]:
+            if text.find("\\u", pos, end) >= 0:
                 _no_lone_surrogate(value, where, line)
             yield line, value
             pos = ws.match(text, end).end()
