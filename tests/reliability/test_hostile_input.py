@@ -163,6 +163,42 @@ def test_every_command_exits_2_naming_the_place_and_writes_nothing(kind, name, p
         assert list(tmp_path.iterdir()) == [], f"{command} left {list(tmp_path.iterdir())}"
 
 
+# ---- runs that stop: what they leave in their --out folder ------------------------------------------------------
+FAST_JUDGE = ["--aspect", "coherence", "--family", "summarisation", "--strategy", "scale=5,cot=none",
+              "--model", "smollm2-135m", "--no-cache"]
+
+
+def test_a_refused_start_leaves_nothing_and_the_corrected_command_runs(good, tmp_path, capsys):
+    """No criteria: refused before any call. It used to leave run.json 'running' and an empty
+    judgments.jsonl, and the corrected command was then refused as 'a run of another judge'."""
+    command = ["judge", "--data", good["items"], *FAST_JUDGE, "--out", tmp_path / "run", "--limit", "1"]
+    code, output = _cli_in_process(command, capsys)
+    assert code == 2 and "no criteria for 'coherence'" in output and "Traceback" not in output
+    assert not (tmp_path / "run").exists()
+    code, output = _cli_in_process([*command, "--criteria", "Coherence (1-5)."], capsys)
+    assert code == 0, output
+    assert json.loads((tmp_path / "run" / "run.json").read_text())["status"] == "finished"
+
+
+@pytest.mark.timeout(600)
+def test_a_stream_stops_at_a_duplicate_id_in_a_later_chunk_naming_both_lines(good, tmp_path, capsys):
+    """Chunks of 2, the first id again on line 5: the first chunk is judged, then the run stops there
+    (it used to judge the id twice, and every rerun's metrics failed on the duplicate lines)."""
+    data = tmp_path / "stream.jsonl"
+    lines = good["items"].read_text().splitlines()
+    data.write_text("\n".join([*lines, lines[0]]) + "\n")
+    command = ["judge", "--data", data, *FAST_JUDGE, "--criteria", "Coherence (1-5).", "--out", tmp_path / "run",
+               "--stream", "--chunk-size", "2"]
+    code, output = _cli_in_process(command, capsys)
+    assert code == 2 and "Traceback" not in output
+    _names_place(output, data, 5, "id")
+    assert "duplicate id 'it-0000' (first used on line 1)" in " ".join(output.split())
+    record = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert record["status"] == "failed" and "duplicate id" in record["error"]
+    judged = [json.loads(line)["item_id"] for line in (tmp_path / "run" / "judgments.jsonl").read_text().splitlines()]
+    assert judged and len(judged) == len(set(judged)) == record["items"]
+
+
 def test_report_of_a_run_folder_with_hostile_judgments_exits_2(tmp_path, capsys):
     run = tmp_path / "run"
     run.mkdir()
