@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import sys
 import traceback
+import warnings
 
 import typer
 from rich.console import Console
@@ -30,7 +31,7 @@ app.add_typer(models_app, name="models")
 
 console = Console()
 err_console = Console(stderr=True)
-_state = {"debug": False}
+_state: dict = {"debug": False, "showwarning": warnings.showwarning}
 
 
 def _version(value: bool) -> None:
@@ -61,9 +62,27 @@ def _is_usage_error(exc: Exception) -> bool:
     return callable(getattr(exc, "show", None)) and isinstance(getattr(exc, "exit_code", None), int)
 
 
+def _show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                  file: object = None, line: str | None = None) -> None:
+    """A warning as one line for the user: Python's default adds the file and the source line that
+    raised it, which says nothing to someone running a command (``--debug`` keeps them)."""
+    if _state["debug"]:
+        _state["showwarning"](message, category, filename, lineno, file, line)
+    else:
+        err_console.print(f"[yellow]warning:[/] {escape(str(message))}", highlight=False, soft_wrap=True)
+
+
 def main() -> None:
     # Run folders, reports, configs and the cache hold the user's data: owner-only, whoever writes them.
     os.umask(0o077)
+    _state["showwarning"], warnings.showwarning = warnings.showwarning, _show_warning
+    try:
+        _main()
+    finally:  # main() called in a process that goes on (tests) leaves warnings as they were
+        warnings.showwarning = _state["showwarning"]
+
+
+def _main() -> None:
     try:
         code = app(standalone_mode=False)
         if isinstance(code, int) and code:  # click returns (not raises) 130 after Ctrl-C
@@ -88,7 +107,7 @@ def main() -> None:
             _print_traceback(exc)
         hint = "" if _state["debug"] else " (rerun with --debug)"
         err_console.print(f"[bold red]internal error:[/] {escape(redact(f'{type(exc).__name__}: {exc}'))}{hint}",
-                          highlight=False)
+                          highlight=False, soft_wrap=True)
         sys.exit(1)
 
 

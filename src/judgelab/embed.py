@@ -21,7 +21,6 @@ import hashlib
 import importlib
 import json
 import os
-import sqlite3
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -29,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from judgelab.errors import ConfigError
-from judgelab.files import touch_private
+from judgelab.files import open_sqlite
 
 _EXTRA_HINT = "install the 'embeddings' extra: pip install torch==2.13.0 'judgelab[embeddings]'"
 _BATCH = 500  # keys per IN (...) query: well under SQLite's variable limit
@@ -56,15 +55,11 @@ class EmbeddingCache:
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
-        touch_private(self.path)  # owner-only before SQLite opens it (its -wal/-shm follow the file's mode)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS vectors (identity TEXT NOT NULL, key TEXT NOT NULL, "
-            "vector BLOB NOT NULL, PRIMARY KEY (identity, key)) WITHOUT ROWID"
-        )
+        self._db = open_sqlite(
+            self.path, "CREATE TABLE IF NOT EXISTS vectors (identity TEXT NOT NULL, key TEXT NOT NULL, "
+            "vector BLOB NOT NULL, PRIMARY KEY (identity, key)) WITHOUT ROWID",
+            "SELECT identity, key, vector FROM vectors LIMIT 0", "embedding cache")
 
     def get_many(self, identity: str, keys: Sequence[str]) -> dict[str, np.ndarray]:
         found: dict[str, np.ndarray] = {}

@@ -16,12 +16,14 @@ import contextlib
 import json
 import os
 import shutil
+import sqlite3
+import stat
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from judgelab.errors import DataError
+from judgelab.errors import ConfigError, DataError
 
 PRIVATE_FILE = 0o600
 PRIVATE_DIR = 0o700
@@ -54,6 +56,30 @@ def touch_private(path: str | Path) -> Path:
     the umask's mode; SQLite then gives its ``-wal``/``-shm`` files the database file's mode)."""
     os.close(open_private(path, os.O_RDWR))
     return Path(path)
+
+
+def open_sqlite(path: str | Path, schema: str, probe: str, what: str) -> sqlite3.Connection:
+    """A SQLite database judgelab keeps (the completion and the embedding caches), ready to use:
+    created owner-only, WAL mode with ``synchronous=NORMAL`` (a killed process loses nothing it
+    committed), ``schema`` applied, ``probe`` (a query naming the columns used) run once.
+
+    A path that is no such database (a corrupt or foreign file, a folder, a FIFO) is a ConfigError
+    naming it, rather than SQLite's bare "file is not a database" from deep inside a run.
+    """
+    path = Path(path)
+    if path.exists() and not path.is_file():  # a FIFO would block SQLite's first read
+        raise ConfigError(f"{path}: not a regular file; give a file path for the {what}")
+    try:
+        touch_private(path)  # owner-only before SQLite opens it (its -wal/-shm follow the file's mode)
+        db = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=30)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.executescript(schema)
+        db.execute(probe).fetchall()
+    except (sqlite3.DatabaseError, OSError) as exc:
+        raise ConfigError(f"{path}: cannot use this file as the {what} ({exc}); move it away or give another "
+                          "path") from None
+    return db
 
 
 def write_atomic(path: str | Path, data: str | bytes, *, fsync: bool = True) -> Path:
@@ -121,6 +147,34 @@ def staged_folder(out_dir: str | Path, *,
         move_in(folder, out_dir)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+_NOT_A_FILE = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+               (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def regular_file(path: str | Path) -> Path:
+    """``path`` if it names a regular file (symlinks followed); else a DataError saying what it is.
+
+    Checked with ``stat`` before opening: opening a FIFO blocks until some process writes to it,
+    and a device such as ``/dev/zero`` never ends (read whole, it ends in a MemoryError). Data
+    files are read whole, and a streamed one twice (to count its lines, then to judge), which
+    only a file allows.
+    """
+    path = Path(path)
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        raise DataError("no such file", path) from None
+    except OSError as exc:
+        raise DataError(f"cannot read: {exc.strerror}", path) from None
+    if stat.S_ISDIR(mode):
+        raise DataError("is a directory, not a data file", path)
+    if not stat.S_ISREG(mode):
+        what = next((name for test, name in _NOT_A_FILE if test(mode)), "a special file")
+        raise DataError(f"is {what}, not a regular file (judgelab reads its input files whole, and a streamed "
+                        "one twice): save the data to a file first", path)
+    return path
 
 
 def read_json(path: str | Path) -> Any:

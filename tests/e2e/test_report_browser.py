@@ -103,3 +103,21 @@ def test_sorting_a_table_by_clicking_its_header(browser, real_run):
         values.append([float(cell.text) for cell in cells])
     assert values[0] == sorted(values[0], reverse=True) and values[1] == sorted(values[1])
     assert browser.get_log("browser") == []
+
+
+def test_a_script_that_slipped_through_escaping_would_not_run(browser, real_run, tmp_path):
+    """The page's policy allows its own script by hash only (no 'unsafe-inline'): markup planted in the
+    page as an escaping slip would leave it is blocked, while the page's table sorter still works."""
+    page = (real_run / "report.html").read_text(encoding="utf-8")
+    planted = page.replace("</body>", '<script>window.__slipped = 1</script>'
+                                      '<img src=x onerror="window.__slipped = 2"></body>')
+    copy = tmp_path / "report.html"
+    copy.write_text(planted, encoding="utf-8")
+    _open(browser, copy)
+    assert browser.execute_script("return window.__slipped === undefined")
+    blocked = [entry["message"] for entry in browser.get_log("browser")]
+    assert any("Content Security Policy" in message for message in blocked), blocked
+    header = browser.find_element("css selector", "#judgments th:nth-child(3)")
+    header.click()
+    cells = [float(cell.text) for cell in browser.find_elements("css selector", "#judgments tr td:nth-child(3)")]
+    assert cells == sorted(cells, reverse=True)

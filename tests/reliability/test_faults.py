@@ -82,6 +82,9 @@ def test_server_gone_stops_with_a_clear_error_and_a_rerun_resumes(llama_server, 
         assert proxy.base_url in str(failure.value)
         done = judged_ids(folder)
         assert len(done) == len(set(done)) == 6
+        record = json.loads((folder / "run.json").read_text())  # says how the run ended, and why
+        assert record["status"] == "failed" and "gave up after 3 attempts" in record["error"]
+        assert record["items"] == 6 and record["usage"]["calls"] == 6
         with CompletionCache(cache) as stored:
             assert len(stored) == 6 == len(proxy.stats.answers)
 
@@ -105,6 +108,7 @@ def test_cli_with_no_server_exits_2_naming_the_server_and_how_to_resume(tmp_path
     assert done.returncode == 2, done.stderr
     assert url in done.stderr and "gave up after" in done.stderr and "rerun" in done.stderr
     assert "Traceback" not in done.stderr + done.stdout
+    assert not (tmp_path / "run").exists()  # nothing was judged: no folder to block the next command
 
 
 # ---- a deadline per attempt ------------------------------------------------------------------------------------

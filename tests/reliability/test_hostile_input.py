@@ -10,7 +10,11 @@ bytes and random records on top.
 from __future__ import annotations
 
 import json
+import os
 import re
+import resource
+import sqlite3
+import subprocess
 import sys
 from pathlib import Path
 
@@ -37,16 +41,25 @@ ITEM_FILES = {
     "items_no_output.jsonl": (1, "output"), "items_truncated.json": (2, None), "items_ragged.csv": (3, None),
     "items_nan_score.csv": (2, "scores.coherence"), "items_inverted_scale.csv": (2, "scale"),
     "items_wrong_type.tsv": (2, "scores.coherence"), "items_corrupt.parquet": (None, None),
+    # a lone surrogate escape, a score beyond any scale, off its declared scale, a boolean score,
+    # an integer too long for Python to read, nesting deeper than the recursion limit
+    "items_lone_surrogate.jsonl": (2, "output"), "items_huge_score.jsonl": (1, "scores.coherence"),
+    "items_off_scale.jsonl": (1, "scores.coherence"), "items_off_aspect_scale.jsonl": (2, "scores.naturalness"),
+    "items_bool_score.jsonl": (1, "scores.coherence"), "items_long_integer.jsonl": (1, None),
+    "items_deep.jsonl": (1, None),
 }
 JUDGMENT_FILES = {
     "judgments_nan_score.jsonl": (1, "score"), "judgments_no_verdict.jsonl": (1, "score"),
     "judgments_wrong_type.jsonl": (1, "score"), "judgments_truncated.jsonl": (2, None),
+    "judgments_lone_surrogate.jsonl": (1, "explanation"), "judgments_huge_score.jsonl": (1, "score"),
+    "judgments_bool_score.jsonl": (1, "score"), "judgments_long_integer.jsonl": (1, None),
+    "judgments_deep.jsonl": (1, None),
 }
 CONFIG_FILES = {
     "config_bad_yaml.yaml": (3, None), "config_unknown_kind.yaml": (1, "kind"),
     "config_wrong_type.yaml": (3, "samples"), "config_utf16.yaml": (None, None),
     "config_unknown_field.yaml": (5, "temprature"), "config_bad_nested.yaml": (6, "strategy.scale"),
-    "config_bad_nested.json": (4, "strategy.cot"),
+    "config_bad_nested.json": (4, "strategy.cot"), "config_deep.yaml": (None, None),
 }
 
 
@@ -150,6 +163,42 @@ def test_every_command_exits_2_naming_the_place_and_writes_nothing(kind, name, p
         assert list(tmp_path.iterdir()) == [], f"{command} left {list(tmp_path.iterdir())}"
 
 
+# ---- runs that stop: what they leave in their --out folder ------------------------------------------------------
+FAST_JUDGE = ["--aspect", "coherence", "--family", "summarisation", "--strategy", "scale=5,cot=none",
+              "--model", "smollm2-135m", "--no-cache"]
+
+
+def test_a_refused_start_leaves_nothing_and_the_corrected_command_runs(good, tmp_path, capsys):
+    """No criteria: refused before any call. It used to leave run.json 'running' and an empty
+    judgments.jsonl, and the corrected command was then refused as 'a run of another judge'."""
+    command = ["judge", "--data", good["items"], *FAST_JUDGE, "--out", tmp_path / "run", "--limit", "1"]
+    code, output = _cli_in_process(command, capsys)
+    assert code == 2 and "no criteria for 'coherence'" in output and "Traceback" not in output
+    assert not (tmp_path / "run").exists()
+    code, output = _cli_in_process([*command, "--criteria", "Coherence (1-5)."], capsys)
+    assert code == 0, output
+    assert json.loads((tmp_path / "run" / "run.json").read_text())["status"] == "finished"
+
+
+@pytest.mark.timeout(600)
+def test_a_stream_stops_at_a_duplicate_id_in_a_later_chunk_naming_both_lines(good, tmp_path, capsys):
+    """Chunks of 2, the first id again on line 5: the first chunk is judged, then the run stops there
+    (it used to judge the id twice, and every rerun's metrics failed on the duplicate lines)."""
+    data = tmp_path / "stream.jsonl"
+    lines = good["items"].read_text().splitlines()
+    data.write_text("\n".join([*lines, lines[0]]) + "\n")
+    command = ["judge", "--data", data, *FAST_JUDGE, "--criteria", "Coherence (1-5).", "--out", tmp_path / "run",
+               "--stream", "--chunk-size", "2"]
+    code, output = _cli_in_process(command, capsys)
+    assert code == 2 and "Traceback" not in output
+    _names_place(output, data, 5, "id")
+    assert "duplicate id 'it-0000' (first used on line 1)" in " ".join(output.split())
+    record = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert record["status"] == "failed" and "duplicate id" in record["error"]
+    judged = [json.loads(line)["item_id"] for line in (tmp_path / "run" / "judgments.jsonl").read_text().splitlines()]
+    assert judged and len(judged) == len(set(judged)) == record["items"]
+
+
 def test_report_of_a_run_folder_with_hostile_judgments_exits_2(tmp_path, capsys):
     run = tmp_path / "run"
     run.mkdir()
@@ -168,6 +217,55 @@ def test_as_a_separate_process_the_user_sees_one_line_and_debug_shows_the_traceb
     assert f"{bad}:1: field 'scores.coherence'" in done.stderr
     debug = run_cli("--debug", "meta", "--data", bad, "--judgments", bad)
     assert debug.returncode != 0 and "Traceback" in debug.stderr
+
+
+# ---- paths that are no data file, and folders and caches that cannot be used ---------------------------------------
+SPECIAL = ("fifo-data", "fifo-judgments", "fifo-config", "fifo-stream", "zero-data", "zero-stream",
+           "out-is-a-file", "corrupt-cache", "foreign-cache")
+
+
+def _special_case(case: str, tmp_path: Path, good: dict[str, Path]) -> tuple[list[object], Path]:
+    """The command line for ``case`` and the path its error must name."""
+    fifo, zero = tmp_path / "fifo.jsonl", tmp_path / "zero.jsonl"
+    os.mkfifo(fifo)  # no writer: opening it for reading would block for ever
+    zero.symlink_to("/dev/zero")  # never ends: reading it whole ends in a MemoryError
+    judge = ["judge", "--aspect", "coherence", "--criteria", "Coherence (1-5).", "--family", "summarisation",
+             "--strategy", "cot=none", "--model", "smollm2-135m", "--out", tmp_path / "run"]
+    meta = ["meta", "--data", good["items"], "--judgments", good["judgments"]]
+    if case in ("out-is-a-file", "corrupt-cache", "foreign-cache"):
+        bad = tmp_path / ("taken" if case == "out-is-a-file" else "cache.sqlite")
+        bad.write_bytes(b"not a folder, nor a database: " * 100)
+        if case == "foreign-cache":  # a real SQLite file, of another program
+            bad.unlink()
+            with sqlite3.connect(bad) as other:
+                other.execute("CREATE TABLE calls (id INTEGER)")
+        option = "--out" if case == "out-is-a-file" else "--cache-path"
+        return [*judge, "--data", good["items"], option, bad], bad
+    path = fifo if case.startswith("fifo") else zero
+    return {"data": ["meta", "--data", path, "--judgments", good["judgments"]],
+            "judgments": [*meta[:3], "--judgments", path], "config": [*judge, "--data", good["items"], "--config", path],
+            "stream": [*judge, "--data", path, "--stream"]}[case.split("-", 1)[1]], path
+
+
+@pytest.mark.parametrize("case", SPECIAL)
+def test_special_files_and_unusable_folders_exit_2_at_once_with_one_line(case, good, tmp_path):
+    """A FIFO or /dev/zero as input, --out naming a file, a corrupt or foreign --cache-path: one located
+    line and exit 2, no hang (a timeout), no MemoryError (an address-space cap), nothing left behind."""
+    command, named = _special_case(case, tmp_path, good)
+    before = sorted(p.name for p in tmp_path.iterdir())
+    taken = named.read_bytes() if case == "out-is-a-file" else None
+
+    def cap_memory() -> None:  # old readers of /dev/zero stop at 4 GB instead of eating the machine
+        resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+
+    done = subprocess.run([sys.executable, "-m", "judgelab.cli", *map(str, command)], capture_output=True,
+                          text=True, timeout=120, preexec_fn=cap_memory)
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert done.returncode == 2, done.stderr
+    assert len(lines) == 1 and lines[0].startswith("error: ") and str(named) in lines[0], done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == before  # no run folder, no cache beside
+    if taken is not None:
+        assert named.read_bytes() == taken
 
 
 # ---- properties: whatever the bytes, a loader answers with data or a DataError --------------------------------

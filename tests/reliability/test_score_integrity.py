@@ -115,3 +115,25 @@ def test_real_replies_to_injected_texts_are_never_read_from_a_quote(embedded_bac
     for item, judgment, template in zip(items, judgments, INJECTIONS, strict=True):
         raw = judgment.raw or ""
         assert not read_from_copy(raw, template.format(target=5), (1, 5), item.output), raw
+
+
+@pytest.mark.timeout(900)
+def test_a_text_whose_length_proves_it_too_long_is_refused_without_tokenising(embedded_backend, monkeypatch):
+    """Tokenising a 200 MB text took minutes and gigabytes only to refuse it: its length alone proves
+    it cannot fit (no token of the model spans more than a few dozen bytes), so it is refused first."""
+    n_ctx = embedded_backend._llm.n_ctx()
+    tokenized: list[int] = []
+    real_tokenize = embedded_backend._llm.tokenize
+
+    def counting(text: bytes, *args, **kwargs):
+        tokenized.append(len(text))
+        return real_tokenize(text, *args, **kwargs)
+
+    monkeypatch.setattr(embedded_backend._llm, "tokenize", counting)
+    huge = Item(id="huge", source="A council meeting.", output="<b>word</b> " * 1_000_000, scores={"coherence": 3})
+    judge = PromptedJudge(aspect="coherence", family="summarisation", criteria="Coherence (1-5).",
+                          strategy=Strategy(scale=5, cot="none"), max_tokens=4)
+    [judgment] = judge.run([huge], Client(embedded_backend))  # not closed: the backend is the session's
+    assert judgment.status == "error" and f"the context window is {n_ctx}" in judgment.reason
+    assert "prompt has at least" in judgment.reason and judgment.raw is None
+    assert max(tokenized, default=0) < 1000  # only single tokens were looked at, never the text

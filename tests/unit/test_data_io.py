@@ -29,6 +29,7 @@ from judgelab.data import (
     save_items,
     save_judgments,
 )
+from judgelab.data.item import MAX_SCORE
 from judgelab.llm.types import Usage
 from judgelab.train.labels import read_teacher
 
@@ -134,7 +135,7 @@ _json_value = st.recursive(
     lambda children: st.lists(children, max_size=3) | st.dictionaries(_text, children, max_size=3),
     max_leaves=6,
 )
-_finite = st.floats(allow_nan=False, allow_infinity=False, width=64)
+_finite = st.floats(-MAX_SCORE, MAX_SCORE, width=64)
 
 
 @st.composite
@@ -144,12 +145,14 @@ def _items(draw) -> Item:
     data = {
         "id": draw(st.text(min_size=1, max_size=10)),
         "dataset": draw(opt), "group_id": draw(opt), "system_id": draw(opt),
-        "scores": draw(st.dictionaries(_text, _finite, max_size=3)),
-        "extra": draw(st.dictionaries(_text, _json_value, max_size=3)),
+        "extra": draw(st.dictionaries(_text.filter(lambda key: key != "aspect_scales"), _json_value, max_size=3)),
     }
+    scores = _finite
     if draw(st.booleans()):
         low = draw(st.floats(-100, 100))
         data["scale"] = (low, low + draw(st.floats(0.5, 100)))
+        scores = st.floats(*data["scale"])  # a score lies on the item's scale
+    data["scores"] = draw(st.dictionaries(_text, scores, max_size=3))
     if kind == "pointwise":
         data.update(source=draw(opt), context=draw(opt), output=draw(_text), reference=draw(opt))
     elif kind == "pairwise":

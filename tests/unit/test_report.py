@@ -5,6 +5,8 @@ The page from a real model run is checked in a real browser in tests/e2e/test_re
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import re
 from pathlib import Path
@@ -15,7 +17,7 @@ from judgelab.data import Item, Judgment
 from judgelab.data.io import save_judgments
 from judgelab.errors import ConfigError, DataError
 from judgelab.report import render_report, write_report
-from judgelab.report.html import SAMPLE
+from judgelab.report.html import SAMPLE, TEXT_LIMIT
 
 
 def _run_folder(tmp: Path, judgments: list[Judgment], judge: dict | None = None) -> Path:
@@ -79,6 +81,30 @@ def test_dataset_and_model_text_is_escaped(tmp_path):
     assert "<script>alert" not in page and "<img src=x" not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "&lt;img src=x onerror=" in page
     assert page.count("<script>") == 1  # the page's own table sorter
+
+
+def test_long_texts_are_clipped_on_the_page(tmp_path):
+    """A 2-million-character output and reply (a 200 MB item once made a 205 MB page): the page shows
+    the first TEXT_LIMIT characters of each and says how much more the run's files hold."""
+    long_text = "word " * 400_000
+    items = [Item(id=f"i{i}", group_id="g", output=long_text if i == 1 else f"o{i}", scores={"quality": i})
+             for i in range(1, 5)]
+    judgments = [Judgment(item_id=f"i{i}", score=6 - i, raw=long_text, explanation=long_text) for i in range(1, 5)]
+    page = render_report(_run_folder(tmp_path, judgments), items)
+    assert len(page) < 30 * TEXT_LIMIT
+    assert f"… [{len(long_text) - TEXT_LIMIT:,} more characters, in the run&#39;s files]" in page
+
+
+def test_only_the_pages_own_script_may_run(tmp_path):
+    """The policy names the page's one script by its hash: no 'unsafe-inline', so a script that slipped
+    through escaping would not run (checked in a real browser in tests/e2e/test_report_browser.py)."""
+    folder, items = _pairwise(tmp_path)
+    page = render_report(folder, items)
+    policy = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', page).group(1)
+    scripts = re.search(r"script-src ([^;]+);", policy).group(1)
+    [body] = re.findall(r"<script>(.*?)</script>", page, re.S)
+    assert scripts == f"'sha256-{base64.b64encode(hashlib.sha256(body.encode()).digest()).decode()}'"
+    assert "sortable" in body
 
 
 def test_page_fetches_nothing(tmp_path):

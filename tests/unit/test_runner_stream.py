@@ -7,6 +7,7 @@ run, Ray workers). Memory and throughput on a million items: bench/bench_stream.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Sequence
 from typing import ClassVar, Literal
 
@@ -14,13 +15,15 @@ import pytest
 
 from judgelab.data import Item, Judgment
 from judgelab.data.io import load_judgments, save_items
-from judgelab.errors import ConfigError, DataError
+from judgelab.errors import BackendError, ConfigError, DataError
 from judgelab.judges.base import JudgeConfig
 from judgelab.llm.backends.none import no_llm_client
 from judgelab.runner import run_judge
 from judgelab.runner.stream import chunks, count_lines, iter_items
 
 JUDGED: list[str] = []  # ids each run of LengthJudge was given, to check what a resume re-judges
+FAIL_AFTER: list[int] = []  # [n]: the backend "goes away" once n items are judged
+GATE = threading.Event()  # an item whose output is "wait" waits for it (a run held in progress)
 
 
 class LengthJudge(JudgeConfig):
@@ -35,6 +38,10 @@ class LengthJudge(JudgeConfig):
         for item in items:
             if item.output == "stop":
                 raise KeyboardInterrupt
+            if FAIL_AFTER and len(JUDGED) >= FAIL_AFTER[0]:
+                raise BackendError("http://127.0.0.1:9/v1: gave up after 3 attempts: connection refused")
+            if item.output == "wait":
+                assert GATE.wait(30)
             JUDGED.append(item.id)
             if item.output == "???":
                 judgment = Judgment(item_id=item.id, status="unparsable", reason="no rating", raw="???")
@@ -52,6 +59,8 @@ def _items(n: int, group_size: int = 3) -> list[Item]:
 @pytest.fixture(autouse=True)
 def _reset():
     JUDGED.clear()
+    FAIL_AFTER.clear()
+    GATE.clear()
 
 
 def test_stream_from_a_file_writes_every_item_once(tmp_path):
@@ -152,3 +161,111 @@ def test_count_lines(tmp_path):
     path = tmp_path / "x.jsonl"
     path.write_text("a\nb\nc")
     assert count_lines(path) == 3
+
+
+# ---- how a run ends, and who may run into a folder ------------------------------------------------------------
+def _record(folder) -> dict:
+    return json.loads((folder / "run.json").read_text())
+
+
+@pytest.mark.parametrize("where", ["later chunk", "same chunk"])
+def test_a_duplicate_id_in_a_stream_is_named_by_file_and_line_and_never_judged_twice(tmp_path, where):
+    path = save_items(_items(12), tmp_path / "items.jsonl")
+    lines = path.read_text().splitlines()
+    at = {"later chunk": 11, "same chunk": 8}[where]  # chunks of 3: i1 again alone in chunk 4, or within chunk 3
+    lines.insert(at, lines[1])
+    path.write_text("\n".join(lines) + "\n")
+    with no_llm_client() as client, pytest.raises(
+            DataError, match=rf"items\.jsonl:{at + 1}: field 'id': duplicate id 'i1' \(first used on line 2\)"):
+        run_judge(LengthJudge(), path, client, tmp_path / "run", chunk_size=3)
+    judged = [j.item_id for j in load_judgments(tmp_path / "run" / "judgments.jsonl")]
+    assert len(judged) == len(set(judged))
+    record = _record(tmp_path / "run")
+    assert record["status"] == "failed" and "duplicate id 'i1'" in record["error"]
+    assert record["items"] == len(judged)
+
+
+def test_a_duplicate_id_from_an_iterator_is_named_by_position(tmp_path):
+    items = _items(5)
+    with no_llm_client() as client, pytest.raises(DataError, match=r"<items>:6: field 'id': duplicate id 'i0' "
+                                                                      r"\(first used on line 1\)"):
+        run_judge(LengthJudge(), iter([*items, items[0]]), client, tmp_path / "run", chunk_size=10)
+
+
+def test_a_failed_run_says_so_with_why_and_a_rerun_resumes(tmp_path):
+    items = _items(10)
+    FAIL_AFTER.append(4)
+    with no_llm_client() as client, pytest.raises(BackendError):
+        run_judge(LengthJudge(), items, client, tmp_path / "run")
+    record = _record(tmp_path / "run")
+    assert record["status"] == "failed" and "gave up after 3 attempts" in record["error"]
+    assert record["items"] == 4 == len(load_judgments(tmp_path / "run" / "judgments.jsonl"))
+    FAIL_AFTER.clear()
+    with no_llm_client() as client:
+        result = run_judge(LengthJudge(), items, client, tmp_path / "run")
+    assert result.usage["resumed_items"] == 4 and _record(tmp_path / "run")["status"] == "finished"
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_run_that_judged_nothing_leaves_no_folder(tmp_path, stream):
+    FAIL_AFTER.append(0)  # refused before the first item, like a judge with no criteria
+    with no_llm_client() as client, pytest.raises(BackendError):
+        run_judge(LengthJudge(), _items(4), client, tmp_path / "new" / "run", chunk_size=2 if stream else None)
+    assert not (tmp_path / "new" / "run").exists()
+
+
+def test_a_folder_holding_no_judgment_is_no_run_to_protect(tmp_path):
+    """What an earlier version left after a refused start (run.json 'running', an empty judgments.jsonl)
+    does not block the corrected command, whatever judge it names."""
+    folder = tmp_path / "run"
+    folder.mkdir()
+    (folder / "run.json").write_text(json.dumps({"judge_digest": "0123456789ab", "backend": "other", "status": "running"}))
+    (folder / "judgments.jsonl").write_text("")
+    with no_llm_client() as client:
+        result = run_judge(LengthJudge(), _items(4), client, folder)
+    assert result.counts["ok"] == 4 and _record(folder)["status"] == "finished"
+    (tmp_path / "mine").mkdir()  # a folder the user made is never removed: its run.json says why it failed
+    FAIL_AFTER.append(len(JUDGED))
+    with no_llm_client() as client, pytest.raises(BackendError):
+        run_judge(LengthJudge(), _items(4), client, tmp_path / "mine")
+    assert _record(tmp_path / "mine")["status"] == "failed"
+
+
+def test_out_naming_a_file_is_refused_and_the_file_left_alone(tmp_path):
+    taken = tmp_path / "notes.txt"
+    taken.write_text("mine")
+    with no_llm_client() as client, pytest.raises(ConfigError, match=r"notes\.txt is a file; give a folder"):
+        run_judge(LengthJudge(), _items(3), client, taken)
+    assert taken.read_text() == "mine"
+
+
+def test_a_second_run_into_a_folder_in_use_is_refused_and_then_resumes(tmp_path):
+    items = _items(6)
+    items[3] = Item(id="i3", group_id="g1", output="wait", scores={"quality": 3})
+    folder = tmp_path / "run"
+    errors: list[BaseException] = []
+
+    def first() -> None:
+        try:
+            with no_llm_client() as client:
+                run_judge(LengthJudge(), items, client, folder)
+        except BaseException as exc:  # noqa: BLE001 - reported by the main thread
+            errors.append(exc)
+
+    thread = threading.Thread(target=first)
+    thread.start()
+    try:
+        for _ in range(3000):  # the first run holds the folder once it says "running"
+            if (folder / "run.json").exists() and _record(folder).get("status") == "running":
+                break
+            threading.Event().wait(0.01)
+        with no_llm_client() as client, pytest.raises(ConfigError, match="in use by another judgelab run"):
+            run_judge(LengthJudge(), items, client, folder)
+        assert _record(folder)["status"] == "running"  # the refused run wrote nothing
+    finally:
+        GATE.set()
+        thread.join(30)
+    assert not errors and _record(folder)["status"] == "finished"
+    assert sorted(JUDGED) == sorted(item.id for item in items)  # each judged once, by the first run
+    with no_llm_client() as client:
+        assert run_judge(LengthJudge(), items, client, folder).usage["resumed_items"] == 6

@@ -15,7 +15,7 @@ from judgelab.judges.pairwise import PairwiseJudge  # noqa: F401 - registers the
 from judgelab.judges.prompted import PromptedJudge  # noqa: F401 - registers the 'prompted' kind
 from judgelab.judges.strategy import Strategy
 from judgelab.llm.resolve import MODEL_STRING_HELP
-from judgelab.runner.run import run_judge
+from judgelab.runner.run import check_out_folder, run_judge
 
 
 def register(app: typer.Typer) -> None:
@@ -56,6 +56,8 @@ def judge(
     """Judge items with an LLM and compare with the human labels they carry."""
     from judgelab.cli import console
 
+    if out is not None:
+        check_out_folder(out)  # before anything is loaded: a wrong --out costs nothing
     if stream:
         from itertools import islice
 

@@ -36,7 +36,7 @@ from pydantic import BaseModel, ValidationError
 from judgelab.data.item import Item, ItemKind
 from judgelab.data.judgment import Judgment
 from judgelab.errors import DataError, DataWarning
-from judgelab.files import open_private, write_atomic
+from judgelab.files import open_private, regular_file, write_atomic
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -54,7 +54,8 @@ _FORMATS = {
 _KINDS = ("pointwise", "pairwise", "relevance")
 _KIND_FIELD = {"pointwise": "output", "pairwise": "output_a", "relevance": "qid"}
 _INT_TEXT = re.compile(r"[+-]?\d+")
-_SURROGATE = re.compile("[\udc80-\udcff]")
+_SURROGATE = re.compile("[\udc80-\udcff]")  # an undecodable byte, as "surrogateescape" decodes it
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # half of a UTF-16 pair, left alone by a JSON "\\udfff" escape
 _FRAME = "<DataFrame>"
 
 
@@ -137,11 +138,9 @@ def load_judgments(source: PathLike | pd.DataFrame) -> list[Judgment]:
 
 def open_binary(path: PathLike) -> IO[bytes]:
     """A file opened for reading bytes, gunzipped when it ends in ``.gz``; a DataError if it cannot be."""
-    path = Path(path)
+    path = regular_file(path)
     try:
         return gzip.open(path, "rb") if path.suffix.lower() == ".gz" else open(path, "rb")  # noqa: SIM115
-    except FileNotFoundError:
-        raise DataError("no such file", path) from None
     except OSError as exc:
         raise DataError(f"cannot read: {exc.strerror}", path) from None
 
@@ -158,9 +157,10 @@ def iter_jsonl(path: PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
             if not raw.strip():
                 continue
             try:
-                record = json.loads(raw)
-            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
                 raise DataError(f"bad JSON ({exc})", where, line_number) from None
+            record = _json_value(text, where, line_number)
             if not isinstance(record, dict):
                 raise DataError("expected a JSON object (one record per line)", where, line_number)
             yield line_number, record
@@ -287,7 +287,8 @@ def _open_rows(source: Any, schema: _Schema
         records = _frame_records(source)
         if schema is _JUDGMENTS and len(source):
             _require_verdict([str(c) for c in source.columns], _FRAME, None)
-        rows = ((pos, _from_cells(cells, schema, _FRAME, pos, typed=True))
+        # Python strings from any source: a lone surrogate is looked for in every row
+        rows = ((pos, _no_lone_surrogate(_from_cells(cells, schema, _FRAME, pos, typed=True), _FRAME, pos))
                 for pos, cells in enumerate(records, start=1))
         return _FRAME, rows, None
     if not isinstance(source, (str, os.PathLike)):
@@ -315,19 +316,21 @@ def _checked(rows: Iterable[tuple[int, dict[str, Any]]], where: str) -> Iterator
 
 
 def _read_bytes(path: Path, where: str, gz: bool) -> bytes:
+    regular_file(path)
+    too_large = "too large to read into memory; `judgelab judge --stream` reads JSON lines one at a time"
     try:
         data = path.read_bytes()
-    except FileNotFoundError:
-        raise DataError("no such file", where) from None
-    except IsADirectoryError:
-        raise DataError("is a directory, not a data file", where) from None
     except OSError as err:
         raise DataError(f"cannot read: {err.strerror}", where) from None
+    except MemoryError:
+        raise DataError(too_large, where) from None
     if gz:
         try:
             data = gzip.decompress(data)
         except (OSError, EOFError) as err:
             raise DataError(f"not a readable gzip file ({err})", where) from None
+        except MemoryError:
+            raise DataError(too_large, where) from None
     if data.startswith(b"\xef\xbb\xbf"):
         return data[3:]  # a UTF-8 byte-order mark at the start is harmless (Excel writes one)
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
@@ -352,13 +355,44 @@ def _json_rows(data: bytes, where: str, *, array_ok: bool) -> Iterator[tuple[int
         if text.startswith("\ufeff"):
             raise DataError("a byte-order mark (BOM) starts this line; was the file concatenated from "
                             "files that each had one? Remove it", where, lineno)
-        try:
-            value = json.loads(text)
-        except json.JSONDecodeError as err:
-            hint = ("; the file ends in the middle of this line (an interrupted write?)"
-                    if truncated and lineno == len(lines) else "")
-            raise DataError(f"bad JSON ({err.msg}, column {err.colno}){hint}", where, lineno) from None
-        yield lineno, value
+        hint = ("; the file ends in the middle of this line (an interrupted write?)"
+                if truncated and lineno == len(lines) else "")
+        yield lineno, _json_value(text, where, lineno, hint)
+
+
+def _json_value(text: str, where: str, line: int, hint: str = "") -> Any:
+    """One JSON document (a line of a JSON-lines file): every way ``json.loads`` fails is a DataError
+    at ``where:line``, and so is a string the toolkit could not write back (a lone surrogate)."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise DataError(f"bad JSON ({err.msg}, column {err.colno}){hint}", where, line) from None
+    except (ValueError, RecursionError) as err:
+        raise DataError(f"bad JSON ({_beyond_limits(err)})", where, line) from None
+    if "\\u" in text:  # only an escape makes a lone surrogate: valid UTF-8 text holds none
+        _no_lone_surrogate(value, where, line)
+    return value
+
+
+def _beyond_limits(err: ValueError | RecursionError) -> str:
+    """What json.loads refused other than bad syntax: too deep a nesting, or too long an integer."""
+    if isinstance(err, RecursionError):
+        return f"nested more deeply than Python's limit of about {sys.getrecursionlimit()} levels"
+    limit = getattr(sys, "get_int_max_str_digits", lambda: 4300)()  # Python 3.10.7+ has the limit
+    return f"an integer with more than {limit} digits"
+
+
+def _no_lone_surrogate(value: Any, where: str, line: int) -> Any:
+    """Refuse a string holding half of a UTF-16 surrogate pair (JSON ``"\\udfff"`` with no partner).
+
+    Python reads it as a one-character string that cannot be encoded as UTF-8, so it would fail
+    much later, when a prompt, a judgment or a report is written; here it is named at its line.
+    """
+    field = _surrogate_path(value, _LONE_SURROGATE)
+    if field is not None:
+        raise DataError("holds a lone UTF-16 surrogate (a \\ud800-\\udfff escape without its pair), which "
+                        "is not a character; remove it or write the character whole", where, line, field or None)
+    return value
 
 
 def _json_array_rows(data: bytes, where: str) -> Iterator[tuple[int, Any]]:
@@ -383,6 +417,10 @@ def _json_array_rows(data: bytes, where: str) -> Iterator[tuple[int, Any]]:
                 value, end = decoder.raw_decode(text, pos)
             except json.JSONDecodeError as err:
                 raise DataError(f"bad JSON ({err.msg}, column {err.colno})", where, err.lineno) from None
+            except (ValueError, RecursionError) as err:
+                raise DataError(f"bad JSON ({_beyond_limits(err)})", where, line) from None
+            if text.find("\\u", pos, end) >= 0:
+                _no_lone_surrogate(value, where, line)
             yield line, value
             pos = ws.match(text, end).end()
             if text.startswith(",", pos):
@@ -465,8 +503,7 @@ def _parquet_rows(path: Path, schema: _Schema, where: str) -> Iterator[tuple[int
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    if not path.exists():
-        raise DataError("no such file", where)
+    regular_file(path)
     try:
         table = pq.read_table(path)
     except (pa.ArrowException, OSError) as err:
@@ -611,7 +648,7 @@ def _short(value: Any, limit: int = 60) -> str:
 
 def _utf8_error(raw: bytes, err: UnicodeDecodeError, where: str, line: int, locate: Any) -> DataError:
     field = None
-    with contextlib.suppress(ValueError):
+    with contextlib.suppress(ValueError, RecursionError):
         field = locate(raw.decode("utf-8", "surrogateescape"))
     return DataError(f"not valid UTF-8: byte 0x{raw[err.start]:02x} at column {err.start + 1}; save the "
                      f"file as UTF-8", where, line, field)
@@ -619,20 +656,28 @@ def _utf8_error(raw: bytes, err: UnicodeDecodeError, where: str, line: int, loca
 
 def _json_surrogate_field(text: str) -> str | None:
     """The dotted path of the first value holding an undecodable byte (surrogate-escaped)."""
+    return _surrogate_path(json.loads(text), _SURROGATE) or None
 
-    def walk(node: Any, path: list[str]) -> str | None:
-        if isinstance(node, str):
-            return ".".join(path) if _SURROGATE.search(node) else None
-        items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
-        for key, child in items:
-            if isinstance(key, str) and _SURROGATE.search(key):
-                return ".".join([*path, key])
-            found = walk(child, [*path, str(key)])
-            if found:
-                return found
-        return None
 
-    return walk(json.loads(text), [])
+def _surrogate_path(node: Any, pattern: re.Pattern[str]) -> str | None:
+    """The dotted path of the first string (or key) in ``node`` that ``pattern`` finds something in
+    ("" for ``node`` itself); None when there is none. A loop, not recursion: JSON nested as deeply
+    as ``json.loads`` allows must not exhaust the stack here."""
+    stack: list[tuple[Any, tuple[str, ...]]] = [(node, ())]
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, str):
+            if pattern.search(value):
+                return ".".join(path)
+            continue
+        children = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+        found = []
+        for key, child in children:
+            if isinstance(key, str) and pattern.search(key):
+                return ".".join((*path, key))
+            found.append((child, (*path, str(key))))
+        stack.extend(reversed(found))  # depth first
+    return None
 
 
 # ---------------------------------------------------------------------------------------- writing

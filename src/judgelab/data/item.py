@@ -12,15 +12,49 @@ routinely carry bookkeeping columns, and dropping them silently would lose data.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
 ItemKind = Literal["pointwise", "pairwise", "relevance"]
 
-# NaN/inf are rejected by the type itself, so the error points at ``scores.<aspect>``.
-FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
+#: The largest magnitude a score may have. Beyond it a number is no rating: the statistics square
+#: and sum scores, so 1e308 overflows them (it crashed scikit-learn), and no rating scale,
+#: probability or log-likelihood comes anywhere near it.
+MAX_SCORE = 1e15
+
+
+def _not_bool(value: Any) -> Any:
+    # JSON true would be read as 1.0 (and Parquet booleans too): a verdict written as a flag is
+    # a mistake in the file, not a rating of 1.
+    if isinstance(value, bool):
+        raise PydanticCustomError("bool_score", "true/false is neither a score nor a label")
+    return value
+
+
+def _bounded(value: float | int | str) -> float | int | str:
+    if not isinstance(value, str) and abs(value) > MAX_SCORE:
+        raise PydanticCustomError("score_too_large", "{value} is not a score: its magnitude is above {bound}",
+                                  {"value": f"{float(value):.3g}", "bound": f"{MAX_SCORE:g}"})
+    return value
+
+
+#: A human or judge score: a finite number (not a boolean) of magnitude at most ``MAX_SCORE``.
+#: NaN/inf are rejected by the type itself, so the error points at ``scores.<aspect>``.
+Score = Annotated[float, BeforeValidator(_not_bool), Field(allow_inf_nan=False), AfterValidator(_bounded)]
+#: A pairwise preference ("a"/"b"/"tie") or a graded relevance label (an int, bounded like a score).
+Label = Annotated[int | str, BeforeValidator(_not_bool), AfterValidator(_bounded)]
 
 
 class Item(BaseModel):
@@ -35,8 +69,8 @@ class Item(BaseModel):
     context: str | None = None
     output: str | None = None
     reference: str | None = None
-    scores: dict[str, FiniteFloat] = Field(default_factory=dict)
-    scale: tuple[FiniteFloat, FiniteFloat] | None = None
+    scores: dict[str, Score] = Field(default_factory=dict)
+    scale: tuple[Score, Score] | None = None
     # pairwise
     instruction: str | None = None
     subset: str | None = None
@@ -48,7 +82,7 @@ class Item(BaseModel):
     query: str | None = None
     passage: str | None = None
     # pairwise preference ("a" / "b" / "tie") or graded relevance (int)
-    label: int | str | None = None
+    label: Label | None = None
     extra: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="before")
@@ -111,6 +145,24 @@ class Item(BaseModel):
             )
         return self
 
+    @model_validator(mode="after")
+    def _scores_on_their_scales(self) -> Item:
+        """A human score outside the scale the item declares (``scale``, or its aspect's entry in
+        ``extra.aspect_scales``) is a mistake in the file: a 7 on a 1-5 scale would skew every
+        correlation and normalised score without a word."""
+        per_aspect = self.extra.get("aspect_scales")
+        if per_aspect is not None:
+            _check_aspect_scales(per_aspect)
+        for aspect, value in self.scores.items():
+            scale = self.aspect_scale(aspect)
+            if scale is not None and not scale[0] <= value <= scale[1]:
+                raise PydanticCustomError(
+                    "score_off_scale", "score {value} is outside the item's {aspect} scale [{low}, {high}]",
+                    {"field": f"scores.{aspect}", "value": f"{value:g}", "aspect": aspect, "low": f"{scale[0]:g}",
+                     "high": f"{scale[1]:g}"},
+                )
+        return self
+
     @property
     def kind(self) -> ItemKind:
         if self.output_a is not None:
@@ -144,3 +196,16 @@ class Item(BaseModel):
         if self.kind == "relevance" and isinstance(self.label, int) and aspect in ("relevance", "label"):
             return float(self.label)
         return None
+
+
+def _check_aspect_scales(per_aspect: Any) -> None:
+    """``extra.aspect_scales``: ``{aspect: [min, max]}`` with finite numbers and min < max."""
+    if not isinstance(per_aspect, Mapping):
+        raise PydanticCustomError("aspect_scales", "must map each aspect to [min, max]",
+                                  {"field": "extra.aspect_scales"})
+    for aspect, scale in per_aspect.items():
+        numbers = isinstance(scale, (list, tuple)) and len(scale) == 2 and all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in scale)
+        if not numbers or not scale[0] < scale[1]:
+            raise PydanticCustomError("aspect_scales", "must be [min, max], two finite numbers with min < max (got {got})",
+                                      {"field": f"extra.aspect_scales.{aspect}", "got": repr(scale)[:60]})

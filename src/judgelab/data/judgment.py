@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import math
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from judgelab.data.item import Label, Score
 from judgelab.llm.types import Usage
 
 JudgmentStatus = Literal["ok", "unparsable", "error"]
 
 # A criterion grade is a number or None (not given / not parsed), never NaN: NaN would poison means.
-CriterionScore = Annotated[float, Field(allow_inf_nan=False)] | None
+CriterionScore = Score | None
 
 
 class Judgment(BaseModel):
@@ -21,8 +21,8 @@ class Judgment(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     item_id: str = Field(min_length=1)
-    score: float | None = None
-    label: int | str | None = None
+    score: Score | None = None
+    label: Label | None = None
     criteria: dict[str, CriterionScore] = Field(default_factory=dict)
     explanation: str | None = None
     raw: str | None = None
@@ -45,13 +45,6 @@ class Judgment(BaseModel):
     @classmethod
     def _id_as_text(cls, value: Any) -> Any:
         return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
-
-    @field_validator("score")
-    @classmethod
-    def _finite(cls, value: float | None) -> float | None:
-        if value is not None and not math.isfinite(value):
-            raise ValueError(f"score {value} is not finite")
-        return value
 
     @model_validator(mode="after")
     def _no_score_without_success(self) -> Judgment:

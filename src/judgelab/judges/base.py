@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,7 +28,7 @@ from pydantic import (
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
 from judgelab.errors import ConfigError, JudgelabError, RequestError
-from judgelab.files import private_dir, write_atomic
+from judgelab.files import private_dir, regular_file, write_atomic
 from judgelab.llm.client import Client
 from judgelab.llm.types import Completion, Request, Usage
 from judgelab.parse import parse_questions
@@ -236,7 +237,7 @@ def load_judge(path: str | Path) -> JudgeConfig:
 
     Errors name the file, the line and the field (``best.yaml:7: field 'strategy.scale': ...``).
     """
-    path = Path(path)
+    path = regular_file(path)  # a FIFO would block the read
     try:
         text = path.read_text(encoding="utf-8")
         data = yaml.safe_load(text)
@@ -244,6 +245,9 @@ def load_judge(path: str | Path) -> JudgeConfig:
         raise ConfigError(f"{path}:{_yaml_error_line(exc)}: not valid YAML: {_yaml_problem(exc)}") from exc
     except (OSError, yaml.YAMLError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read judge config: {exc}") from exc
+    except RecursionError:  # PyYAML's parser recurses once per level of nesting
+        raise ConfigError(f"{path}: cannot read judge config: nested more deeply than Python's limit of about "
+                          f"{sys.getrecursionlimit()} levels") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: a judge config is a mapping with a 'kind' key")
     return judge_from_dict(data, str(path), base_dir=path.parent, line_of=_yaml_line_finder(text))

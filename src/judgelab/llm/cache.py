@@ -9,14 +9,13 @@ every completion committed before the kill is there on the next run, so it is ne
 from __future__ import annotations
 
 import gc
-import sqlite3
 import threading
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from judgelab.files import touch_private
+from judgelab.files import open_sqlite
 from judgelab.llm.types import Completion
 
 # A rowid table: batch lookups read the (small) key index and then whole rows, which measured
@@ -58,12 +57,9 @@ class CompletionCache:
         self.path = Path(path)
         # Prompts and replies are the user's data: the file (and the -wal/-shm files SQLite gives
         # the same mode) is readable by its owner only, in a folder made 0700 if it was missing.
-        touch_private(self.path)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.executescript(_SCHEMA)
+        self._db = open_sqlite(self.path, _SCHEMA, "SELECT key, backend, created, request, completion FROM calls LIMIT 0",
+                               "completion cache")
 
     def get(self, key: str) -> Completion | None:
         with self._lock:

@@ -5,11 +5,14 @@ trajectory.jsonl / optimizer.json; the human labels come from the items passed i
 data file run.json names. Judgments are read one line at a time and a uniform sample of at most
 ``SAMPLE`` of them (all of them for smaller runs) feeds the plots and tables, so a report on a
 million-item streamed run takes the memory of a small one. Every text from a dataset or a model
-is escaped (jinja2 autoescape; plots escape their own labels).
+is escaped (jinja2 autoescape; plots escape their own labels) and cut to ``TEXT_LIMIT`` characters;
+the page's Content-Security-Policy lets only its own script run, named by its SHA-256.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import random
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
@@ -20,6 +23,7 @@ from typing import Any
 import jinja2
 import numpy as np
 import yaml
+from markupsafe import Markup
 
 from judgelab.data.io import iter_jsonl, load_items
 from judgelab.data.item import Item
@@ -30,11 +34,27 @@ from judgelab.metrics.correlation import correlation
 from judgelab.report import plots
 from judgelab.report.systems_view import systems_section
 
+#: Characters of one text (a judged output, a reply, an id, a reason) the page shows; all of it is in
+#: the run's files. A 200 MB item once made a 205 MB page.
+TEXT_LIMIT = 10_000
+
+
+def _clip(value: Any) -> Any:
+    """Applied to every ``{{ ... }}`` of the page: long plain texts are cut (markup the code built,
+    such as the plots, is not text from a dataset and is left whole)."""
+    if isinstance(value, str) and not isinstance(value, Markup) and len(value) > TEXT_LIMIT:
+        return f"{value[:TEXT_LIMIT]}… [{len(value) - TEXT_LIMIT:,} more characters, in the run's files]"
+    return value
+
+
 _ENV = jinja2.Environment(
     loader=jinja2.PackageLoader("judgelab.report", "templates"),
     autoescape=jinja2.select_autoescape(["html", "j2"]),
-    trim_blocks=True, lstrip_blocks=True,
+    trim_blocks=True, lstrip_blocks=True, finalize=_clip,
 )
+#: The page's one script and the hash its Content-Security-Policy allows (no 'unsafe-inline').
+_SCRIPT = Markup(_ENV.get_template("sort_tables.js.j2").render())
+_SCRIPT_HASH = "sha256-" + base64.b64encode(hashlib.sha256(_SCRIPT.encode("utf-8")).digest()).decode("ascii")
 SAMPLE = 5000  # judgments drawn for plots and tables (uniformly, reproducibly) on larger runs
 TOP_DISAGREEMENTS = 15
 SHOWN_JUDGMENTS = 200
@@ -101,6 +121,7 @@ def render_report(folder: str | Path, items: Iterable[Item] | None = None) -> st
         scan=scan, sample_size=SAMPLE, figures=_figures(scan, metrics, judge, judge_scale),
         criteria=_criteria_rows(scan.rows), disagreements=_disagreements(scan.rows, judge_scale),
         shown=scan.rows[:SHOWN_JUDGMENTS], optimizer=_optimizer(folder), systems=systems_section(systems),
+        script=_SCRIPT, script_hash=_SCRIPT_HASH,
     )
 
 

@@ -7,7 +7,10 @@
 
 Rerunning into the same folder resumes: items already judged (ok or unparsable) are kept,
 the rest are judged, and any LLM call that had finished is served from the cache. Ctrl-C stops
-the run cleanly: every judgment finished so far is on disk and run.json says ``interrupted``.
+the run cleanly: every judgment finished so far is on disk and run.json says ``interrupted``;
+any other error leaves run.json ``failed`` with the error. One process at a time runs into a
+folder (a lock file, ``.run.lock``, refuses a second); a folder holding no judgment is no run
+to protect, and one that this run created and judged nothing into is removed when it stops.
 
 Two shapes of input: a list of items is judged as one batch and judgments.jsonl is rewritten
 in input order at the end; a stream (a JSON-lines path, an iterator, or any input with
@@ -20,25 +23,28 @@ from __future__ import annotations
 import contextlib
 import json
 import platform
+import shutil
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+from filelock import FileLock, Timeout
+
 from judgelab.data.io import JsonlAppender, load_items, load_judgments, save_judgments
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
 from judgelab.errors import ConfigError, JudgelabError
-from judgelab.files import private_dir, read_run_record, write_atomic
+from judgelab.files import PRIVATE_FILE, private_dir, read_run_record, write_atomic
 from judgelab.judges.base import JudgeConfig
 from judgelab.llm.client import Client
 from judgelab.llm.types import Usage
 from judgelab.runner.progress import RunProgress
-from judgelab.runner.stream import chunks, count_lines, iter_items
+from judgelab.runner.stream import chunks, count_lines, distinct_ids, iter_items
 
 #: Items per chunk of a streamed run: big enough for the client's concurrency and shared
 #: prompt prefixes, small enough that memory does not depend on the dataset.
@@ -133,12 +139,21 @@ def run_judge(
         executor: _Engine = RayEngine(client, workers=workers)
     else:
         executor = _LocalEngine(client)
-    folder = Path(out) if out else None
     header = {**_header(judge, client, data_path), "engine": engine}
-    if streamed:
-        return _run_streamed(judge, items, client, folder, header, executor, chunk_size or DEFAULT_CHUNK,
-                             show_progress, meta, run_options)
-    return _run_batch(judge, list(items), client, folder, header, executor, show_progress, meta, run_options)
+    with RunFolder(out, header) if out else contextlib.nullcontext() as folder:
+        if streamed:
+            return _run_streamed(judge, items, client, folder, header, executor, chunk_size or DEFAULT_CHUNK,
+                                 show_progress, meta, run_options)
+        return _run_batch(judge, list(items), client, folder, executor, show_progress, meta, run_options)
+
+
+def check_out_folder(out: str | Path) -> Path:
+    """``out`` as a run folder: it may exist (to resume) or not, but it cannot be a file.
+    Commands call it before loading a model, so a wrong ``--out`` costs nothing."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {out} is a file; give a folder for the run")
+    return out
 
 
 # -- engines: how a batch of items becomes judgments -----------------------------------------------
@@ -177,55 +192,60 @@ class _LocalEngine(_Engine):
 
 
 # -- the two shapes of a run -----------------------------------------------------------------------
-def _run_batch(judge, items: list[Item], client, folder, header, executor: _Engine, show_progress: bool,
+def _run_batch(judge, items: list[Item], client, folder: RunFolder | None, executor: _Engine, show_progress: bool,
                meta: bool, run_options: dict) -> RunResult:
-    done = _resume(folder, header, {item.id for item in items}) if folder else {}
+    done = folder.resume({item.id for item in items}) if folder else {}
     todo = [item for item in items if item.id not in done]
     by_id = dict(done)
     tally = _Tally()
     for judgment in done.values():
         tally.add(judgment)
     started = time.perf_counter()
+    if folder:
+        folder.track(tally, executor, started, len(done))
 
     def keep(judgment: Judgment) -> None:
         by_id[judgment.item_id] = judgment
 
-    with _stop_on_interrupt(folder, header, tally, executor, started, len(done)), \
-            RunProgress(show_progress, len(items), len(done)) as progress, \
-            _Recorder(folder, tally, progress, executor, keep) as record:
+    with RunProgress(show_progress, len(items), len(done)) as progress, \
+            _Recorder(folder and folder.path, tally, progress, executor, keep) as record:
         executor.judge(judge, _batches(todo, executor), record, run_options)
     judgments = [by_id[item.id] for item in items]
     usage = _usage(executor, client, started, len(done))
     metrics = _metrics(judge, items, judgments) if meta else None
-    result = RunResult(judgments, usage, metrics, folder, tally.counts)
+    result = RunResult(judgments, usage, metrics, folder and folder.path, tally.counts)
     if folder:
-        save_judgments(judgments, folder / "judgments.jsonl")  # atomic: input order, no duplicates
-        _finish(folder, header, result, len(items), items)
+        save_judgments(judgments, folder.path / "judgments.jsonl")  # atomic: input order, no duplicates
+        folder.finish(result, len(items), items)
     return result
 
 
-def _run_streamed(judge, items, client, folder: Path, header, executor: _Engine, chunk_size: int,
+def _run_streamed(judge, items, client, folder: RunFolder, header, executor: _Engine, chunk_size: int,
                   show_progress: bool, meta: bool, run_options: dict) -> RunResult:
-    source = iter_items(items) if isinstance(items, (str, Path)) else iter(items)
-    total = count_lines(items) if isinstance(items, (str, Path)) else (len(items) if isinstance(items, Sequence) else None)
-    done = _resume(folder, header, None)
+    if isinstance(items, (str, Path)):
+        total = count_lines(items)  # before the folder is claimed: a path that is no file costs nothing
+        source = iter_items(items)
+    else:
+        total = len(items) if isinstance(items, Sequence) else None
+        source = distinct_ids(enumerate(items, start=1), "<items>")
+    done = folder.resume(None)
     tally = _Tally()
     for judgment in done.values():
         tally.add(judgment)
     done_ids = set(done)
     del done  # only the ids are needed from here on
     started = time.perf_counter()
+    folder.track(tally, executor, started, len(done_ids))
     todo = ([item for item in chunk if item.id not in done_ids] for chunk in chunks(source, chunk_size))
-    with _stop_on_interrupt(folder, header, tally, executor, started, len(done_ids)), \
-            RunProgress(show_progress, total, len(done_ids)) as progress, \
-            _Recorder(folder, tally, progress, executor) as record:
+    with RunProgress(show_progress, total, len(done_ids)) as progress, \
+            _Recorder(folder.path, tally, progress, executor) as record:
         executor.judge(judge, todo, record, run_options)
     n_items = sum(tally.counts.values())
     usage = _usage(executor, client, started, len(done_ids))
-    judgments = JudgmentsFile(folder / "judgments.jsonl", n_items)
-    metrics = _metrics_from_files(judge, header.get("data"), folder) if meta else None
-    result = RunResult(judgments, usage, metrics, folder, tally.counts)
-    _finish(folder, header, result, n_items, None)
+    judgments = JudgmentsFile(folder.path / "judgments.jsonl", n_items)
+    metrics = _metrics_from_files(judge, header.get("data"), folder.path) if meta else None
+    result = RunResult(judgments, usage, metrics, folder.path, tally.counts)
+    folder.finish(result, n_items, None)
     return result
 
 
@@ -292,38 +312,120 @@ class _Recorder:
         self._progress.refresh(self._executor.usage())
 
 
-@contextlib.contextmanager
-def _stop_on_interrupt(folder: Path | None, header: dict, tally: _Tally, executor: _Engine, started: float,
-                       resumed: int) -> Iterator[None]:
-    """On Ctrl-C record the run as interrupted and re-raise. Entered before the recorder, so by the
-    time this runs the recorder is closed: the counts written are exactly the lines on disk."""
-    try:
-        yield
-    except KeyboardInterrupt:
-        if folder:
-            _write_json(folder / "run.json", {**header, "status": "interrupted", "counts": tally.counts,
-                                              "items": sum(tally.counts.values()),
-                                              "usage": {**executor.usage().model_dump(), "resumed_items": resumed,
-                                                        "wall_s": time.perf_counter() - started}})
-        raise
-
-
 def _usage(executor: _Engine, client: Client, started: float, resumed: int) -> dict[str, Any]:
     return {**executor.usage().model_dump(), "retries": client.retries, "backend": client.backend.identity,
             "wall_s": time.perf_counter() - started, "resumed_items": resumed}
 
 
-def _finish(folder: Path, header: dict, result: RunResult, n_items: int, items: Sequence[Item] | None) -> None:
-    _write_json(folder / "run.json", {**header, "status": "finished", "items": n_items, "counts": result.counts,
-                                      "unparsable_share": result.unparsable_share, "usage": result.usage})
-    if result.metrics is not None:
-        _write_json(folder / "metrics.json", result.metrics)
-    from judgelab.report import write_report
-
-    write_report(folder, items)
-
-
 # -- folder and metadata ---------------------------------------------------------------------------
+class RunFolder:
+    """The run folder of one run, from the moment it is claimed to a run.json that says how it ended.
+
+    ``resume`` claims it: a lock file keeps a second process out (it would pay again for every call
+    the first has not finished; it is refused at once rather than left waiting, since it would only
+    resume what the first wrote), and an earlier run is resumed only when it is the same judge on
+    the same backend, unless it holds no judgment (a run that stopped before judging anything is no
+    run to protect). On leaving, run.json says ``finished`` (``finish``), ``interrupted`` (Ctrl-C) or
+    ``failed`` with the error, with the counts and usage so far; a folder this run created and
+    judged nothing into is removed instead.
+    """
+
+    LOCK = ".run.lock"
+
+    def __init__(self, path: str | Path, header: dict[str, Any]):
+        self.path, self.header = check_out_folder(path), header
+        self.created = not self.path.exists()
+        self._lock: FileLock | None = None
+        self._claimed = False  # run.json is this run's to write
+        self._progress: Callable[[], dict[str, Any]] = dict
+
+    def __enter__(self) -> RunFolder:
+        return self
+
+    def resume(self, wanted: set[str] | None) -> dict[str, Judgment]:
+        """Claim the folder; judgments of an earlier run of the same judge on the same backend
+        (errors are left out: they are judged again).
+
+        ``wanted=None`` (a stream, whose ids are not known up front) keeps every earlier judgment.
+        """
+        self._lock_folder()
+        judgments = self.path / "judgments.jsonl"
+        earlier = read_run_record(self.path, hint="cannot resume from it; choose a new --out folder")
+        if earlier is not None and _holds_judgments(judgments) and \
+                (earlier.get("judge_digest"), earlier.get("backend")) != (self.header["judge_digest"], self.header["backend"]):
+            raise ConfigError(
+                f"{self.path} holds a run of another judge or model ({earlier.get('judge_digest')} on "
+                f"{earlier.get('backend')}); choose a new --out folder"
+            )
+        _write_json(self.path / "run.json", {**self.header, "status": "running"})
+        self._claimed = True
+        if not judgments.exists():
+            return {}
+        JsonlAppender(judgments).close()  # drops a line cut short by a crash
+        kept = {j.item_id: j for j in load_judgments(judgments)
+                if (wanted is None or j.item_id in wanted) and j.status != "error"}
+        if wanted is None:  # a streamed run appends: drop the error lines now, they are judged again
+            save_judgments(kept.values(), judgments)
+        return kept
+
+    def _lock_folder(self) -> None:
+        private_dir(self.path)
+        self._lock = FileLock(self.path / self.LOCK, mode=PRIVATE_FILE)
+        try:
+            self._lock.acquire(timeout=0)
+        except Timeout:
+            self._lock = None
+            raise ConfigError(f"{self.path} is in use by another judgelab run (it holds {self.LOCK}); wait for "
+                              "it to end (then rerun to resume from it) or choose another --out folder") from None
+
+    def track(self, tally: _Tally, executor: _Engine, started: float, resumed: int) -> None:
+        """What run.json records if the run stops early: counts, items and usage so far."""
+        self._progress = lambda: {
+            "counts": tally.counts, "items": sum(tally.counts.values()),
+            "usage": {**executor.usage().model_dump(), "resumed_items": resumed,
+                      "wall_s": time.perf_counter() - started}}
+
+    def finish(self, result: RunResult, n_items: int, items: Sequence[Item] | None) -> None:
+        _write_json(self.path / "run.json", {**self.header, "status": "finished", "items": n_items,
+                                             "counts": result.counts, "unparsable_share": result.unparsable_share,
+                                             "usage": result.usage})
+        if result.metrics is not None:
+            _write_json(self.path / "metrics.json", result.metrics)
+        from judgelab.report import write_report
+
+        write_report(self.path, items)
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: object) -> None:
+        # Entered before the recorder, so by now the recorder is closed: the counts written are
+        # exactly the lines on disk.
+        try:
+            if error is None or not self._claimed:
+                return
+            if self.created and not _holds_judgments(self.path / "judgments.jsonl"):
+                shutil.rmtree(self.path, ignore_errors=True)
+                return
+            status = "interrupted" if isinstance(error, KeyboardInterrupt) else "failed"
+            why = {} if status == "interrupted" else {"error": _error_text(error)}
+            _write_json(self.path / "run.json", {**self.header, "status": status, **why, **self._progress()})
+        finally:
+            if self._lock is not None:
+                self._lock.release()
+
+
+def _holds_judgments(path: Path) -> bool:
+    """Does this judgments file hold at least one line (it may not exist)?"""
+    try:
+        with path.open("rb") as handle:
+            return any(line.strip() for line in handle)
+    except FileNotFoundError:
+        return False
+
+
+def _error_text(error: BaseException) -> str:
+    """The error as the CLI prints it: a user error's own message, else its type and message."""
+    return str(error) if isinstance(error, JudgelabError) else f"{type(error).__name__}: {error}"
+
+
 def _header(judge: JudgeConfig, client: Client, data_path: str | None) -> dict[str, Any]:
     return {
         "judge": judge.model_dump(mode="json"), "judge_digest": judge.digest(), "seed": getattr(judge, "seed", None),
@@ -340,30 +442,6 @@ def _versions() -> dict[str, str | None]:
         except PackageNotFoundError:
             found[package] = None
     return found
-
-
-def _resume(folder: Path, header: dict[str, Any], wanted: set[str] | None) -> dict[str, Judgment]:
-    """Judgments of an earlier run of the same judge on the same backend; errors are retried.
-
-    ``wanted=None`` (a stream, whose ids are not known up front) keeps every earlier judgment.
-    """
-    earlier = read_run_record(folder, hint="cannot resume from it; choose a new --out folder")
-    if earlier is not None and \
-            (earlier.get("judge_digest"), earlier.get("backend")) != (header["judge_digest"], header["backend"]):
-        raise ConfigError(
-            f"{folder} holds a run of another judge or model ({earlier.get('judge_digest')} on "
-            f"{earlier.get('backend')}); choose a new --out folder"
-        )
-    private_dir(folder)
-    _write_json(folder / "run.json", {**header, "status": "running"})
-    path = folder / "judgments.jsonl"
-    if not path.exists():
-        return {}
-    JsonlAppender(path).close()  # drops a line cut short by a crash
-    kept = {j.item_id: j for j in load_judgments(path) if (wanted is None or j.item_id in wanted) and j.status != "error"}
-    if wanted is None:  # a streamed run appends: drop the error lines now, they are judged again
-        save_judgments(kept.values(), path)
-    return kept
 
 
 def _metrics(judge: JudgeConfig, items: Sequence[Item], judgments: Sequence[Judgment]) -> dict[str, Any] | None:

@@ -2,12 +2,14 @@
 
 The data layer's ``load_items`` reads a whole file (it checks ids across it and supports every
 format); a streamed run instead reads ``.jsonl``/``.ndjson`` (optionally ``.gz``) line by line
-and validates each row exactly as ``load_items`` does (``DataError`` with file, line and field).
-Ids are checked for duplicates within a chunk only: a global check would hold every id.
+and validates each row exactly as ``load_items`` does (``DataError`` with file, line and field),
+duplicate ids included, across the whole file: an id judged twice would break every rerun's
+metrics. The ids seen are kept on disk (``_SeenIds``), so memory stays flat however long the stream.
 """
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Container, Iterable, Iterator
 from itertools import islice
 from pathlib import Path
@@ -15,6 +17,7 @@ from pathlib import Path
 from judgelab.data.io import _validate, iter_jsonl, open_binary  # the data layer's, so errors read the same
 from judgelab.data.item import Item
 from judgelab.errors import DataError
+from judgelab.files import regular_file
 
 STREAMABLE = (".jsonl", ".ndjson")
 
@@ -27,7 +30,8 @@ def streamable(path: str | Path) -> bool:
 
 
 def iter_items(path: str | Path, only: Container[str] | None = None) -> Iterator[Item]:
-    """Items of a JSON-lines file, one at a time (blank lines skipped).
+    """Items of a JSON-lines file, one at a time (blank lines skipped). The path is checked now
+    (a DataError if it is no JSON-lines file), the lines as they are read.
 
     ``only``: validate and yield just the items with these ids (the others are only parsed),
     for readers that need a few items out of a large file, such as the report.
@@ -36,9 +40,52 @@ def iter_items(path: str | Path, only: Container[str] | None = None) -> Iterator
     if not streamable(path):
         raise DataError("streaming reads JSON lines (.jsonl/.ndjson, optionally .gz); convert the file "
                         "or load it whole with load_items", path)
-    for line_number, record in iter_jsonl(path):
-        if only is None or str(record.get("id")) in only:
-            yield _validate(Item, record, str(path), line_number)
+    regular_file(path)
+    where = str(path)
+    rows = iter_jsonl(path)
+    return distinct_ids(((line, _validate(Item, record, where, line)) for line, record in rows
+                         if only is None or str(record.get("id")) in only), where)
+
+
+def distinct_ids(items: Iterable[tuple[int, Item]], where: str) -> Iterator[Item]:
+    """The items of ``(line, item)`` pairs, stopping at an id seen before with a DataError naming
+    both lines (for an iterator that is no file, ``where`` names it and lines are positions)."""
+    seen = _SeenIds()
+    try:
+        for line, item in items:
+            earlier = seen.first_line(item.id, line)
+            if earlier != line:
+                raise DataError(f"duplicate id {item.id!r} (first used on line {earlier})", where, line, "id")
+            yield item
+    finally:
+        seen.close()
+
+
+class _SeenIds:
+    """The ids a stream has seen, with the line each was first seen on, in a temporary SQLite table.
+
+    On disk so that memory stays flat: a Python dict of a million ids takes about 125 MB, the
+    table a few MB of page cache (and about 6 s per million ids). SQLite makes a database named
+    ``""`` a private temporary file, deleted when it is closed; its one transaction is never
+    committed, so nothing is ever synced.
+    """
+
+    def __init__(self) -> None:
+        self._db = sqlite3.connect("", isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=OFF")
+        self._db.execute("CREATE TABLE seen (id TEXT PRIMARY KEY, line INTEGER NOT NULL) WITHOUT ROWID")
+        self._db.execute("BEGIN")
+
+    def first_line(self, ident: str, line: int) -> int:
+        """The line ``ident`` was first seen on: ``line`` itself, the first time."""
+        try:
+            self._db.execute("INSERT INTO seen VALUES (?, ?)", (ident, line))
+        except sqlite3.IntegrityError:
+            return self._db.execute("SELECT line FROM seen WHERE id = ?", (ident,)).fetchone()[0]
+        return line
+
+    def close(self) -> None:
+        self._db.close()
 
 
 def count_lines(path: str | Path, block: int = 1 << 20) -> int:
@@ -72,13 +119,4 @@ def chunks(items: Iterable[Item], size: int) -> Iterator[list[Item]]:
                 carry = [item]
                 break
             chunk.append(item)
-        _no_duplicate_ids(chunk)
         yield chunk
-
-
-def _no_duplicate_ids(chunk: list[Item]) -> None:
-    seen: set[str] = set()
-    for item in chunk:
-        if item.id in seen:
-            raise DataError(f"duplicate id {item.id!r}", field="id")
-        seen.add(item.id)

@@ -72,6 +72,7 @@ class EmbeddedBackend(Backend):
             logits_all=False, verbose=verbose,
         )
         self._formatter = self._chat_formatter()
+        self._longest_token: int | None = None  # bytes; measured on the first long prompt
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="judgelab-embedded")
 
     def _chat_formatter(self) -> Any:
@@ -91,11 +92,36 @@ class EmbeddedBackend(Backend):
     # ---- prompt -----------------------------------------------------------------------------
     def prompt_tokens(self, request: Request) -> list[int]:
         messages = [m.model_dump() for m in request.messages]
+        self._refuse_beyond_context(sum(len(m["content"]) for m in messages) + len(request.assistant_prefix))
         if any(self._has_control_text(m["content"]) for m in messages):
             return self._tokens_with_plain_contents(messages, request.assistant_prefix)
         rendered = self._formatter(messages=messages)
         text = rendered.prompt + request.assistant_prefix
         return self._llm.tokenize(text.encode("utf-8"), add_bos=not rendered.added_special, special=True)
+
+    def _refuse_beyond_context(self, characters: int) -> None:
+        """Refuse, before tokenising, a prompt whose length alone proves it cannot fit the context.
+
+        Each token of a byte-level BPE or SentencePiece vocabulary stands for at most
+        ``_longest_token`` bytes of the text (they drop nothing), and a character is at least one
+        byte, so a text has at least ``characters / _longest_token`` tokens. Tokenising a 200 MB
+        text only to learn that took minutes and gigabytes of memory; this takes no time.
+        """
+        n_ctx = self._llm.n_ctx()
+        if characters <= n_ctx:  # every token is at least one byte long: nothing to prove
+            return
+        from llama_cpp import LLAMA_VOCAB_TYPE_BPE, LLAMA_VOCAB_TYPE_SPM
+
+        if self._llm._model.vocab_type() not in (LLAMA_VOCAB_TYPE_BPE, LLAMA_VOCAB_TYPE_SPM):
+            return  # other tokenizers normalise the text (a run of spaces may become one token)
+        if self._longest_token is None:
+            self._longest_token = max(len(self._llm.detokenize([token], special=True))
+                                      for token in range(self._llm.n_vocab()))
+        least = characters // max(1, self._longest_token)
+        if least > n_ctx:
+            raise PromptTooLongError(
+                f"prompt has at least {least} tokens ({characters} characters; no token of this model is longer "
+                f"than {self._longest_token} bytes); the context window is {n_ctx}")
 
     def _has_control_text(self, content: str) -> bool:
         """Does this text spell one of the model's control tokens (``<|im_start|>``, ``</s>``)?"""
