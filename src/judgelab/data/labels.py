@@ -31,7 +31,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
 from judgelab.data.io import _open_rows, _Schema, _validate
-from judgelab.data.item import FiniteFloat, Item
+from judgelab.data.item import Item, Score
 from judgelab.errors import ConfigError, DataError
 
 __all__ = ["Label", "PREFERENCES", "human_values", "label_matrix", "labels_aspect", "latest_answers", "load_labels",
@@ -42,7 +42,7 @@ PREFERENCES = {"a": 1.0, "tie": 0.5, "b": 0.0}
 _VALUE_FIELDS = ("value", "score", "label")
 _SHOWN_IDS = 5
 
-Value = FiniteFloat | Literal["a", "b", "tie"]
+Value = Score | Literal["a", "b", "tie"]
 
 
 class Label(BaseModel):
@@ -60,7 +60,7 @@ class Label(BaseModel):
     timestamp: str | None = None
     note: str | None = None
     order: Literal["ab", "ba"] | None = None  # pairwise: the order annotate showed (ba = B on the left)
-    scale: tuple[FiniteFloat, FiniteFloat] | None = None  # the scale the value was given on
+    scale: tuple[Score, Score] | None = None  # the scale the value was given on
     answer_id: str | None = None  # annotate's form nonce: a resubmitted form is not written twice
     extra: dict[str, Any] = Field(default_factory=dict)
     _where: str = PrivateAttr(default="<labels>")
