@@ -121,3 +121,34 @@ def test_a_script_that_slipped_through_escaping_would_not_run(browser, real_run,
     header.click()
     cells = [float(cell.text) for cell in browser.find_elements("css selector", "#judgments tr td:nth-child(3)")]
     assert cells == sorted(cells, reverse=True)
+
+
+def test_systems_section_of_an_evaluate_report(browser, real_run, tmp_path):
+    """`judgelab evaluate --out` on the real run: the Systems table, two forest plots and the
+    significance matrix draw without console errors, system names are escaped."""
+    import numpy as np
+
+    from judgelab.data import load_judgments
+    from judgelab.evaluate import evaluate
+    from judgelab.report.systems import write_systems_report
+
+    items = list(load_items(Path(str(files("judgelab") / "examples" / "demo_summaries.jsonl"))))[:8]
+    items = [item.model_copy(update={"system_id": ATTACK if item.system_id == "system-0" else item.system_id})
+             for item in items]
+    judgments = load_judgments(real_run / "judgments.jsonl")
+    report = evaluate(items, judgments, aspect="coherence", human_ids="all", n_resamples=200)
+    page = write_systems_report(tmp_path / "systems", items, judgments, report)
+    _open(browser, page)
+    assert [e for e in browser.get_log("browser") if e["level"] in ("SEVERE", "WARNING")] == []
+    assert browser.execute_script("return window.__injected === undefined")
+    rows = browser.find_elements("css selector", "#systems tr")
+    assert len(rows) == 1 + len({item.system_id for item in items})
+    assert ATTACK[:20] in browser.find_element("id", "systems").text
+    figures = browser.execute_script("""
+        return Array.from(document.querySelectorAll('figure[id^=figure-systems]')).map(f => {
+            const box = f.querySelector('svg').getBoundingClientRect();
+            return [box.width, box.height, f.querySelectorAll('circle, line, rect').length];
+        });""")
+    assert len(figures) == 3 and all(w > 100 and h > 60 and marks > 0 for w, h, marks in figures)
+    assert np.isfinite(report.estimates["corrected"].value).all()
+    save_screenshot(browser, tmp_path, "systems.png")
