@@ -82,8 +82,9 @@ def test_correlation_levels_json_shape(benchmarks_dir, tmp_path):
     assert out["dataset"]["spearman"]["value"] == pytest.approx(stats.spearmanr(human, judge).statistic, abs=1e-12)
     comparison = out["comparison"]["dataset"]["spearman"]
     coherence = [r["prediction"]["coherence"] for r in predictions]
-    assert comparison["a"]["value"] == pytest.approx(stats.spearmanr(human, coherence).statistic, abs=1e-12)
-    assert comparison["difference"] == pytest.approx(comparison["b"]["value"] - comparison["a"]["value"])
+    assert comparison["baseline"]["value"] == pytest.approx(stats.spearmanr(human, coherence).statistic, abs=1e-12)
+    assert comparison["difference"] == pytest.approx(comparison["judge"]["value"] - comparison["baseline"]["value"])
+    assert "a" not in comparison and "b" not in comparison
     assert 0 <= comparison["p_value"] <= 1 and set(out["comparison"]) == {"dataset", "group", "system"}
 
 
@@ -143,3 +144,40 @@ def test_missing_file_and_ambiguous_aspect_exit_2(capsys, benchmarks_dir, small_
     assert run_main_in_process(capsys, "meta", "-d", tmp_path / "nope.jsonl", "-j", judgments)[0] == 2
     code, err = run_main_in_process(capsys, "meta", "-d", benchmarks_dir / "sfres.jsonl", "-j", judgments)
     assert code == 2 and "--aspect" in err
+
+
+def test_published_judge_outputs_are_read_with_a_field_and_a_judge_name(benchmarks_dir):
+    """The reference files as published: UniEval on Topical-Chat, one HANNA rater of twenty, each
+    with the other as a baseline file read with its own field and judge."""
+    reference = benchmarks_dir / "reference"
+    done = run_meta("-d", benchmarks_dir / "topical_chat.jsonl", "-j", reference / "unieval_predictions.jsonl",
+                    "--aspect", "coherence", "--bootstrap", "0", "--json")
+    assert done.returncode == 2 and "--field" in done.stderr and "prediction.coherence" in done.stderr
+    done = run_meta("-d", benchmarks_dir / "topical_chat.jsonl", "-j", reference / "unieval_predictions.jsonl",
+                    "--field", "prediction.coherence", "--aspect", "coherence", "--bootstrap", "0", "--json")
+    assert done.returncode == 0, done.stderr
+    items = {r["id"]: r["scores"]["coherence"] for r in _read_jsonl(benchmarks_dir / "topical_chat.jsonl")}
+    unieval = {r["item_id"]: r["prediction"]["coherence"] for r in _read_jsonl(reference / "unieval_predictions.jsonl")
+               if r["item_id"] in items}
+    ids = sorted(items)
+    expected = stats.spearmanr([items[i] for i in ids], [unieval[i] for i in ids]).statistic
+    assert json.loads(done.stdout)["dataset"]["spearman"]["value"] == pytest.approx(expected, abs=1e-12)
+
+    ratings = reference / "hanna_llm_ratings.jsonl"
+    common = ("-d", benchmarks_dir / "hanna.jsonl", "-j", ratings, "--field", "prediction.coherence",
+              "--aspect", "coherence", "--level", "dataset", "--bootstrap", "50")
+    done = run_meta(*common, "--judge-name", "Mistral-7B")  # a prefix naming four judges
+    assert done.returncode == 2 and "4 judges" in done.stderr
+    done = run_meta(*common, "--judge-name", "Mistral-7B/eval_prompt_1", "--baseline", ratings,
+                    "--baseline-field", "prediction.coherence", "--baseline-judge", "Beluga-13B/eval_prompt_1", "--json")
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    rows = _read_jsonl(ratings)
+    human = {r["id"]: r["scores"]["coherence"] for r in _read_jsonl(benchmarks_dir / "hanna.jsonl")}
+    for judge, value in ((out["comparison"]["dataset"]["spearman"]["judge"]["value"], "Mistral-7B/eval_prompt_1"),
+                         (out["comparison"]["dataset"]["spearman"]["baseline"]["value"], "Beluga-13B/eval_prompt_1")):
+        rated = {r["item_id"]: r["prediction"]["coherence"] for r in rows if r["judge"] == value}
+        ids = sorted(rated)
+        assert judge == pytest.approx(stats.spearmanr([human[i] for i in ids], [rated[i] for i in ids]).statistic,
+                                      abs=1e-12)
+    assert out["judge"] == "Mistral-7B/eval_prompt_1"

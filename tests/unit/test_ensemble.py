@@ -118,7 +118,7 @@ def test_bad_members_and_files(tmp_path):
     with pytest.raises(DataError, match=r"bad.jsonl:2"):
         EnsembleJudge(members=[Member(name="x", judgments=str(bad))]).run(_items())
     no_value = _file(tmp_path, "nv", [{"item_id": "i0", "verdict": 3}])
-    with pytest.raises(DataError, match="neither 'score' nor 'label'"):
+    with pytest.raises(DataError, match=r"a judgment needs a 'score' and/or a 'label' .*--field\), e.g. verdict"):
         EnsembleJudge(members=[Member(name="x", judgments=no_value)]).run(_items())
     judged = EnsembleJudge(members=[Member(name="x", judgments=_file(tmp_path, "one", [{"item_id": "i0", "score": 2}]))]).run(_items()[:2])
     assert judged[1].status == "error" and "no member judged" in judged[1].reason

@@ -31,9 +31,18 @@ def meta(
         "--level", help="Correlation levels, comma-separated: dataset,group,system.")] = None,
     runs: Annotated[Path | None, typer.Option(
         "--runs", help="Folder of TREC run files: adds the leaderboard (relevance items).")] = None,
-    judge: Annotated[str | None, typer.Option("--judge", help="Judge name, when the file holds several.")] = None,
+    field: Annotated[str | None, typer.Option(
+        "--field", help="Where each row keeps the verdict, for published judge outputs: e.g. prediction.coherence "
+        "(a number is the score, a string the label). Default: score, else label.")] = None,
+    judge: Annotated[str | None, typer.Option(
+        "--judge", "--judge-name", help="Keep this judge's rows, when the file holds several (its name, or a prefix "
+        "that names one judge).")] = None,
     baseline: Annotated[Path | None, typer.Option(
         "--baseline", help="Another judge's judgments (file or run folder): adds judge-minus-baseline differences (paired bootstrap).")] = None,
+    baseline_field: Annotated[str | None, typer.Option(
+        "--baseline-field", help="--field for the --baseline file (default: score, else label).")] = None,
+    baseline_judge: Annotated[str | None, typer.Option(
+        "--baseline-judge", help="--judge for the --baseline file.")] = None,
     bootstrap: Annotated[int, typer.Option(
         "--bootstrap", help="Bootstrap resamples for the intervals (0: none).")] = 1000,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.")] = 0,
@@ -56,15 +65,19 @@ def meta(
     if out is not None:
         check_meta_folder(out)  # before the statistics: a refused folder costs nothing
     levels = [part.strip() for part in level.split(",") if part.strip()] if level else None
-    items, judged = load_items(data), load_judgments(judgments)
+    if (baseline_field or baseline_judge) and baseline is None:
+        raise ConfigError("--baseline-field and --baseline-judge describe the --baseline file: give --baseline too")
+    items, judged = load_items(data), load_judgments(judgments, field=field)
     report = meta_evaluate(items, judged, aspect=aspect, preset=preset, judge=judge,
                            levels=levels, runs=runs, n_resamples=bootstrap, seed=seed, alpha_level=alpha_level,
-                           baseline=load_judgments(baseline) if baseline else None)
+                           baseline=load_judgments(baseline, field=baseline_field) if baseline else None,
+                           baseline_judge=baseline_judge)
     result = report.to_dict()
     written = None
     if out is not None:
-        options = {"aspect": aspect, "preset": preset, "level": levels, "runs": runs, "judge": judge,
-                   "baseline": baseline, "bootstrap": bootstrap, "seed": seed, "alpha_level": alpha_level}
+        options = {"aspect": aspect, "preset": preset, "level": levels, "runs": runs, "field": field, "judge": judge,
+                   "baseline": baseline, "baseline_field": baseline_field, "baseline_judge": baseline_judge,
+                   "bootstrap": bootstrap, "seed": seed, "alpha_level": alpha_level}
         written = write_meta_report(out, items, judged, result, data=data, judgments_file=judgments, options=options)
     if as_json:
         typer.echo(json.dumps(result, indent=2, ensure_ascii=False))
@@ -152,12 +165,15 @@ def _runs_table(board: dict) -> Table:
 
 
 def _comparison_table(comparison: dict) -> Table:
+    from judgelab.metrics.compare import sides
+
     table = Table(title="Judge minus baseline (paired bootstrap)")
     for column in ("statistic", "judge", "baseline", "difference", "95% CI", "p", "n"):
         table.add_column(column, no_wrap=column in ("statistic", "95% CI"))
     for level, by_method in comparison.items():
         for method, c in by_method.items():
             ci = escape(f"[{_number(c['ci'][0])}, {_number(c['ci'][1])}]") if c["ci"] else "-"
-            table.add_row(f"{level} / {method}", _number(c["b"]["value"]), _number(c["a"]["value"]),
-                          _number(c["difference"]), ci, _number(c["p_value"]), str(c["b"]["n"]))
+            judge, baseline = sides(c)
+            table.add_row(f"{level} / {method}", _number(judge["value"]), _number(baseline["value"]),
+                          _number(c["difference"]), ci, _number(c["p_value"]), str(judge["n"]))
     return table

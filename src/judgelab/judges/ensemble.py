@@ -30,10 +30,10 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, model_validator
 from scipy import stats
 
-from judgelab.data.io import iter_jsonl, judgments_file
+from judgelab.data.io import judgments_file, load_judgments, select_judge
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
-from judgelab.errors import ConfigError, DataError, DataWarning
+from judgelab.errors import ConfigError, DataWarning
 from judgelab.judges.base import ConfigPath, JudgeConfig, OnJudgment, judge_from_dict, load_judge, usage_of
 from judgelab.llm.client import Client
 from judgelab.llm.types import Request, Usage
@@ -424,60 +424,39 @@ def _run_member(member: Member, cfg: JudgeConfig, items: Sequence[Item], client:
 
 
 def _read_judgments_file(member: Member, wanted: set[str]) -> dict[str, Judgment]:
-    """Verdicts from any JSONL with item_id and a value: our judgments.jsonl, or others' files."""
+    """The member's verdicts on the wanted items, read by ``load_judgments`` (our judgments.jsonl,
+    or others' files through ``field`` and ``judge_name``)."""
     path = judgments_file(member.judgments)
     if not path.is_file():
         raise ConfigError(f"member {member.name!r}: judgments file not found: {path}")
     stat = path.stat()
-    everything = _parsed_file(str(path.resolve()), stat.st_mtime_ns, stat.st_size, member)
-    found = {item_id: judgment for item_id, judgment in everything.items() if item_id in wanted}
+    everything = _parsed_file(str(path.resolve()), stat.st_mtime_ns, stat.st_size, member.field)
+    rows: Sequence[Judgment] = everything
+    if member.judge_name:
+        try:
+            rows = select_judge(everything, member.judge_name, str(path))
+        except ConfigError:
+            rows = []  # no such judge in the file: warned about below, as a file covering none of the items
+        judges = {j.judge for j in rows}
+        if len(judges) > 1:
+            raise ConfigError(f"member {member.name!r}: judge_name {member.judge_name!r} matches {len(judges)} judges "
+                              f"in {path} ({', '.join(sorted(judges)[:5])}, ...); name one")
+    found = {j.item_id: j.model_copy(update={"judge": member.name}) for j in rows if j.item_id in wanted}
     if wanted and not found:
         # Likely the wrong file (or ids): the member then only counts through imputed values. One
         # warning location (member_judgments), so Python's default filter shows it once, not per fit/run/fold.
-        rows = f"rows with judge {member.judge_name!r}" if member.judge_name else "rows"
-        warnings.warn(f"ensemble member {member.name!r}: {path} has no {rows} for any of the {len(wanted)} items "
+        which = f"rows with judge {member.judge_name!r}" if member.judge_name else "rows"
+        warnings.warn(f"ensemble member {member.name!r}: {path} has no {which} for any of the {len(wanted)} items "
                       "judged, so it contributes no values (learned aggregations impute them)",
                       DataWarning, stacklevel=2)
     return found
 
 
 @functools.lru_cache(maxsize=256)
-def _parsed_file(path: str, mtime_ns: int, size: int, member: Member) -> dict[str, Judgment]:
-    """Every row of a judgments file for this member, parsed once per file version: fit and run
-    (and cross-validation folds) read the same files again. Callers must not modify the judgments."""
-    found: dict[str, Judgment] = {}
-    for line_number, row in iter_jsonl(path):
-        if "item_id" not in row:
-            raise DataError("each line needs an 'item_id'", path=path, line=line_number, field="item_id")
-        if member.judge_name and row.get("judge") != member.judge_name:
-            continue
-        found[str(row["item_id"])] = _row_judgment(member, row, Path(path), line_number)
-    return found
-
-
-def _row_judgment(member: Member, row: dict, path: Path, line: int) -> Judgment:
-    status = row.get("status", "ok")
-    if status != "ok":
-        return Judgment(item_id=str(row["item_id"]), status=status, reason=row.get("reason") or "failed upstream",
-                        judge=member.name)
-    if member.field:
-        value: Any = row
-        for part in member.field.split("."):
-            value = value.get(part) if isinstance(value, dict) else None
-        score, label = (None, value) if isinstance(value, str) else (value, None)
-    else:
-        score, label = row.get("score"), row.get("label")
-        if "score" not in row and "label" not in row:
-            raise DataError("neither 'score' nor 'label' (set the member's 'field')", path=path, line=line, field="score")
-    if score is None and label is None:
-        return Judgment(item_id=str(row["item_id"]), status="unparsable", reason=f"no value at {member.field or 'score/label'}",
-                        raw=row.get("raw"), judge=member.name)
-    try:
-        score = None if score is None else float(score)
-    except (TypeError, ValueError) as exc:
-        raise DataError(f"not a number: {score!r}", path=path, line=line, field=member.field or "score") from exc
-    return Judgment(item_id=str(row["item_id"]), score=score, label=label, explanation=row.get("explanation"),
-                    judge=member.name)
+def _parsed_file(path: str, mtime_ns: int, size: int, field: str | None) -> tuple[Judgment, ...]:
+    """Every row of a judgments file, parsed once per file version and field: fit and run (and
+    cross-validation folds) read the same files again. Callers must not modify the judgments."""
+    return tuple(load_judgments(path, field=field))
 
 
 def selection_frame(judge: EnsembleJudge):

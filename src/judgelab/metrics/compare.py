@@ -7,6 +7,7 @@ interval of the difference accounts for the items' shared difficulty.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,7 +20,10 @@ from judgelab.metrics.results import Estimate, json_number
 
 @dataclass(frozen=True)
 class Comparison:
-    """``difference`` = B - A, with its paired-bootstrap interval and two-sided p-value."""
+    """``difference`` = B - A, with its paired-bootstrap interval and two-sided p-value.
+
+    A is the baseline, B the judge compared with it: ``to_dict`` names them ``baseline`` and
+    ``judge`` (metrics.json files written before that say ``a`` and ``b``; ``sides`` reads both)."""
 
     statistic: str
     level: str
@@ -34,12 +38,17 @@ class Comparison:
     def to_dict(self) -> dict[str, Any]:
         return {
             "statistic": self.statistic, "level": self.level,
-            "a": self.a.to_dict(), "b": self.b.to_dict(),
+            "judge": self.b.to_dict(), "baseline": self.a.to_dict(),
             "difference": json_number(self.difference),
             "ci": [json_number(v) for v in self.ci] if self.ci else None,
             "p_value": json_number(self.p_value),
             **({"reason": self.reason} if self.reason else {}),
         }
+
+
+def sides(comparison: Mapping[str, Any]) -> tuple[Any, Any]:
+    """(judge, baseline) of a comparison as JSON: ``judge``/``baseline``, or the older ``b``/``a``."""
+    return comparison.get("judge", comparison.get("b")), comparison.get("baseline", comparison.get("a"))
 
 
 def paired_difference(a: Estimate, b: Estimate, confidence: float = 0.95) -> Comparison:

@@ -56,7 +56,7 @@ def meta_evaluate(dataset: Iterable[Item], judgments: Iterable[Judgment], *, asp
                   preset: str | None = None, judge: str | None = None, levels: Sequence[str] | None = None,
                   runs: str | os.PathLike | Mapping[str, list] | None = None, n_resamples: int = 1000,
                   seed: int = 0, confidence: float = 0.95, alpha_level: str = "ordinal",
-                  baseline: Iterable[Judgment] | None = None) -> MetaReport:
+                  baseline: Iterable[Judgment] | None = None, baseline_judge: str | None = None) -> MetaReport:
     """Compare a judge with the humans on the items both rated.
 
     ``dataset``: items (a ``Dataset`` or any iterable of ``Item``). ``judgments``: one per item
@@ -66,7 +66,7 @@ def meta_evaluate(dataset: Iterable[Item], judgments: Iterable[Judgment], *, asp
     standard report; ``levels`` adds correlation levels. ``runs``: a folder of TREC run files
     (or {name: ScoredDocs}) to add the leaderboard block for relevance items. ``baseline``:
     another judge's judgments of the same items; adds ``comparison`` (this judge minus the
-    baseline, paired bootstrap) for every correlation level.
+    baseline, paired bootstrap) for every correlation level; ``baseline_judge`` picks one judge from it.
     """
     aligned = align(dataset, judgments, aspect=aspect, judge=judge)
     if runs is not None and not isinstance(runs, Mapping):
@@ -77,8 +77,9 @@ def meta_evaluate(dataset: Iterable[Item], judgments: Iterable[Judgment], *, asp
     if baseline is not None:
         if aligned.kind == "pairwise":
             raise ConfigError("a baseline is compared on correlations, which pairwise verdicts do not have")
-        sections["comparison"] = compare_to_baseline(aligned, align(aligned.all_items, baseline, aspect=aligned.aspect),
-                                                     options)
+        other = align(aligned.all_items, baseline, aspect=aligned.aspect, judge=baseline_judge,
+                      judge_option="--baseline-judge")
+        sections["comparison"] = compare_to_baseline(aligned, other, options)
     return MetaReport(aligned.kind, aligned.aspect, preset, judge, aligned.coverage, sections, options)
 
 

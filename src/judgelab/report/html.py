@@ -26,6 +26,7 @@ from judgelab.data.item import Item
 from judgelab.errors import ConfigError, DataError
 from judgelab.files import read_json, read_run_record, write_atomic
 from judgelab.metrics.align import human_value
+from judgelab.metrics.compare import sides
 from judgelab.metrics.correlation import correlation
 from judgelab.report import plots
 
@@ -193,12 +194,13 @@ def _comparison_rows(metrics: Mapping[str, Any] | None) -> list[dict[str, Any]]:
     rows = []
     for level, by_statistic in ((metrics or {}).get("comparison") or {}).items():
         for statistic, c in (by_statistic.items() if isinstance(by_statistic, Mapping) else ()):
-            if isinstance(c, Mapping) and isinstance(c.get("a"), Mapping) and isinstance(c.get("b"), Mapping):
+            judge, baseline = sides(c) if isinstance(c, Mapping) else (None, None)
+            if isinstance(judge, Mapping) and isinstance(baseline, Mapping):
                 ci = c.get("ci") if isinstance(c.get("ci"), list) and len(c["ci"]) == 2 else [None, None]
-                rows.append({"level": level, "statistic": statistic, "judge": _numeric(c["b"].get("value")),
-                             "baseline": _numeric(c["a"].get("value")), "difference": _numeric(c.get("difference")),
+                rows.append({"level": level, "statistic": statistic, "judge": _numeric(judge.get("value")),
+                             "baseline": _numeric(baseline.get("value")), "difference": _numeric(c.get("difference")),
                              "ci": [_numeric(v) for v in ci], "p": _numeric(c.get("p_value")),
-                             "n": c["b"].get("n"), "note": c.get("reason") or ""})
+                             "n": judge.get("n"), "note": c.get("reason") or ""})
     return rows
 
 
