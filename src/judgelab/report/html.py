@@ -96,7 +96,7 @@ def render_report(folder: str | Path, items: Iterable[Item] | None = None) -> st
     return _ENV.get_template("report.html.j2").render(
         title=folder.name, record=record, usage=record.get("usage") or {}, judge_yaml=yaml.safe_dump(judge, sort_keys=False),
         metrics=metrics, estimate_rows=list(_estimate_rows(metrics)), coverage=(metrics or {}).get("coverage"),
-        comparison=_comparison_rows(metrics),
+        comparison=_comparison_rows(metrics), dropped=_dropped_groups(metrics),
         scan=scan, sample_size=SAMPLE, figures=_figures(scan, metrics, judge, judge_scale),
         criteria=_criteria_rows(scan.rows), disagreements=_disagreements(scan.rows, judge_scale),
         shown=scan.rows[:SHOWN_JUDGMENTS], optimizer=_optimizer(folder),
@@ -179,12 +179,24 @@ def _estimate_rows(metrics: Mapping[str, Any] | None) -> Iterator[dict[str, Any]
 def _walk(section: Any, path: tuple[str, ...]) -> Iterator[dict[str, Any]]:
     if isinstance(section, Mapping) and "value" in section and "ci" in section:
         skipped = section.get("skipped") or {}
-        yield {"level": path[0], "statistic": " / ".join(path[1:]) or path[0], "value": section["value"],
+        statistic = " / ".join(path[1:]) or path[0]
+        if isinstance(section.get("rule"), str):
+            statistic += f" ({section['rule']})"  # e.g. how pairwise accuracy counts ties
+        yield {"level": path[0], "statistic": statistic, "value": section["value"],
                "ci": section.get("ci"), "n": section.get("n"), "groups": section.get("n_groups"),
                "note": "; ".join([f"{len(v)} {k}" for k, v in skipped.items()] + [section.get("reason") or ""]).strip("; ")}
     elif isinstance(section, Mapping):
         for key, value in section.items():
             yield from _walk(value, (*path, key))
+
+
+def _dropped_groups(metrics: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """``dropped_groups`` of metrics.json (figures that left out groups because a side was
+    constant), for the warning above the agreement table; malformed entries are left out."""
+    entries = (metrics or {}).get("dropped_groups") or []
+    keys = ("figure", "n_groups", "n_used", "n_dropped", "share_dropped", "by_reason")
+    return [e for e in entries if isinstance(e, Mapping) and all(k in e for k in keys)
+            and isinstance(e["by_reason"], Mapping)] if isinstance(entries, list) else []
 
 
 def _comparison_rows(metrics: Mapping[str, Any] | None) -> list[dict[str, Any]]:
@@ -200,7 +212,8 @@ def _comparison_rows(metrics: Mapping[str, Any] | None) -> list[dict[str, Any]]:
                 rows.append({"level": level, "statistic": statistic, "judge": _numeric(judge.get("value")),
                              "baseline": _numeric(baseline.get("value")), "difference": _numeric(c.get("difference")),
                              "ci": [_numeric(v) for v in ci], "p": _numeric(c.get("p_value")),
-                             "n": judge.get("n"), "note": c.get("reason") or ""})
+                             "n": judge.get("n"), "note": "; ".join(t for t in (c.get("note"), c.get("reason"))
+                                                                   if isinstance(t, str))})
     return rows
 
 

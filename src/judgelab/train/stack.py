@@ -2,7 +2,7 @@
 judgments you already have (an API judge's run, the published LLM raters) as members of an
 ``EnsembleJudge(aggregate="stack")``, saved as one folder that ``judgelab judge --config`` reuses.
 
-    DIR/judge.yaml              the ensemble (members by relative path, the fitted ridge stacker)
+    DIR/judge.yaml              the ensemble (members by paths relative to DIR, the fitted ridge stacker)
     DIR/cross-encoder/          the trained scorer (judge.yaml, weights/, training.json)
     DIR/similarity/             the similarity judge (judge.yaml + its .npz weights)
     DIR/members/NAME.jsonl      one per ``--stack-with`` file: its scores for the aspect, one line per item
@@ -124,9 +124,8 @@ def save_stacked(trained: Trained, targets: Targets, out_dir: str | Path, record
         _write_members(staging / MEMBERS, extra_members, trained.spec.aspect)
         ensemble = EnsembleJudge(aspect=trained.spec.aspect, aggregate="stack",
                                  members=_members(staging, extra_members))
-        fitted = ensemble.fit(val_items, None)
-        # Members by relative path (resolved against DIR when loaded): the folder can be moved as a whole.
-        fitted.model_copy(update={"members": _members(Path(), extra_members)}).save(staging / "judge.yaml")
+        # save() writes the members' paths relative to DIR: the folder can be moved as a whole.
+        ensemble.fit(val_items, None).save(staging / "judge.yaml")
     return reload_as(out_dir, EnsembleJudge)
 
 
@@ -151,7 +150,7 @@ def _check_names(extra_members: Sequence[ExtraMember]) -> None:
 
 
 def _members(folder: Path, extra_members: Sequence[ExtraMember]) -> tuple[Member, ...]:
-    """The ensemble's members, with paths under ``folder`` (the staging folder, or '' for relative ones)."""
+    """The ensemble's members, with paths under ``folder`` (the staging folder)."""
     return (Member(name=CROSS_ENCODER, config=folder / CROSS_ENCODER / "judge.yaml"),
             Member(name=SIMILARITY, config=folder / SIMILARITY / "judge.yaml"),
             *(Member(name=m.name, judgments=folder / MEMBERS / f"{m.name}.jsonl") for m in extra_members))
