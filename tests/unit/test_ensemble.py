@@ -110,6 +110,21 @@ def test_weighted_and_stacked_learn_from_dev(members):
     assert min(weights) >= 0  # a weighted mean never flips a member's sign
 
 
+def test_the_stack_never_flips_a_member_and_says_what_it_chose(tmp_path):
+    """The ridge stacker (judges/stacking.py) on 40 dev items in 10 sources: a member that runs
+    against the humans gets weight 0 (the previous stacker gave it a negative one)."""
+    rng = np.random.default_rng(2)
+    human = rng.normal(size=40)
+    items = [Item(id=f"i{k}", output="o", group_id=f"g{k // 4}", scores={"q": float(h)}) for k, h in enumerate(human)]
+    columns = {"good": human + 0.5 * rng.normal(size=40), "reversed": -human + rng.normal(size=40)}
+    members = [Member(name=name, judgments=_file(tmp_path, name, [{"item_id": f"i{k}", "score": float(v)}
+                                                                 for k, v in enumerate(values)]))
+               for name, values in columns.items()]
+    learned = EnsembleJudge(members=members, aggregate="stack", aspect="q").fit(items).learned
+    assert learned["coef"][1] == 0 and learned["coef"][0] > 0
+    assert learned["member"] == [0.0] and 0 < learned["cv_spearman"][0] <= 1  # the good member, kept alone
+
+
 def test_llm_vote_records_the_aggregator_explanation_and_unparsable_replies(members):
     items = _items()[:2]
     replies = iter(["Judge 1 is right about the flow. Rating: 4", "I cannot decide."])

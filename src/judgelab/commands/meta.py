@@ -176,15 +176,16 @@ def _confusion_table(confusion: dict) -> Table:
 
 
 def _runs_table(board: dict) -> Table:
+    from judgelab.commands._common import whole_number_table
+
     runs = board["runs"]
     by_human = sorted(runs, key=lambda name: -(runs[name]["human"] or 0))
     by_judge = sorted(runs, key=lambda name: -(runs[name]["judge"] or 0))
     measure = board["measure"]
-    table = Table("run", f"{measure} human", "rank", f"{measure} judge", "rank", title="Leaderboard")
-    for name in by_human:
-        table.add_row(escape(name), _number(runs[name]["human"]), str(by_human.index(name) + 1),
-                      _number(runs[name]["judge"]), str(by_judge.index(name) + 1))
-    return table
+    rows = [(escape(name), _number(runs[name]["human"]), str(by_human.index(name) + 1),
+             _number(runs[name]["judge"]), str(by_judge.index(name) + 1)) for name in by_human]
+    return whole_number_table("Leaderboard", ("run", f"{measure} human", "rank", f"{measure} judge", "rank"), rows,
+                              text=("run",))
 
 
 def _comparison_table(comparison: dict, confidence: int) -> Iterator[Any]:

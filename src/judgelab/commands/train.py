@@ -167,10 +167,17 @@ def _extra_members(stack_with: list[str] | None, aspect: str, targets) -> list:
 
 def _print_stack(console, stacked) -> None:
     members = stacked.selection_table["*"]
-    weights = dict(zip((m.name for m in stacked.members), stacked.learned["coef"], strict=True))
+    learned = stacked.learned
+    weights = dict(zip((m.name for m in stacked.members), learned["coef"], strict=True))
     console.print("stacked judge, fitted on the validation groups: " + ", ".join(
         f"{name} (Spearman {'n/a' if rho is None else f'{rho:.3f}'}, weight {weights[name]:+.3f})"
         for name, rho in members.items()))
+    member = int(learned.get("member", [-1])[0])
+    choice = (f"{stacked.members[member].name} alone" if member >= 0 else
+              f"the ridge over all members, penalty {learned.get('alpha', [float('nan')])[0]:g}")
+    cv = learned.get("cv_spearman") or []
+    console.print(f"stacker choice: {choice}" + (f" (group-wise CV Spearman {cv[0]:.3f} on the validation groups)" if cv
+                  else " (too few validation groups to cross-validate: the middle penalty)"))
 
 
 def _print_summary(console, record: dict[str, Any], out: Path) -> None:

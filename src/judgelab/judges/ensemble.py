@@ -35,6 +35,7 @@ from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
 from judgelab.errors import ConfigError, DataWarning
 from judgelab.judges.base import ConfigPath, JudgeConfig, OnJudgment, judge_from_dict, load_judge, usage_of
+from judgelab.judges.stacking import fit_stacker, predict_stacked
 from judgelab.llm.client import Client
 from judgelab.llm.types import Request, Usage
 from judgelab.metrics.align import human_value, infer_aspect
@@ -187,7 +188,8 @@ class EnsembleJudge(JudgeConfig):
         if self.aggregate == "best":
             update["selection"] = {task: _argbest(scores) for task, scores in table.items()}
         else:
-            update["learned"] = self._fit_linear(values[labelled], human[labelled])
+            groups = np.array([item.group for item in items], dtype=object)[labelled]
+            update["learned"] = self._fit_linear(values[labelled], human[labelled], groups)
         return self.model_copy(update=update)
 
     def _selection_table(self, items: Sequence[Item], values: np.ndarray, human: np.ndarray,
@@ -203,9 +205,11 @@ class EnsembleJudge(JudgeConfig):
         return {m.name: metric_value(self.metric, human, values[:, c], ties=self.ties, pairwise=pairwise)
                 for c, m in enumerate(self.members)}
 
-    def _fit_linear(self, values: np.ndarray, human: np.ndarray) -> dict[str, list]:
+    def _fit_linear(self, values: np.ndarray, human: np.ndarray, groups: np.ndarray) -> dict[str, list]:
+        if self.aggregate == "stack" and self.stacker == "ridge":
+            return fit_stacker(values, human, groups)  # judges/stacking.py: penalty chosen by group CV
         from sklearn.impute import SimpleImputer
-        from sklearn.linear_model import LinearRegression, LogisticRegression, Ridge
+        from sklearn.linear_model import LinearRegression, LogisticRegression
         from sklearn.preprocessing import StandardScaler
 
         imputer = SimpleImputer(strategy="mean", keep_empty_features=True).fit(values)
@@ -215,12 +219,9 @@ class EnsembleJudge(JudgeConfig):
             # Non-negative weights: a weighted mean, not a model free to flip a judge's sign.
             model = LinearRegression(positive=True).fit(x, human)
             coef, intercept, classes = model.coef_[None, :], np.atleast_1d(model.intercept_), []
-        elif self.stacker == "logistic":
+        else:  # the logistic stacker, over labels
             model = LogisticRegression(max_iter=1000).fit(x, human)
             coef, intercept, classes = model.coef_, model.intercept_, model.classes_.tolist()
-        else:
-            model = Ridge(alpha=1.0).fit(x, human)
-            coef, intercept, classes = model.coef_[None, :], np.atleast_1d(model.intercept_), []
         return {"impute": imputer.statistics_.tolist(), "mean": scaler.mean_.tolist(),
                 "scale": scaler.scale_.tolist(), "coef": np.asarray(coef).ravel().tolist(),
                 "intercept": np.asarray(intercept).tolist(), "classes": [float(c) for c in classes]}
@@ -279,11 +280,11 @@ class EnsembleJudge(JudgeConfig):
                         usage=usage, extra=extra)
 
     def _linear_score(self, row: np.ndarray) -> float:
+        if not self.learned["classes"]:
+            return float(predict_stacked(self.learned, row)[0])
         learned = {k: np.asarray(v, dtype=float) for k, v in self.learned.items()}
         x = (np.where(np.isnan(row), learned["impute"], row) - learned["mean"]) / learned["scale"]
         classes = learned["classes"]
-        if len(classes) == 0:
-            return float(x @ learned["coef"] + learned["intercept"][0])
         # Logistic stacker: the expected class under its probabilities (a score, so rankings stay fine).
         coef = learned["coef"].reshape(len(learned["intercept"]), -1)
         logits = coef @ x + learned["intercept"]
