@@ -189,13 +189,14 @@ def run_by_source(name: str, aspect: str, args: argparse.Namespace) -> dict[str,
     from judgelab.judges.base import load_judge
     from judgelab.train import train_scorer
     from judgelab.train.save import training_record
-    from judgelab.train.stack import read_extra_members, save_stacked
+    from judgelab.train.stack import read_extra_members, save_stacked, stacking_spec
 
     items = first_groups(list(load_items(shared_benchmarks() / f"{name}.jsonl")), args.max_items)
     items = list(human_targets(items, aspect, name).items)
     spec = TrainedJudge(aspect=aspect, epochs=args.epochs, max_length=args.max_length, batch_size=args.batch_size,
                         train_layers=args.train_layers, inputs=INPUTS.get(name, ("source",)), seed=args.seed,
                         loss=args.loss, learning_rate=args.learning_rate, val_fraction=args.val_fraction)
+    spec = stacking_spec(spec)  # as train --stack does
     files = stack_with_files(name, args)
     index = {item.id: k for k, item in enumerate(items)}
     scores: dict[str, np.ndarray] = {}
@@ -226,7 +227,7 @@ def run_by_source(name: str, aspect: str, args: argparse.Namespace) -> dict[str,
             target[[index[item.id] for item in held]] = column
         folds_log.append({"fold": fold, "fit_items": len(fit_part), "val_items": len(val_items), "held_items": len(held),
                           "coef": dict(zip([m.name for m in stacked.members], stacked.learned["coef"], strict=True)),
-                          "alpha": stacked.learned["alpha"][0], "member": stacked.learned["member"][0],
+                          "alpha": stacked.learned["alpha"][0],
                           "cv_spearman": (stacked.learned["cv_spearman"] or [None])[0],
                           "train_seconds": round(seconds[-1], 1),
                           # what the stacker was fitted on, so other stackers can be compared without training again
@@ -249,7 +250,8 @@ def run_by_source(name: str, aspect: str, args: argparse.Namespace) -> dict[str,
     return {"dataset": name, "aspect": aspect, "kind": "by_source", "n_items": len(items),
             "n_groups": len({i.group for i in items}), "folds": args.folds,
             "spec": spec.model_dump(mode="json", include={"epochs", "max_length", "batch_size", "train_layers", "inputs",
-                                                           "loss", "learning_rate", "val_fraction"}),
+                                                           "loss", "learning_rate", "val_fraction",
+                                                           "select_on_validation"}),
             "train_seconds": seconds, "rows": rows, "stackers": folds_log,
             "predictions": {"ids": [item.id for item in items], "fold": fold.tolist(),
                             **{label: [None if np.isnan(v) else float(v) for v in column]
@@ -386,11 +388,11 @@ def render_by_source(results: dict[str, Any]) -> str:
             lines.append(f"| {entry['dataset']} / {entry['aspect']} | {entry['n_items']} ({entry['n_groups']}) | "
                          f"{entry['folds']} | {scorer} | {_cell(block, 'dataset')} | {_cell(block, 'group')} | "
                          f"{f'{np.mean(per_fold):.3f}' if per_fold else 'n/a'} |")
-    lines += ["", "Per entry: the command, the training settings, and what the stacker chose in each fold "
-              "(`member`: the one member it kept alone, -1: the ridge over all; `alpha`: its penalty):", ""]
+    lines += ["", "Per entry: the command, the training settings, and the stacker of each fold (weights on the "
+              "standardised members; `alpha`: the penalty its group-wise cross-validation chose):", ""]
     for entry in entries:
         chosen = "; ".join(f"fold {f['fold'] + 1}: " + ", ".join(f"{name} {w:.2f}" for name, w in f["coef"].items())
-                           + f" (alpha {f['alpha']:g}, member {f['member']:g}, inner CV ρ "
+                           + f" (alpha {f['alpha']:g}, inner CV ρ "
                            f"{'n/a' if f['cv_spearman'] is None else format(f['cv_spearman'], '.2f')}; "
                            f"{f['val_items']} validation items)" for f in entry["stackers"])
         lines.append(f"- {entry['dataset']}/{entry['aspect']}: `{entry.get('command', '?')}`; {entry['spec']}; train "
