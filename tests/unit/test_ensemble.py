@@ -194,3 +194,10 @@ def test_best_selects_pairwise_members_by_the_stated_tie_rule(tmp_path):
     wrong = EnsembleJudge(members=members, aggregate="best", metric="accuracy", ties="wrong").fit(items)
     assert wrong.selection_table["*"] == {"unsure": 0.25, "bold": 0.5} and wrong.selection["*"] == "bold"
     assert "ties" not in EnsembleJudge(members=members).model_dump()  # the default leaves old digests alone
+
+
+def test_verdicts_read_from_files_cost_this_run_nothing(tmp_path):
+    """The run that wrote a member's judgments file paid for its calls; reading them is free."""
+    paid = _file(tmp_path, "paid", [{"item_id": "i0", "score": 3, "usage": {"calls": 2, "prompt_tokens": 50}}])
+    judged = EnsembleJudge(members=[Member(name="m", judgments=paid)], aggregate="mean").run(_items()[:1])
+    assert judged[0].score == 3 and judged[0].usage.calls == 0 and judged[0].usage.prompt_tokens == 0

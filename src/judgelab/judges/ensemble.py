@@ -508,7 +508,8 @@ def _read_judgments_file(member: Member, wanted: set[str]) -> dict[str, Judgment
         if len(judges) > 1:
             raise ConfigError(f"member {member.name!r}: judge_name {member.judge_name!r} matches {len(judges)} judges "
                               f"in {path} ({', '.join(sorted(judges)[:5])}, ...); name one")
-    found = {j.item_id: j.model_copy(update={"judge": member.name}) for j in rows if j.item_id in wanted}
+    # Verdicts read from a file were paid for by the run that wrote them: they cost this run nothing.
+    found = {j.item_id: j.model_copy(update={"judge": member.name, "usage": Usage()}) for j in rows if j.item_id in wanted}
     if wanted and not found:
         # Likely the wrong file (or ids): the member then only counts through imputed values. One
         # warning location (member_judgments), so Python's default filter shows it once, not per fit/run/fold.
