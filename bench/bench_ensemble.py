@@ -105,8 +105,29 @@ def llmbar_section(folder: Path, k: int) -> tuple[list[str], str]:
               "| subset | chosen member | dev accuracy | runner-up |", "|---|---|---:|---|"]
     for task, row in table.iterrows():
         ranked = row.drop("selected").dropna().sort_values(ascending=False)
-        chosen.append(f"| {task} | {row['selected']} | {ranked.iloc[0]:.3f} | {ranked.index[1]} ({ranked.iloc[1]:.3f}) |")
+        others = ranked.drop(row["selected"])  # the chosen member is the first listed among equals
+        chosen.append(f"| {task} | {row['selected']} | {ranked[row['selected']]:.3f} | {others.index[0]} "
+                      f"({others.iloc[0]:.3f}) |")
     return lines + chosen, f"{len(members)} evaluators"
+
+
+def vote_section(folder: Path) -> list[str]:
+    """The plain vote of all 65 evaluators on all 293 items (nothing is fitted): its accuracy, how
+    many verdicts are ties and how many the tie-break decided, beside the plain mean."""
+    items = list(load_items(SHARED / "benchmarks" / "llmbar.jsonl"))
+    labels = np.array([item.label for item in items])
+    members = llmbar_member_files(folder)
+    lines = ["| aggregate | accuracy (ties count half) | verdicts that are ties | decided by the tie-break |",
+             "|---|---:|---:|---:|"]
+    for aggregate in ("vote", "mean"):
+        judged = EnsembleJudge(members=members, aggregate=aggregate).run(items)
+        scores = np.array([j.score if j.ok else np.nan for j in judged])
+        ties = sum(j.label == "tie" for j in judged)
+        broken = sum("tie_break" in j.extra.get("vote", {}) for j in judged) if aggregate == "vote" else "-"
+        lines.append(f"| {aggregate} of all {len(members)} | {pairwise_accuracy(scores, labels):.3f} | "
+                     f"{ties}/{len(items)} | {broken} |")
+        log(lines[-1])
+    return lines
 
 
 def _per_subset(scores: np.ndarray, labels: np.ndarray, subsets: list[str]) -> str:
@@ -159,7 +180,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--no-doc", action="store_true")
+    parser.add_argument("--vote-only", action="store_true", help="only the plain vote vs mean on LLMBar (docs/ensembles.md)")
     args = parser.parse_args(argv)
+    if args.vote_only:
+        with tempfile.TemporaryDirectory() as folder:
+            print("\n".join(vote_section(Path(folder))))
+        return
     started_at = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     loads = [load_avg()]
     with tempfile.TemporaryDirectory() as folder:
@@ -193,8 +219,9 @@ def render(args, argv, started_at: str, loads: list[str], llmbar: list[str], han
         f"**LLMBar** (293 pairs): the 65 evaluators the LLMBar authors published. {args.folds}-fold cross-validation "
         "over items, stratified by subset (seed 0): every learned ensemble (selection, weights, stacker) is fitted on "
         "the other folds. A member's value is the share of its two presentation orders that prefer (a); a tie (the "
-        "orders disagree) counts as half right, no verdict as wrong. Rows marked optimistic choose with the test "
-        "labels and are upper bounds, not methods.",
+        "orders disagree) counts as half right, no verdict as wrong; `best` selects members by the same rule "
+        "(`ties: half`). The vote: a member's tie abstains, a tied count goes to the members' mean (docs/ensembles.md). "
+        "Rows marked optimistic choose with the test labels and are upper bounds, not methods.",
         "",
         *llmbar,
         "",

@@ -45,13 +45,20 @@ def fmt(value: float | None, digits: int = 3) -> str:
 
 
 def correlations(human: np.ndarray, judge: np.ndarray, groups: list[str]) -> tuple[float, float]:
+    d, g, _ = correlations_and_groups(human, judge, groups)
+    return d, g
+
+
+def correlations_and_groups(human: np.ndarray, judge: np.ndarray, groups: list[str]) -> tuple[float, float, str]:
+    """Dataset- and group-level Spearman, and "used/all" groups of the group level (a group whose
+    judge scores are all equal has no correlation and is left out)."""
     keep = ~np.isnan(judge) & ~np.isnan(human)
     g = [grp for grp, k in zip(groups, keep, strict=True) if k]
     d = dataset_level(human[keep], judge[keep], methods=("spearman",), n_resamples=0)["spearman"].value
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        gl = group_level(human[keep], judge[keep], g, methods=("spearman",), n_resamples=0)["spearman"].value
-    return d, gl
+        estimate = group_level(human[keep], judge[keep], g, methods=("spearman",), n_resamples=0)["spearman"]
+    return d, estimate.value, f"{estimate.n_groups}/{estimate.n_groups + len(estimate.skipped)}"
 
 
 def unieval_predictions() -> dict[str, dict[str, float]]:
@@ -113,8 +120,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         for aspect in DATASETS[name]:
             uni = np.array([unieval.get(i.id, {}).get(aspect, np.nan) for i in items], dtype=float)
             if not np.isnan(uni).all():
-                d, g = correlations(human_scores(items, aspect), uni, [i.group for i in items])
-                uni_rows.append((name, aspect, "UniEval (published)", "-", d, g, int((~np.isnan(uni)).sum()), len(items)))
+                d, g, used = correlations_and_groups(human_scores(items, aspect), uni, [i.group for i in items])
+                uni_rows.append((name, aspect, "UniEval (published)", "-", d, g, used, int((~np.isnan(uni)).sum()),
+                                 len(items)))
     with tempfile.TemporaryDirectory() as home:
         os.environ["JUDGELAB_HOME"] = home  # a private embedding cache: the timing starts cold
         # Model by model, writing the doc after each dataset: on a busy machine a partial run still lands.
@@ -128,9 +136,9 @@ def main(argv: Sequence[str] | None = None) -> None:
                     predictions, fit_s = cross_validate(items, DATASETS[name], embedder, folds, predict)
                     speed.append((name, embedder, predict, len(items), embed_s, fit_s))
                     for aspect in DATASETS[name]:
-                        d, g = correlations(human_scores(items, aspect), predictions[aspect], groups)
+                        d, g, used = correlations_and_groups(human_scores(items, aspect), predictions[aspect], groups)
                         covered = int((~np.isnan(predictions[aspect])).sum())
-                        rows.append((name, aspect, embedder, predict, d, g, covered, len(items)))
+                        rows.append((name, aspect, embedder, predict, d, g, used, covered, len(items)))
                         log(f"  {aspect} {predict}: dataset {fmt(d)} group {fmt(g)}")
                 loads.append(load_avg())
                 done = f"{embedder} on {name}"
@@ -172,11 +180,14 @@ def render(rows, speed, folds, argv, started_at, loads, last: str | None) -> str
         "columns (Topical-Chat, HANNA) or sorted neighbours (SF Hotel/Restaurant, which name no systems). "
         "UniEval: its published predictions on the same items (a fine-tuned T5 evaluator; none for HANNA).",
         "",
-        "| dataset | aspect | scorer | prediction | dataset ρ | group ρ | judged |",
-        "|---|---|---|---|---:|---:|---:|",
+        "`groups`: sources the group ρ averages over, of all (a source whose outputs all get one score, or all "
+        "one human score, has no ρ and is left out).",
+        "",
+        "| dataset | aspect | scorer | prediction | dataset ρ | group ρ | groups | judged |",
+        "|---|---|---|---|---:|---:|---:|---:|",
     ]
-    for name, aspect, scorer, predict, d, g, covered, total in rows:
-        lines.append(f"| {name} | {aspect} | {scorer} | {predict} | {fmt(d)} | {fmt(g)} | {covered}/{total} |")
+    for name, aspect, scorer, predict, d, g, used, covered, total in rows:
+        lines.append(f"| {name} | {aspect} | {scorer} | {predict} | {fmt(d)} | {fmt(g)} | {used} | {covered}/{total} |")
     lines += ["", "Speed (all aspects of a dataset; embedding from an empty cache, then fit + predict in every fold):", "",
               "| dataset | embedder | prediction | items | embed s | fit+predict s | items/s (embed + one aspect's CV) |",
               "|---|---|---|---:|---:|---:|---:|"]

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from bench.common import DOC, command_line, describe_machine, load_avg, log, write_doc_section
-from judgelab.data import load_items
+from judgelab.data import Dataset, load_items
 from judgelab.errors import JudgelabError
 from judgelab.judges.trained import TrainedJudge
 from judgelab.train import agreement, cross_validate, human_targets, read_teacher, stack_cv, teacher_targets
@@ -39,6 +39,7 @@ ROOT = Path(__file__).resolve().parents[1]
 #: Where results accumulate between runs (outside the repository: they are measurements, not code).
 RESULTS = Path(os.environ.get("JUDGELAB_BENCH_RESULTS", Path.home() / ".cache" / "judgelab" / "bench_trained.json"))
 HEADING = "## Trained scorers (fine-tuned MiniLM cross-encoder)"
+BY_SOURCE_HEADING = "## Stacked trained judges out of sample (split by source)"
 DEFAULT_SETS = ("topical_chat:coherence,topical_chat:overall,sfres:naturalness,sfres:informativeness,"
                 "sfhot:naturalness,sfhot:informativeness,hanna:coherence,qags_cnndm:consistency,qags_xsum:consistency")
 #: Fields the scorer reads per dataset: the reference where the task is reference-based (data-to-text, as UniEval).
@@ -177,6 +178,111 @@ def stacked_with_judgments(base: np.ndarray, features: list[np.ndarray], targets
     return rows
 
 
+def run_by_source(name: str, aspect: str, args: argparse.Namespace) -> dict[str, Any]:
+    """What a user of ``train --stack`` gets on sources it never saw: k folds over the sources;
+    on the other folds' items, exactly ``train --stack`` (cross-encoder and similarity scorer on
+    the training groups, the stacker on the validation groups, ``--stack-with`` files as members),
+    then the saved judge and each member alone score this fold's items. Every item is scored once;
+    the figures pool all folds. "previous stacker": a ridge with penalty 1 and weights of any sign
+    (the stacker before this release) refitted on the same validation items and members."""
+    from judgelab.data.split import kfold_by_group
+    from judgelab.judges.base import load_judge
+    from judgelab.train import train_scorer
+    from judgelab.train.save import training_record
+    from judgelab.train.stack import read_extra_members, save_stacked, stacking_spec
+
+    items = first_groups(list(load_items(shared_benchmarks() / f"{name}.jsonl")), args.max_items)
+    items = list(human_targets(items, aspect, name).items)
+    spec = TrainedJudge(aspect=aspect, epochs=args.epochs, max_length=args.max_length, batch_size=args.batch_size,
+                        train_layers=args.train_layers, inputs=INPUTS.get(name, ("source",)), seed=args.seed,
+                        loss=args.loss, learning_rate=args.learning_rate, val_fraction=args.val_fraction)
+    spec = stacking_spec(spec)  # as train --stack does
+    files = stack_with_files(name, args)
+    index = {item.id: k for k, item in enumerate(items)}
+    scores: dict[str, np.ndarray] = {}
+    folds_log, seconds = [], []
+    log(f"{name}/{aspect} by source: {len(items)} items, {len({i.group for i in items})} sources, {args.folds} folds")
+    for fold, (fit_part, held) in enumerate(kfold_by_group(Dataset(items), args.folds, seed=args.seed)):
+        fit_part, held = list(fit_part), list(held)
+        targets = human_targets(fit_part, aspect, name)
+        started = time.perf_counter()
+        trained = train_scorer(spec, targets)
+        seconds.append(time.perf_counter() - started)
+        extra = read_extra_members([f"{label.replace(' ', '-')}={path}" for label, path in files], aspect, fit_part)
+        with tempfile.TemporaryDirectory() as folder:
+            stacked = save_stacked(trained, targets, Path(folder) / "stacked", training_record(trained, targets),
+                                   extra_members=extra)
+            val_ids = set(trained.val_ids)
+            val_items = [item for item in fit_part if item.id in val_ids]
+            held_values = stacked._matrix(held, stacked.member_judgments(held, None))
+            val_values = stacked._matrix(val_items, stacked.member_judgments(val_items, None))
+            judged = {j.item_id: j.score for j in load_judge(Path(folder) / "stacked" / "judge.yaml").run(held) if j.ok}
+        human_val = np.array([item.human_score(aspect) for item in val_items])
+        old = _previous_stacker(val_values, human_val, held_values)
+        columns = {"stack (this release)": np.array([judged.get(item.id, np.nan) for item in held]),
+                   "stack (previous stacker)": old,
+                   **{m.name: held_values[:, c] for c, m in enumerate(stacked.members)}}
+        for label, column in columns.items():
+            target = scores.setdefault(label, np.full(len(items), np.nan))
+            target[[index[item.id] for item in held]] = column
+        folds_log.append({"fold": fold, "fit_items": len(fit_part), "val_items": len(val_items), "held_items": len(held),
+                          "coef": dict(zip([m.name for m in stacked.members], stacked.learned["coef"], strict=True)),
+                          "alpha": stacked.learned["alpha"][0],
+                          "cv_spearman": (stacked.learned["cv_spearman"] or [None])[0],
+                          "train_seconds": round(seconds[-1], 1),
+                          # what the stacker was fitted on, so other stackers can be compared without training again
+                          "validation": {"ids": [item.id for item in val_items], "human": human_val.tolist(),
+                                         "values": [[None if np.isnan(v) else float(v) for v in row]
+                                                    for row in val_values]}})
+        chosen = {key: value for key, value in folds_log[-1].items() if key != "validation"}
+        log(f"  fold {fold + 1}: trained on {len(targets.items)} items in {seconds[-1]:.0f}s; stacker {chosen}")
+    targets = human_targets(items, aspect, name)
+    unieval = unieval_scores(UNIEVAL_NAME.get(name, name), aspect)
+    if unieval:
+        scores["UniEval (published)"] = np.array([unieval.get(i.id, np.nan) for i in items])
+    rows = {_by_source_label(label): agreement(column, targets.labels, targets) for label, column in scores.items()}
+    fold = np.full(len(items), -1)
+    for k, (_, held) in enumerate(kfold_by_group(Dataset(items), args.folds, seed=args.seed)):
+        fold[[index[item.id] for item in held]] = k
+    for label, column in scores.items():  # what one fitted judge gives on one set of unseen sources
+        rows[_by_source_label(label)]["per_fold_dataset_spearman"] = [
+            _spearman_or_none(targets.labels[fold == k], column[fold == k]) for k in range(args.folds)]
+    return {"dataset": name, "aspect": aspect, "kind": "by_source", "n_items": len(items),
+            "n_groups": len({i.group for i in items}), "folds": args.folds,
+            "spec": spec.model_dump(mode="json", include={"epochs", "max_length", "batch_size", "train_layers", "inputs",
+                                                           "loss", "learning_rate", "val_fraction",
+                                                           "select_on_validation"}),
+            "train_seconds": seconds, "rows": rows, "stackers": folds_log,
+            "predictions": {"ids": [item.id for item in items], "fold": fold.tolist(),
+                            **{label: [None if np.isnan(v) else float(v) for v in column]
+                               for label, column in scores.items()}},
+            "load": load_avg(), "date": datetime.now(timezone.utc).isoformat(timespec="minutes")}
+
+
+def _spearman_or_none(human: np.ndarray, predicted: np.ndarray) -> float | None:
+    from scipy import stats
+
+    keep = np.isfinite(human) & np.isfinite(predicted)
+    if keep.sum() < 3 or np.ptp(predicted[keep]) == 0:
+        return None
+    return float(stats.spearmanr(human[keep], predicted[keep]).statistic)
+
+
+def _previous_stacker(val_values: np.ndarray, human: np.ndarray, held_values: np.ndarray) -> np.ndarray:
+    """The stacker before this release: mean imputation, standardisation, Ridge(alpha=1), any sign."""
+    from sklearn.linear_model import Ridge
+    from sklearn.preprocessing import StandardScaler
+
+    impute = np.nanmean(val_values, axis=0)
+    val_values, held_values = (np.where(np.isnan(v), impute, v) for v in (val_values, held_values))
+    scaler = StandardScaler().fit(val_values)
+    return Ridge(alpha=1.0).fit(scaler.transform(val_values), human).predict(scaler.transform(held_values))
+
+
+def _by_source_label(member: str) -> str:
+    return {"cross-encoder": "cross-encoder alone", "similarity": "similarity alone"}.get(member, member)
+
+
 def run_distill(args: argparse.Namespace) -> dict[str, Any]:
     """HANNA coherence: learn the mean of the published LLM raters from n teacher-labelled items."""
     items = first_groups(list(load_items(shared_benchmarks() / "hanna.jsonl")), args.max_items)
@@ -223,14 +329,14 @@ def render(results: dict[str, Any]) -> str:
     lines += ["| dataset / aspect | items (groups) | folds | scorer | Spearman, dataset | Spearman, group |",
               "|---|---|---|---|---|---|"]
     for entry in results.get("entries", []):
-        if entry.get("kind") == "distill":
+        if entry.get("kind") in ("distill", "by_source"):
             continue
         for scorer, block in entry["rows"].items():
             lines.append(f"| {entry['dataset']} / {entry['aspect']} | {entry['n_items']} ({entry['n_groups']}) | "
                          f"{entry['folds']} | {scorer} | {_cell(block, 'dataset')} | {_cell(block, 'group')} |")
     lines += ["", "Training settings and cost per entry (train seconds are per fold, on the shared, loaded machine):", ""]
     for entry in results.get("entries", []):
-        if entry.get("kind") == "distill":
+        if entry.get("kind") in ("distill", "by_source"):
             continue
         seconds = entry["train_seconds"]
         lines.append(f"- {entry['dataset']}/{entry['aspect']}: `{entry.get('command', '?')}`; {entry['spec']}; "
@@ -254,10 +360,43 @@ def render(results: dict[str, Any]) -> str:
                   f"6-layer forward at max_length {speed['max_length']}, load {speed['load']})."]
     for note in meta.get("notes", []):
         lines += ["", note]
-    measured = {f"{e['dataset']}:{e['aspect']}" for e in results.get("entries", []) if e.get("kind") != "distill"}
+    measured = {f"{e['dataset']}:{e['aspect']}" for e in results.get("entries", []) if e.get("kind") is None}
     missing = [name for name in DEFAULT_SETS.split(",") if name not in measured]
     if missing:
         lines += ["", f"Not run yet: {', '.join(missing)} (`--datasets NAME:ASPECT`)."]
+    return "\n".join(lines)
+
+
+def render_by_source(results: dict[str, Any]) -> str:
+    """The ``--by-source`` entries: ``train --stack`` fitted on some sources, scored on the others."""
+    entries = [e for e in results.get("entries", []) if e.get("kind") == "by_source"]
+    lines = ["`train --stack` as a user runs it, scored on sources it never saw: k folds over the sources; in each, "
+             "the cross-encoder and the similarity scorer are trained on the other folds' training groups, the "
+             "stacker on their validation groups (`--val-fraction`), `--stack-with` files are members; then the "
+             "saved judge, and each member alone, score the fold's items. Pooled over folds: every item scored "
+             "once. `stack (previous stacker)`: a ridge with penalty 1 and weights of any sign, refitted on the "
+             "same validation items (the stacker before this release). Spearman, 95% group-bootstrap intervals; "
+             "pooled over folds (dataset, group), and the dataset-level Spearman within each fold averaged over "
+             "folds (what one fitted judge gives on one set of unseen sources: pooling also compares scores of "
+             "judges fitted on different folds).", "",
+             "| dataset / aspect | items (sources) | folds | scorer | Spearman, dataset | Spearman, group | "
+             "dataset, mean over folds |",
+             "|---|---|---|---|---|---|---:|"]
+    for entry in entries:
+        for scorer, block in entry["rows"].items():
+            per_fold = [v for v in block.get("per_fold_dataset_spearman") or [] if v is not None]
+            lines.append(f"| {entry['dataset']} / {entry['aspect']} | {entry['n_items']} ({entry['n_groups']}) | "
+                         f"{entry['folds']} | {scorer} | {_cell(block, 'dataset')} | {_cell(block, 'group')} | "
+                         f"{f'{np.mean(per_fold):.3f}' if per_fold else 'n/a'} |")
+    lines += ["", "Per entry: the command, the training settings, and the stacker of each fold (weights on the "
+              "standardised members; `alpha`: the penalty its group-wise cross-validation chose):", ""]
+    for entry in entries:
+        chosen = "; ".join(f"fold {f['fold'] + 1}: " + ", ".join(f"{name} {w:.2f}" for name, w in f["coef"].items())
+                           + f" (alpha {f['alpha']:g}, inner CV ρ "
+                           f"{'n/a' if f['cv_spearman'] is None else format(f['cv_spearman'], '.2f')}; "
+                           f"{f['val_items']} validation items)" for f in entry["stackers"])
+        lines.append(f"- {entry['dataset']}/{entry['aspect']}: `{entry.get('command', '?')}`; {entry['spec']}; train "
+                     f"{np.mean(entry['train_seconds']):.0f}s per fold ({entry['date']}, load {entry['load']}). {chosen}")
     return "\n".join(lines)
 
 
@@ -303,6 +442,10 @@ def main(argv: list[str] | None = None) -> int:
                              "stacked row's inputs (repeatable; item ids must match the dataset's)")
     parser.add_argument("--stack-with-hanna-raters", action="store_true",
                         help="on HANNA: the published LLM raters' mean score as a --stack-with file")
+    parser.add_argument("--by-source", action="store_true",
+                        help="measure train --stack as a user runs it: fit on some sources, score the others "
+                             "(k folds over sources), instead of the cross-validated table")
+    parser.add_argument("--val-fraction", type=float, default=0.3, help="with --by-source: train --stack's --val-fraction")
     parser.add_argument("--distill", action="store_true", help="also the HANNA distillation curve")
     parser.add_argument("--distill-sizes", default="25,50,100")
     parser.add_argument("--teacher-judge", default=None, help="one HANNA LLM rater (prefix); default: all averaged")
@@ -314,13 +457,21 @@ def main(argv: list[str] | None = None) -> int:
     results["meta"] = {**results.get("meta", {}), "machine": describe_machine()}
     for spec in filter(None, re.split(r"\s*,\s*", args.datasets)):
         name, aspect = spec.split(":")
-        store(results, {**run_one(name, aspect, args), "command": command})
+        run = run_by_source if args.by_source else run_one
+        store(results, {**run(name, aspect, args), "command": command})
         log(f"done {name}/{aspect}")
     if args.distill:
         store(results, {**run_distill(args), "command": command})
     if args.speed:
         results["speed"] = inference_speed(args)
         save_results(results)
+    if args.by_source:
+        section = render_by_source(results)
+        print(section)
+        if args.write:
+            write_doc_section("bench_trained_by_source", section, heading=BY_SOURCE_HEADING)
+            log(f"wrote {DOC.relative_to(ROOT)}")
+        return 0
     section = render(results)
     print(section)
     if args.write:

@@ -4,15 +4,17 @@ user would give it (JSONL rows, a judge's run folder)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 from unittest import mock
 
 
-def run_cli(*args: object, timeout: float = 600) -> subprocess.CompletedProcess:
+def run_cli(*args: object, timeout: float = 600, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """``env``: variables laid over this process's (e.g. ``COLUMNS=80``, the terminal width rich reads)."""
     return subprocess.run([sys.executable, "-m", "judgelab.cli", *map(str, args)],
-                          capture_output=True, text=True, timeout=timeout)
+                          capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})})
 
 
 def run_main_in_process(capsys, *args: object) -> tuple[int, str]:

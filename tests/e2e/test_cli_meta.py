@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 
 import numpy as np
@@ -15,8 +16,8 @@ from tests.e2e.cli import run_cli, run_main_in_process, write_jsonl
 TREMA_JUDGE = "TREMA-4prompts/llama3.3-70b"
 
 
-def run_meta(*args: str) -> subprocess.CompletedProcess:
-    return run_cli("meta", *args, timeout=120)
+def run_meta(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    return run_cli("meta", *args, timeout=120, env=env)
 
 
 def _read_jsonl(path):
@@ -82,8 +83,9 @@ def test_correlation_levels_json_shape(benchmarks_dir, tmp_path):
     assert out["dataset"]["spearman"]["value"] == pytest.approx(stats.spearmanr(human, judge).statistic, abs=1e-12)
     comparison = out["comparison"]["dataset"]["spearman"]
     coherence = [r["prediction"]["coherence"] for r in predictions]
-    assert comparison["a"]["value"] == pytest.approx(stats.spearmanr(human, coherence).statistic, abs=1e-12)
-    assert comparison["difference"] == pytest.approx(comparison["b"]["value"] - comparison["a"]["value"])
+    assert comparison["baseline"]["value"] == pytest.approx(stats.spearmanr(human, coherence).statistic, abs=1e-12)
+    assert comparison["difference"] == pytest.approx(comparison["judge"]["value"] - comparison["baseline"]["value"])
+    assert "a" not in comparison and "b" not in comparison
     assert 0 <= comparison["p_value"] <= 1 and set(out["comparison"]) == {"dataset", "group", "system"}
 
 
@@ -143,3 +145,126 @@ def test_missing_file_and_ambiguous_aspect_exit_2(capsys, benchmarks_dir, small_
     assert run_main_in_process(capsys, "meta", "-d", tmp_path / "nope.jsonl", "-j", judgments)[0] == 2
     code, err = run_main_in_process(capsys, "meta", "-d", benchmarks_dir / "sfres.jsonl", "-j", judgments)
     assert code == 2 and "--aspect" in err
+
+
+def test_published_judge_outputs_are_read_with_a_field_and_a_judge_name(benchmarks_dir):
+    """The reference files as published: UniEval on Topical-Chat, one HANNA rater of twenty, each
+    with the other as a baseline file read with its own field and judge."""
+    reference = benchmarks_dir / "reference"
+    done = run_meta("-d", benchmarks_dir / "topical_chat.jsonl", "-j", reference / "unieval_predictions.jsonl",
+                    "--aspect", "coherence", "--bootstrap", "0", "--json")
+    assert done.returncode == 2 and "--field" in done.stderr and "prediction.coherence" in done.stderr
+    done = run_meta("-d", benchmarks_dir / "topical_chat.jsonl", "-j", reference / "unieval_predictions.jsonl",
+                    "--field", "prediction.coherence", "--aspect", "coherence", "--bootstrap", "0", "--json")
+    assert done.returncode == 0, done.stderr
+    items = {r["id"]: r["scores"]["coherence"] for r in _read_jsonl(benchmarks_dir / "topical_chat.jsonl")}
+    unieval = {r["item_id"]: r["prediction"]["coherence"] for r in _read_jsonl(reference / "unieval_predictions.jsonl")
+               if r["item_id"] in items}
+    ids = sorted(items)
+    expected = stats.spearmanr([items[i] for i in ids], [unieval[i] for i in ids]).statistic
+    assert json.loads(done.stdout)["dataset"]["spearman"]["value"] == pytest.approx(expected, abs=1e-12)
+
+    ratings = reference / "hanna_llm_ratings.jsonl"
+    common = ("-d", benchmarks_dir / "hanna.jsonl", "-j", ratings, "--field", "prediction.coherence",
+              "--aspect", "coherence", "--level", "dataset", "--bootstrap", "50")
+    done = run_meta(*common, "--judge-name", "Mistral-7B")  # a prefix naming four judges
+    assert done.returncode == 2 and "4 judges" in done.stderr
+    done = run_meta(*common, "--judge-name", "Mistral-7B/eval_prompt_1", "--baseline", ratings,
+                    "--baseline-field", "prediction.coherence", "--baseline-judge", "Beluga-13B/eval_prompt_1", "--json")
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    rows = _read_jsonl(ratings)
+    human = {r["id"]: r["scores"]["coherence"] for r in _read_jsonl(benchmarks_dir / "hanna.jsonl")}
+    for judge, value in ((out["comparison"]["dataset"]["spearman"]["judge"]["value"], "Mistral-7B/eval_prompt_1"),
+                         (out["comparison"]["dataset"]["spearman"]["baseline"]["value"], "Beluga-13B/eval_prompt_1")):
+        rated = {r["item_id"]: r["prediction"]["coherence"] for r in rows if r["judge"] == value}
+        ids = sorted(rated)
+        assert judge == pytest.approx(stats.spearmanr([human[i] for i in ids], [rated[i] for i in ids]).statistic,
+                                      abs=1e-12)
+    assert out["judge"] == "Mistral-7B/eval_prompt_1"
+
+
+def _llmbar_run(benchmarks_dir, path, judge):
+    """One published LLMBar evaluator as a pairwise judge's judgments: the two orders' verdicts,
+    a tie where they disagree (as the pairwise judge records them, with extra.label_swapped)."""
+    rows = []
+    for r in _read_jsonl(benchmarks_dir / "reference" / "llmbar_evaluator_results.jsonl"):
+        first, second = r["prediction"].get("swap_false"), r["prediction"].get("swap_true")
+        if r["judge"] == judge and first in ("a", "b") and second in ("a", "b"):
+            rows.append({"item_id": r["item_id"], "label": first if first == second else "tie",
+                         "extra": {"label_swapped": second}})
+    return write_jsonl(path, rows)
+
+
+def test_pairwise_judges_get_a_paired_comparison_with_the_tie_rule_stated(benchmarks_dir, tmp_path):
+    judge = _llmbar_run(benchmarks_dir, tmp_path / "gpt4.jsonl", "GPT-4/Vanilla")
+    baseline = _llmbar_run(benchmarks_dir, tmp_path / "chatgpt.jsonl", "ChatGPT-0301/Vanilla")
+    common = ("-d", benchmarks_dir / "llmbar.jsonl", "-j", judge, "--baseline", baseline, "--bootstrap", "300")
+    done = run_meta(*common, "--json")
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    human = {r["id"]: r["label"] for r in _read_jsonl(benchmarks_dir / "llmbar.jsonl")}
+    mine, theirs = ({r["item_id"]: r["label"] for r in _read_jsonl(path)} for path in (judge, baseline))
+    both = [i for i in mine if i in theirs]
+
+    def credit(verdicts, ids):
+        return np.mean([1.0 if verdicts[i] == human[i] else 0.5 if verdicts[i] == "tie" else 0.0 for i in ids])
+
+    assert out["pairwise"]["accuracy"]["value"] == pytest.approx(credit(mine, mine))
+    assert out["pairwise"]["accuracy"]["rule"] == "ties count half"
+    accuracy = out["comparison"]["pairwise"]["accuracy"]
+    assert accuracy["baseline"]["value"] == pytest.approx(credit(theirs, both))
+    assert accuracy["difference"] == pytest.approx(credit(mine, both) - credit(theirs, both))
+    assert accuracy["ci"][0] <= accuracy["difference"] <= accuracy["ci"][1] and accuracy["judge"]["n"] == len(both)
+    consistency = out["comparison"]["pairwise"]["positional_consistency"]
+    assert consistency["judge"]["value"] == pytest.approx(np.mean([mine[i] != "tie" for i in both]))
+
+    wrong = json.loads(run_meta(*common, "--ties", "wrong", "--json").stdout)
+    assert wrong["pairwise"]["accuracy"]["value"] == pytest.approx(np.mean([mine[i] == human[i] for i in mine]))
+    assert wrong["pairwise"]["accuracy"]["rule"] == "ties count wrong"
+    table = run_meta(*common, "--ties", "wrong", env={"COLUMNS": "80"}).stdout
+    assert "accuracy (ties count wrong)" in " ".join(table.split())  # the rule, in every table that has accuracy
+    assert f"{wrong['comparison']['pairwise']['accuracy']['difference']:.4f}" in table
+
+
+def test_groups_left_out_are_reported_loudly_and_the_baseline_is_compared_on_the_same_groups(tmp_path):
+    rng = np.random.default_rng(3)
+    human = rng.integers(1, 6, size=60).astype(float)
+    items = write_jsonl(tmp_path / "items.jsonl", [
+        {"id": f"i{k}", "output": "x", "group_id": f"g{k // 4}", "scores": {"q": h}} for k, h in enumerate(human)])
+    coarse = [3.0 if k < 40 else h + rng.integers(0, 2) for k, h in enumerate(human)]  # constant in 10 of 15 groups
+    judgments = write_jsonl(tmp_path / "coarse.jsonl", [{"item_id": f"i{k}", "score": v} for k, v in enumerate(coarse)])
+    baseline = write_jsonl(tmp_path / "fine.jsonl", [{"item_id": f"i{k}", "score": h + rng.normal()}
+                                                     for k, h in enumerate(human)])
+    common = ("-d", items, "-j", judgments, "--baseline", baseline, "--level", "group", "--bootstrap", "100")
+    out = json.loads(run_meta(*common, "--json").stdout)
+    group = out["group"]["spearman"]
+    assert group["n_groups"] + group["n_groups_skipped"] == 15 and group["skipped"]["constant judge"]
+    [dropped] = out["dropped_groups"]
+    assert dropped["figure"] == "group" and dropped["n_groups"] == 15 and dropped["n_dropped"] >= 10
+    assert dropped["share_dropped"] == pytest.approx(dropped["n_dropped"] / 15, abs=1e-4)
+    compared = out["comparison"]["group"]["spearman"]
+    assert compared["judge"]["n_groups"] == compared["baseline"]["n_groups"] == group["n_groups"]
+    assert compared["note"].startswith(f"on the {group['n_groups']} groups both judges can score")
+    table = " ".join(run_meta(*common, env={"COLUMNS": "80"}).stdout.split())
+    assert f"group: {dropped['n_dropped']} of 15 groups ({dropped['share_dropped']:.0%}) left out" in table
+    assert f"{group['n_groups']}/15" in table and "groups both judges can score" in table
+    folder = tmp_path / "report"
+    assert run_meta(*common, "--out", folder).returncode == 0
+    page = (folder / "report.html").read_text()
+    assert re.search(rf'<p class="warning" id="dropped-1"><b>group: {dropped["n_dropped"]} of 15 groups', page)
+    assert "groups both judges can score" in page
+
+
+def test_an_80_column_table_keeps_every_number_whole(small_files):
+    items, judgments = small_files
+    out = json.loads(run_meta("-d", items, "-j", judgments, "--baseline", judgments, "--bootstrap", "50",
+                              "--json").stdout)
+    table = run_meta("-d", items, "-j", judgments, "--baseline", judgments, "--bootstrap", "50",
+                     env={"COLUMNS": "80"}).stdout
+    rows = [line for line in table.splitlines() if line.startswith(" ")]  # tables; prose lines wrap softly
+    assert len(rows) > 10 and max(map(len, rows)) <= 80 and "…" not in table
+    for section in ("dataset", "group"):
+        for estimate in out[section].values():
+            assert f"{estimate['value']:.4f}" in table
+            assert f"[{estimate['ci'][0]:.4f}, {estimate['ci'][1]:.4f}]" in table

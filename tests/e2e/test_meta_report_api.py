@@ -110,8 +110,8 @@ def test_report_shows_the_baseline_differences_measured(capsys, files, tmp_path)
         for statistic, c in by_statistic.items():
             lo, hi = c["ci"]
             assert rows[(level, statistic)][2:8] == [
-                _three(c["b"]["value"]), _three(c["a"]["value"]), _three(c["difference"]),
-                f"[{lo:.3f}, {hi:.3f}]", _three(c["p_value"]), str(c["b"]["n"])]
+                _three(c["judge"]["value"]), _three(c["baseline"]["value"]), _three(c["difference"]),
+                f"[{lo:.3f}, {hi:.3f}]", _three(c["p_value"]), str(c["judge"]["n"])]
     # the judge follows the humans and the baseline does not: a difference that is measured, not zero
     assert expected["dataset"]["spearman"]["difference"] > 0
     assert "95% CI</th>" in table

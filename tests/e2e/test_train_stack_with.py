@@ -136,7 +136,8 @@ def test_member_without_validation_items_is_refused_before_writing(hanna, tmp_pa
     targets = human_targets(list(load_items(items)), "coherence")
     train_ids = [i.id for i in targets.items if i.group != "hanna-p07"]
     val_ids = [i.id for i in targets.items if i.group == "hanna-p07"]
-    trained = Trained(TrainedJudge(aspect="coherence"), scorer=None, tokenizer=None, train_ids=train_ids, val_ids=val_ids)
+    spec = TrainedJudge(aspect="coherence", select_on_validation=False)
+    trained = Trained(spec, scorer=None, tokenizer=None, train_ids=train_ids, val_ids=val_ids)
     member = ExtraMember("training-only", {item_id: 3.0 for item_id in train_ids}, tmp_path / "t.jsonl")
     with pytest.raises(DataError, match=f"scores none of the {len(val_ids)} validation items"):
         save_stacked(trained, targets, tmp_path / "out", {}, extra_members=[member])

@@ -96,7 +96,9 @@ def test_best_per_subset_on_published_llmbar_verdicts(benchmarks_dir):
     weakest = accuracy(EnsembleJudge(members=members[-1:], aggregate="mean").run(test))
     assert chosen > weakest + 0.15  # GPT-4 verdicts are chosen over LLaMA-2's on every subset
     vote = EnsembleJudge(members=members, aggregate="vote").run(test)
-    assert all(j.label in ("a", "b") for j in vote if j.ok)
+    for j in (j for j in vote if j.ok):  # a tie only where as many members prefer each output (the mean is 0.5)
+        counts = j.extra["vote"]["counts"]
+        assert j.label in ("a", "b") or (counts.get("a") == counts.get("b") and j.extra["vote"]["tie_break"])
 
 
 def test_cli_fits_and_runs_an_ensemble_of_published_hanna_raters(benchmarks_dir, tmp_path):

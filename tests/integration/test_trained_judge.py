@@ -80,11 +80,15 @@ def test_stacked_judge_is_saved_as_one_folder_that_judge_config_reuses(topical30
                       "--val-fraction", "0.4", "--stack", timeout=900)
     assert trained.returncode == 0, trained.stderr + trained.stdout
     assert "stacked judge, fitted on the validation groups" in trained.stdout
+    assert "stacker penalty" in trained.stdout  # chosen by group-wise CV, or the default with too few groups
     record = json.loads((out / "cross-encoder" / "training.json").read_text())
+    # the stacker is fitted on the validation groups: no checkpoint was chosen there (docs/training.md)
+    assert load_judge(out / "cross-encoder" / "judge.yaml").select_on_validation is False
+    assert record["config"]["select_on_validation"] is False
     judge = load_judge(out / "judge.yaml")
     assert isinstance(judge, EnsembleJudge) and judge.aggregate == "stack" and judge.fitted
     assert [m.name for m in judge.members] == ["cross-encoder", "similarity"]
-    assert len(judge.learned["coef"]) == 2
+    assert len(judge.learned["coef"]) == 2 and min(judge.learned["coef"]) >= 0
     moved = tmp_path / "moved"
     out.rename(moved)  # members are referenced relative to the folder: it can be moved as a whole
     run = run_cli("judge", "--config", moved / "judge.yaml", "--data", topical30, "--out", tmp_path / "run", timeout=600)

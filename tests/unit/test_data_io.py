@@ -30,6 +30,7 @@ from judgelab.data import (
     save_judgments,
 )
 from judgelab.data.item import MAX_SCORE
+from judgelab.errors import ConfigError
 from judgelab.llm.types import Usage
 from judgelab.train.labels import read_teacher
 
@@ -459,3 +460,46 @@ def test_appender_survives_sigkill(tmp_path):
     judgments = load_judgments(path)
     assert len(judgments) >= acknowledged + 1
     assert [j.item_id for j in judgments] == [f"i{i}" for i in range(len(judgments))]
+
+
+# ------------------------------------------------------------------------------ published judge outputs
+
+
+PUBLISHED = [
+    {"item_id": "i1", "judge": "Mistral-7B/p1", "prediction": {"coherence": 3.5, "verdict": "a"}, "raw": None},
+    {"item_id": "i2", "judge": "Mistral-7B/p1", "prediction": {"coherence": None}, "raw": "no rating"},
+    {"item_id": "i1", "judge": "Mistral-7B/p2", "prediction": {"coherence": 2}},
+    {"item_id": "i1", "judge": "Beluga", "status": "error", "prediction": {"coherence": 4}},
+]
+
+
+def test_a_field_reads_published_verdicts_and_keeps_what_failed(tmp_path):
+    path = _write(tmp_path / "ratings.jsonl", "".join(json.dumps(r) + "\n" for r in PUBLISHED))
+    first, missing, second, failed = load_judgments(path, field="prediction.coherence")
+    assert (first.score, first.label, first.judge, first.ok) == (3.5, None, "Mistral-7B/p1", True)
+    assert first.extra["prediction"] == {"coherence": 3.5, "verdict": "a"}
+    assert missing.status == "unparsable" and "prediction.coherence" in missing.reason and missing.raw == "no rating"
+    assert second.score == 2.0
+    assert failed.status == "error" and failed.score is None and failed.reason  # a failure is never a value
+    assert load_judgments(path, field="prediction.verdict")[0].label == "a"  # a string is a label
+    with pytest.raises(DataError, match=r"ratings.jsonl:1: .*prediction\.coherence"):
+        load_judgments(path)  # without the field: located, and the error names the field to give
+
+
+def test_a_judge_is_picked_by_name_else_by_prefix(tmp_path):
+    path = _write(tmp_path / "ratings.jsonl", "".join(json.dumps(r) + "\n" for r in PUBLISHED))
+    assert [j.score for j in load_judgments(path, field="prediction.coherence", judge="Mistral-7B/p2")] == [2.0]
+    assert [j.judge for j in load_judgments(path, field="prediction.coherence", judge="Mistral-7B")] == [
+        "Mistral-7B/p1", "Mistral-7B/p1", "Mistral-7B/p2"]
+    with pytest.raises(ConfigError, match="no judge named 'GPT'.*judges: Beluga, Mistral-7B/p1, Mistral-7B/p2"):
+        load_judgments(path, field="prediction.coherence", judge="GPT")
+
+
+def test_a_field_works_in_tables_and_rejects_what_is_neither_score_nor_label(tmp_path):
+    csv_path = _write(tmp_path / "ratings.csv", "item_id,prediction.coherence\ni1,3.5\ni2,\n")
+    one, two = load_judgments(csv_path, field="prediction.coherence")
+    assert float(one.label) == 3.5 and two.status == "unparsable"  # a CSV cell is text: graded label 3.5
+    rows = [{"item_id": "i1", "prediction": {"coherence": True}}]
+    path = _write(tmp_path / "bool.jsonl", "".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(DataError, match=r"bool.jsonl:1: field 'prediction.coherence': expected a number"):
+        load_judgments(path, field="prediction.coherence")

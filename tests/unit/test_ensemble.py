@@ -55,15 +55,29 @@ def test_plain_aggregations_skip_missing_members(members):
     assert judgment.extra["members"] == {"A": 3.0, "B": 1.0, "C": None}
 
 
-def test_vote_takes_the_majority_and_breaks_ties_by_member_order(tmp_path):
-    items = [Item(id="p1", instruction="x", output_a="1", output_b="2", label="a"),
-             Item(id="p2", instruction="x", output_a="1", output_b="2", label="b")]
-    files = [_file(tmp_path, n, [{"item_id": "p1", "label": a}, {"item_id": "p2", "label": b}])
-             for n, a, b in (("m1", "b", "b"), ("m2", "a", "a"), ("m3", "a", None))]
-    judge = EnsembleJudge(members=[Member(name=f"m{k}", judgments=f) for k, f in enumerate(files)], aggregate="vote")
-    p1, p2 = judge.run(items)
-    assert (p1.label, p1.score) == ("a", 1.0)  # two of three
-    assert p2.label == "b"  # m3 gave no label: 1-1 tie, the first-listed member wins
+def test_vote_takes_the_majority_and_breaks_ties_by_the_members_mean(tmp_path):
+    items = [Item(id=f"p{k}", instruction="x", output_a="1", output_b="2", label="a") for k in range(4)]
+    rows = {"m1": ["b", "b", "tie", 0.2], "m2": ["a", "a", "tie", 0.9], "m3": ["a", None, "b", None]}
+    files = {name: _file(tmp_path, name, [{"item_id": f"p{k}", **({"label": v} if isinstance(v, str) else {"score": v})}
+                                          for k, v in enumerate(values) if v is not None])
+             for name, values in rows.items()}
+    judge = EnsembleJudge(members=[Member(name=n, judgments=f) for n, f in files.items()], aggregate="vote")
+    p0, p1, p2, p3 = judge.run(items)
+    assert (p0.label, p0.score) == ("a", 1.0) and "tie_break" not in p0.extra["vote"]  # two of three
+    assert (p1.label, p1.score) == ("tie", 0.5)  # one each: the mean of 0 and 1 is no preference
+    assert p1.extra["vote"] == {"counts": {"b": 1, "a": 1}, "tie_break": "members' mean value"}
+    assert p2.label == "b"  # two members unsure: they abstain rather than outvote the one who chose
+    assert p3.label == "a" and p3.extra["vote"]["tie_break"] == "members' mean value"  # 0.2 (b) vs 0.9 (a): mean 0.55
+
+
+def test_a_pointwise_vote_tie_goes_to_the_label_nearest_the_members_mean(tmp_path):
+    items = _items()[:2]
+    files = [_file(tmp_path, f"v{k}", [{"item_id": "i0", "label": a}, {"item_id": "i1", "label": b}])
+             for k, (a, b) in enumerate([(2, 1), (2, 5), (4, 1), (5, 5)])]
+    judge = EnsembleJudge(members=[Member(name=f"v{k}", judgments=f) for k, f in enumerate(files)], aggregate="vote")
+    first, second = judge.run(items)
+    assert first.score == 2.0  # 2, 2, 4, 5: a plain majority
+    assert second.score == 3.0 and second.extra["vote"]["tie_break"] == "members' mean value"  # 1 vs 5, mean 3: equally near
 
 
 def test_best_per_task_selects_on_dev_and_reports_the_table(members, tmp_path):
@@ -96,6 +110,21 @@ def test_weighted_and_stacked_learn_from_dev(members):
     assert min(weights) >= 0  # a weighted mean never flips a member's sign
 
 
+def test_the_stack_never_flips_a_member_and_says_what_it_chose(tmp_path):
+    """The ridge stacker (judges/stacking.py) on 40 dev items in 10 sources: a member that runs
+    against the humans gets weight 0 (the previous stacker gave it a negative one)."""
+    rng = np.random.default_rng(2)
+    human = rng.normal(size=40)
+    items = [Item(id=f"i{k}", output="o", group_id=f"g{k // 4}", scores={"q": float(h)}) for k, h in enumerate(human)]
+    columns = {"good": human + 0.5 * rng.normal(size=40), "reversed": -human + rng.normal(size=40)}
+    members = [Member(name=name, judgments=_file(tmp_path, name, [{"item_id": f"i{k}", "score": float(v)}
+                                                                 for k, v in enumerate(values)]))
+               for name, values in columns.items()]
+    learned = EnsembleJudge(members=members, aggregate="stack", aspect="q").fit(items).learned
+    assert learned["coef"][1] == 0 and learned["coef"][0] > 0
+    assert learned["alpha"] and 0 < learned["cv_spearman"][0] <= 1  # the penalty, chosen by group-wise CV
+
+
 def test_llm_vote_records_the_aggregator_explanation_and_unparsable_replies(members):
     items = _items()[:2]
     replies = iter(["Judge 1 is right about the flow. Rating: 4", "I cannot decide."])
@@ -118,7 +147,7 @@ def test_bad_members_and_files(tmp_path):
     with pytest.raises(DataError, match=r"bad.jsonl:2"):
         EnsembleJudge(members=[Member(name="x", judgments=str(bad))]).run(_items())
     no_value = _file(tmp_path, "nv", [{"item_id": "i0", "verdict": 3}])
-    with pytest.raises(DataError, match="neither 'score' nor 'label'"):
+    with pytest.raises(DataError, match=r"a judgment needs a 'score' and/or a 'label' .*--field\), e.g. verdict"):
         EnsembleJudge(members=[Member(name="x", judgments=no_value)]).run(_items())
     judged = EnsembleJudge(members=[Member(name="x", judgments=_file(tmp_path, "one", [{"item_id": "i0", "score": 2}]))]).run(_items()[:2])
     assert judged[1].status == "error" and "no member judged" in judged[1].reason
@@ -153,3 +182,22 @@ def test_vote_over_pairwise_scores_and_pointwise_scores(tmp_path):
     voted_pair, voted_point = judge.run([pair, _items()[0]])
     assert voted_pair.label == "a" and voted_pair.score == 1.0  # two of three prefer (a); one is a tie
     assert voted_point.score == 2.5 and voted_point.label is None
+
+
+def test_best_selects_pairwise_members_by_the_stated_tie_rule(tmp_path):
+    items = [Item(id=f"p{k}", instruction="x", output_a="1", output_b="2", label="a") for k in range(4)]
+    unsure = _file(tmp_path, "x", [{"item_id": f"p{k}", "score": v} for k, v in enumerate([1, 0.5, 0.5, 0.5])])
+    bold = _file(tmp_path, "y", [{"item_id": f"p{k}", "score": v} for k, v in enumerate([1, 1, 0, 0])])
+    members = [Member(name="unsure", judgments=unsure), Member(name="bold", judgments=bold)]
+    half = EnsembleJudge(members=members, aggregate="best", metric="accuracy").fit(items)
+    assert half.selection_table["*"] == {"unsure": 0.625, "bold": 0.5} and half.selection["*"] == "unsure"
+    wrong = EnsembleJudge(members=members, aggregate="best", metric="accuracy", ties="wrong").fit(items)
+    assert wrong.selection_table["*"] == {"unsure": 0.25, "bold": 0.5} and wrong.selection["*"] == "bold"
+    assert "ties" not in EnsembleJudge(members=members).model_dump()  # the default leaves old digests alone
+
+
+def test_verdicts_read_from_files_cost_this_run_nothing(tmp_path):
+    """The run that wrote a member's judgments file paid for its calls; reading them is free."""
+    paid = _file(tmp_path, "paid", [{"item_id": "i0", "score": 3, "usage": {"calls": 2, "prompt_tokens": 50}}])
+    judged = EnsembleJudge(members=[Member(name="m", judgments=paid)], aggregate="mean").run(_items()[:1])
+    assert judged[0].score == 3 and judged[0].usage.calls == 0 and judged[0].usage.prompt_tokens == 0

@@ -87,3 +87,46 @@ def test_meta_evaluate_compares_with_a_baseline_on_common_items():
     expected = compare_judges(human[10:], old[10:], new[10:], groups[10:], method="kendall", n_resamples=100, seed=2)
     assert comparison.difference == pytest.approx(expected.difference) and comparison.ci == expected.ci
     assert comparison.b.n == 50 and report["dataset"]["kendall"].n == 60
+
+
+def test_the_group_level_compares_both_judges_on_the_groups_both_can_score():
+    """A judge that gives one score to every output of most sources (a similarity scorer predicting
+    classes) is defined on few groups; the baseline is compared with it on those same groups."""
+    rng = np.random.default_rng(5)
+    groups = np.repeat([f"g{k}" for k in range(40)], 4)
+    human = rng.normal(size=len(groups))
+    coarse = np.round(human + rng.normal(size=len(groups)))
+    coarse[np.isin(groups, [f"g{k}" for k in range(30)])] = 2.0  # constant within 30 of the 40 sources
+    fine = human + rng.normal(size=len(groups))
+    fine[groups == "g39"] = 1.0  # and the baseline is constant in one of the other ten
+    result = compare_judges(human, fine, coarse, groups, level="group", n_resamples=100)
+    assert result.a.n_groups == result.b.n_groups == 9
+    assert result.a.resamples is not None and result.ci is not None
+    assert result.note == ("on the 9 groups both judges can score; left out: 30 where the judge gives one score "
+                           "to every output, 1 where the baseline does")
+    assert result.to_dict()["note"] == result.note
+    alone = compare_judges(human, fine, fine, groups, level="group", n_resamples=0)
+    assert alone.a.n_groups == 39 and alone.note is None  # nothing dropped but the baseline's own constant group
+
+
+def test_pairwise_judges_are_compared_by_paired_bootstrap():
+    from judgelab.metrics.compare import compare_pairwise
+
+    rng = np.random.default_rng(7)
+    preferred = rng.choice(["a", "b"], size=200)
+    other = {"a": "b", "b": "a"}
+    good = np.where(rng.random(200) < 0.85, preferred, [other[p] for p in preferred]).astype(object)
+    weak = np.where(rng.random(200) < 0.6, preferred, [other[p] for p in preferred]).astype(object)
+    weak[:40] = "tie"
+    out = compare_pairwise(preferred, good, weak, good, np.where(rng.random(200) < 0.5, weak, "tie"),
+                           n_resamples=300, seed=1)
+    accuracy = out["accuracy"]
+    half = np.mean(weak == preferred) + 0.5 * np.mean(weak == "tie")
+    assert accuracy.a.value == pytest.approx(half) and accuracy.a.rule == "ties count half"
+    assert accuracy.difference == pytest.approx(np.mean(good == preferred) - half)
+    assert accuracy.ci[0] > 0 and accuracy.p_value < 0.01
+    consistency = out["positional_consistency"]
+    assert consistency.b.value == 1.0 and consistency.difference > 0 and consistency.ci is not None
+    wrong = compare_pairwise(preferred, good, weak, ties="wrong", n_resamples=0)
+    assert wrong["accuracy"].a.value == pytest.approx(np.mean(weak == preferred))
+    assert set(wrong) == {"accuracy"}  # one order only: no consistency to compare

@@ -46,3 +46,15 @@ def test_pairwise_judge_accuracy_and_positional_consistency():
     out = pairwise_accuracy(preferred, verdict, swapped, n_resamples=50)
     assert out["accuracy"].value == 0.75 and out["positional_consistency"].value == 0.5
     assert set(pairwise_accuracy(preferred, verdict, n_resamples=0)) == {"accuracy"}
+
+
+def test_ties_count_half_or_wrong_and_the_estimate_says_which():
+    preferred = ["a", "b", "a", "b", "tie"]
+    verdict = ["a", "tie", "tie", "a", "tie"]
+    half = pairwise_accuracy(preferred, verdict, n_resamples=0)["accuracy"]
+    assert half.value == pytest.approx((1 + 0.5 + 0.5 + 0 + 1) / 5) and half.rule == "ties count half"
+    assert half.to_dict()["rule"] == "ties count half"
+    wrong = pairwise_accuracy(preferred, verdict, ties="wrong", n_resamples=0)["accuracy"]
+    assert wrong.value == pytest.approx(2 / 5) and wrong.rule == "ties count wrong"
+    with pytest.raises(ValueError, match="ties"):
+        pairwise_accuracy(preferred, verdict, ties="none")

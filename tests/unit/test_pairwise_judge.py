@@ -313,8 +313,11 @@ def test_meta_evaluation_reads_accuracy_and_positional_consistency(make_client):
         consistent = [j.extra["consistent"] for j in judgments]
         assert consistent == [True, False, True, False]
         assert report["positional_consistency"].value == pytest.approx(0.5)
-        # tie: the flipped items count as wrong; first: the original order said "a" for both ("b" is right)
-        assert report["accuracy"].value == pytest.approx(0.5)
+        # tie: the flipped items count half (LLMBar; the default) or wrong; first: the original order
+        # said "a" for both ("b" is right), so they are wrong whatever the rule
+        assert report["accuracy"].value == pytest.approx(0.75 if inconsistent == "tie" else 0.5)
+        wrong = meta_evaluate(ITEMS, judgments, n_resamples=0, ties="wrong")["pairwise"]
+        assert wrong["accuracy"].value == pytest.approx(0.5)
 
 
 def test_unparsable_judgments_are_counted_not_scored(make_client):

@@ -133,3 +133,13 @@ def test_write_report_replaces_the_file_and_needs_run_json(tmp_path):
     assert write_report(folder, items).read_text().startswith("<!doctype html>")
     with pytest.raises(ConfigError, match="not a run folder"):
         render_report(tmp_path)
+
+
+def test_a_comparison_written_with_the_old_names_still_renders(tmp_path):
+    """metrics.json files from before the judge/baseline names said "b" (the judge) and "a" (the baseline)."""
+    folder = _run_folder(tmp_path, [Judgment(item_id=f"i{k}", score=float(k)) for k in range(4)])
+    old = {"statistic": "spearman", "level": "dataset", "a": {"value": 0.25, "n": 4}, "b": {"value": 0.75, "n": 4},
+           "difference": 0.5, "ci": [0.1, 0.9], "p_value": 0.04}
+    (folder / "metrics.json").write_text(json.dumps({"comparison": {"dataset": {"spearman": old}}}))
+    table = re.search(r'<table id="comparison">.*?</table>', render_report(folder), re.S).group(0)
+    assert re.search(r'>0\.750</td><td class="num">0\.250</td><td class="num">0\.500</td>', table), table

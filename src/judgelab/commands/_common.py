@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
 
@@ -54,16 +56,40 @@ def print_run(console: Console, result: RunResult) -> None:
         console.print(f"run folder: {result.folder}")
 
 
+def whole_number_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[str]],
+                       text: Sequence[str] = ()) -> Table:
+    """A table whose numbers stay whole in a narrow (80-column) terminal: every column but those
+    named in ``text`` is as wide as its widest cell and never cut; the ``text`` columns (names,
+    notes) wrap to give up the width. Rich alone shrinks every column, numbers included ("0.45…").
+    No vertical rules: the two characters each costs are better spent on the names."""
+    table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
+    for k, name in enumerate(columns):
+        if name in text:
+            table.add_column(name, overflow="fold")
+        else:
+            width = max([len(row[k]) for row in rows] or [len(name)])
+            table.add_column(name, no_wrap=True, min_width=width, overflow="fold")
+    for row in rows:
+        table.add_row(*row)
+    return table
+
+
+def statistic_label(name: str, estimate: dict[str, Any]) -> str:
+    """A statistic's name with the rule it counts by, when it has one ("accuracy (ties count half)")."""
+    return f"{name} ({estimate['rule']})" if estimate.get("rule") else name
+
+
 def metrics_table(metrics: dict[str, Any]) -> Table:
     """The estimates of a meta-evaluation (correlation levels, pairwise accuracy, ...) as one table."""
-    table = Table("section", "statistic", "value", "95% CI", "n", title="agreement with humans")
+    rows = []
     for section in ("dataset", "group", "system", "pairwise", "pairwise_agreement", "agreement"):
         block = metrics.get(section)
         estimates = {"": block} if _is_estimate(block) else (block or {})
         for statistic, estimate in estimates.items():
             if _is_estimate(estimate):
-                table.add_row(section, statistic, *_estimate_cells(estimate))
-    return table
+                rows.append((section, statistic_label(statistic, estimate), *_estimate_cells(estimate)))
+    return whole_number_table("agreement with humans", ("section", "statistic", "value", "95% CI", "n"), rows,
+                              text=("section", "statistic"))
 
 
 def _is_estimate(value: Any) -> bool:

@@ -52,6 +52,8 @@ def judge(
     workers: int | None = typer.Option(None, "--workers", help="Ray workers (default: the cluster's CPUs)."),
     stream: bool = typer.Option(False, "--stream", help="Read, judge and write in chunks (JSON lines): memory stays flat in the number of items."),
     chunk_size: int | None = typer.Option(None, "--chunk-size", help="Items per chunk with --stream (default 1000)."),
+    member: list[str] | None = typer.Option(None, "--member", help="Ensemble configs: NAME=FILE reads member NAME's "
+                                            "verdicts from FILE (a judgments file or run folder) for this run; repeatable."),
 ) -> None:
     """Judge items with an LLM and compare with the human labels they carry."""
     from judgelab.cli import console
@@ -71,6 +73,7 @@ def judge(
     judge_config = judge_config_from_options(config, method, aspect, family=family, task=task, criteria=_text_or_file(criteria),
                                  strategy=strategy, score=score, samples=samples, temperature=temperature,
                                  reduce=reduce)
+    judge_config = rebind_members(judge_config, member or [])
     pool = list(load_items(examples_from)) if examples_from else None
     with client_from_options(model or judge_config.model, model_name, cache, cache_path, concurrency, rpm,
                              price_in, price_out, uses_llm=judge_config.uses_llm, timeout=timeout) as client:
@@ -107,6 +110,22 @@ def judge_config_from_options(config: Path | None, method: str | None, aspect: s
             raise ConfigError(f"--strategy {strategy!r}: {exc}") from exc
     base.update({key: value for key, value in overrides.items() if value is not None})
     return judge_from_dict(base, str(config or "command-line options"), base_dir=config.parent if config else None)
+
+
+def rebind_members(judge_config: JudgeConfig, specs: list[str]) -> JudgeConfig:
+    """``--member NAME=FILE`` for each spec: an ensemble's member reads its verdicts from FILE."""
+    if not specs:
+        return judge_config
+    from judgelab.judges.ensemble import EnsembleJudge
+
+    if not isinstance(judge_config, EnsembleJudge):
+        raise ConfigError(f"--member rebinds an ensemble's members; this judge is of kind {judge_config.kind!r}")
+    for spec in specs:
+        name, sep, path = spec.partition("=")
+        if not sep or not name or not path:
+            raise ConfigError(f"--member {spec!r}: give NAME=FILE (a member's name and a judgments file)")
+        judge_config = judge_config.with_member_file(name, Path(path))
+    return judge_config
 
 
 def _save(judge_config: JudgeConfig, path: Path) -> None:

@@ -32,9 +32,20 @@ def meta(
         "--level", help="Correlation levels, comma-separated: dataset,group,system.")] = None,
     runs: Annotated[Path | None, typer.Option(
         "--runs", help="Folder of TREC run files: adds the leaderboard (relevance items).")] = None,
-    judge: Annotated[str | None, typer.Option("--judge", help="Judge name, when the file holds several.")] = None,
+    field: Annotated[str | None, typer.Option(
+        "--field", help="Where each row keeps the verdict, for published judge outputs: e.g. prediction.coherence "
+        "(a number is the score, a string the label). Default: score, else label.")] = None,
+    judge: Annotated[str | None, typer.Option(
+        "--judge", "--judge-name", help="Keep this judge's rows, when the file holds several (its name, or a prefix "
+        "that names one judge).")] = None,
     baseline: Annotated[Path | None, typer.Option(
         "--baseline", help="Another judge's judgments (file or run folder): adds judge-minus-baseline differences (paired bootstrap).")] = None,
+    baseline_field: Annotated[str | None, typer.Option(
+        "--baseline-field", help="--field for the --baseline file (default: score, else label).")] = None,
+    baseline_judge: Annotated[str | None, typer.Option(
+        "--baseline-judge", help="--judge for the --baseline file.")] = None,
+    ties: Annotated[str, typer.Option(
+        "--ties", help="Pairwise accuracy: a 'tie' verdict (the two orders disagreed) counts half (LLMBar) or wrong.")] = "half",
     bootstrap: Annotated[int, typer.Option(
         "--bootstrap", help="Bootstrap resamples for the intervals (0: none).")] = 1000,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.")] = 0,
@@ -54,25 +65,32 @@ def meta(
 
     if bootstrap < 0:
         raise ConfigError("--bootstrap must be 0 or more")
+    if ties not in ("half", "wrong"):
+        raise ConfigError(f"--ties {ties!r}: choose half or wrong")
     if alpha_level not in ("ordinal", "nominal", "interval"):
         raise ConfigError(f"--alpha-level {alpha_level!r}: choose ordinal, nominal or interval")
     if out is not None:
         check_meta_folder(out)  # before the statistics: a refused folder costs nothing
     levels = [part.strip() for part in level.split(",") if part.strip()] if level else None
-    items, judged = load_items(data), load_judgments(judgments)
+    if (baseline_field or baseline_judge) and baseline is None:
+        raise ConfigError("--baseline-field and --baseline-judge describe the --baseline file: give --baseline too")
+    items, judged = load_items(data), load_judgments(judgments, field=field)
     human_section = None
     if human is not None:
         items, aspect, human_section = _with_human(list(items), human, aspect, seed)
     report = meta_evaluate(items, judged, aspect=aspect, preset=preset, judge=judge,
                            levels=levels, runs=runs, n_resamples=bootstrap, seed=seed, alpha_level=alpha_level,
-                           baseline=load_judgments(baseline) if baseline else None)
+                           baseline=load_judgments(baseline, field=baseline_field) if baseline else None,
+                           baseline_judge=baseline_judge, ties=ties)
     result = report.to_dict()
     if human_section is not None:
         result["human_labels"] = human_section
     written = None
     if out is not None:
-        options = {"aspect": aspect, "human": human, "preset": preset, "level": levels, "runs": runs, "judge": judge,
-                   "baseline": baseline, "bootstrap": bootstrap, "seed": seed, "alpha_level": alpha_level}
+        options = {"aspect": aspect, "human": human, "preset": preset, "level": levels, "runs": runs, "field": field,
+                   "judge": judge, "baseline": baseline, "baseline_field": baseline_field,
+                   "baseline_judge": baseline_judge, "ties": ties, "bootstrap": bootstrap, "seed": seed,
+                   "alpha_level": alpha_level}
         written = write_meta_report(out, items, judged, result, data=data, judgments_file=judgments, options=options)
     if as_json:
         typer.echo(json.dumps(result, indent=2, ensure_ascii=False))
@@ -124,7 +142,27 @@ def _skipped(estimate: dict) -> str:
     return "; ".join(part for part in (text, estimate.get("reason") or "") if part)
 
 
+def _groups(estimate: dict) -> str:
+    """Groups used, out of all when some were left out: "9/119"."""
+    used = estimate.get("n_groups")
+    if used is None:
+        return "-"
+    skipped = estimate.get("n_groups_skipped") or 0
+    return f"{used}/{used + skipped}" if skipped else str(used)
+
+
+def _dropped_lines(result: dict) -> Iterator[str]:
+    """One loud line per figure that left out groups because a side was constant."""
+    for entry in result.get("dropped_groups") or ():
+        reasons = ", ".join(f"{reason} {count}" for reason, count in entry["by_reason"].items())
+        yield (f"[bold yellow]{escape(entry['figure'])}: {entry['n_dropped']} of {entry['n_groups']} groups "
+               f"({entry['share_dropped']:.0%}) left out[/] [yellow]({escape(reasons)}); its figures describe the "
+               f"other {entry['n_used']} groups only[/]")
+
+
 def _tables(result: dict) -> Iterator[Any]:
+    from judgelab.commands._common import statistic_label, whole_number_table
+
     coverage = result["coverage"]
     lost = ", ".join(f"{k.removeprefix('n_').replace('_', ' ')} {v}" for k, v in coverage.items()
                      if v and k not in ("n_items", "n_used"))
@@ -133,27 +171,26 @@ def _tables(result: dict) -> Iterator[Any]:
            f"preset {result['preset'] or '-'}: {coverage['n_used']} of {coverage['n_items']} items used"
            + (f" ([yellow]{lost}[/])" if lost else ""))
     confidence = int(result["bootstrap"]["confidence"] * 100)
-    table = Table(title="Agreement with humans")
-    table.add_column("statistic", no_wrap=True)
-    for column in ("value", f"{confidence}% CI", "n", "groups", "skipped"):
-        table.add_column(column)
+    rows = []
     for name, section in result.items():
-        if name in ("coverage", "bootstrap", "comparison", "human_labels"):
+        if name in ("coverage", "bootstrap", "comparison", "dropped_groups", "human_labels"):
             continue
         for label, est in _estimates(section, (name,)):
             ci = est["ci"]
-            table.add_row(escape(label.replace("leaderboard / ", "")), _number(est["value"]),
-                          escape(f"[{_number(ci[0])}, {_number(ci[1])}]") if ci else "-", str(est["n"]),
-                          str(est.get("n_groups", "-")), escape(_skipped(est)))
-    yield table
+            rows.append((escape(statistic_label(label.replace("leaderboard / ", ""), est)), _number(est["value"]),
+                         escape(f"[{_number(ci[0])}, {_number(ci[1])}]") if ci else "-", str(est["n"]),
+                         _groups(est), escape(_skipped(est))))
+    yield whole_number_table("Agreement with humans", ("statistic", "value", f"{confidence}% CI", "n", "groups",
+                                                       "skipped"), rows, text=("statistic", "skipped"))
     if "human_labels" in result:
         yield _human_line(result["human_labels"])
+    yield from _dropped_lines(result)
     if "agreement" in result:
         yield _confusion_table(result["agreement"]["confusion_matrix"])
     if "leaderboard" in result:
         yield _runs_table(result["leaderboard"])
     if "comparison" in result:
-        yield _comparison_table(result["comparison"])
+        yield from _comparison_table(result["comparison"], confidence)
     boot = result["bootstrap"]
     yield f"[dim]{boot['n_resamples']} bootstrap resamples of groups, seed {boot['seed']}[/]"
 
@@ -179,24 +216,37 @@ def _confusion_table(confusion: dict) -> Table:
 
 
 def _runs_table(board: dict) -> Table:
+    from judgelab.commands._common import whole_number_table
+
     runs = board["runs"]
     by_human = sorted(runs, key=lambda name: -(runs[name]["human"] or 0))
     by_judge = sorted(runs, key=lambda name: -(runs[name]["judge"] or 0))
     measure = board["measure"]
-    table = Table("run", f"{measure} human", "rank", f"{measure} judge", "rank", title="Leaderboard")
-    for name in by_human:
-        table.add_row(escape(name), _number(runs[name]["human"]), str(by_human.index(name) + 1),
-                      _number(runs[name]["judge"]), str(by_judge.index(name) + 1))
-    return table
+    rows = [(escape(name), _number(runs[name]["human"]), str(by_human.index(name) + 1),
+             _number(runs[name]["judge"]), str(by_judge.index(name) + 1)) for name in by_human]
+    return whole_number_table("Leaderboard", ("run", f"{measure} human", "rank", f"{measure} judge", "rank"), rows,
+                              text=("run",))
 
 
-def _comparison_table(comparison: dict) -> Table:
-    table = Table(title="Judge minus baseline (paired bootstrap)")
-    for column in ("statistic", "judge", "baseline", "difference", "95% CI", "p", "n"):
-        table.add_column(column, no_wrap=column in ("statistic", "95% CI"))
+def _comparison_table(comparison: dict, confidence: int) -> Iterator[Any]:
+    """The judge-minus-baseline table, then what each comparison was made on or why it has no interval."""
+    from judgelab.commands._common import statistic_label, whole_number_table
+    from judgelab.metrics.compare import sides
+
+    rows, notes = [], {}
     for level, by_method in comparison.items():
         for method, c in by_method.items():
+            judge, baseline = sides(c)
+            name = statistic_label(f"{level} / {method}", judge)
             ci = escape(f"[{_number(c['ci'][0])}, {_number(c['ci'][1])}]") if c["ci"] else "-"
-            table.add_row(f"{level} / {method}", _number(c["b"]["value"]), _number(c["a"]["value"]),
-                          _number(c["difference"]), ci, _number(c["p_value"]), str(c["b"]["n"]))
-    return table
+            rows.append((escape(name), _number(judge["value"]), _number(baseline["value"]),
+                         _number(c["difference"]), ci, _number(c["p_value"]), str(judge["n"])))
+            for text in (c.get("note"), c.get("reason")):
+                if text:
+                    notes.setdefault(text, []).append(name)
+    yield whole_number_table("Judge minus baseline (paired bootstrap)",
+                             ("statistic", "judge", "baseline", "difference", f"{confidence}% CI", "p", "n"), rows,
+                             text=("statistic",))
+    for text, names in notes.items():
+        where = names[0].split(" / ")[0] if len(names) > 1 else names[0]
+        yield f"[yellow]{escape(where)}: {escape(text)}[/]"

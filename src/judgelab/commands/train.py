@@ -86,6 +86,10 @@ def train(
     check_trainable(targets, str(teacher or data))
     extra_members = _extra_members(stack_with, aspect, targets)
     spec = spec.model_copy(update={"trained_on": origin})
+    if stack:
+        from judgelab.train.stack import stacking_spec
+
+        spec = stacking_spec(spec)  # the validation groups stay unseen: the stacker is fitted there
     console.print(f"training a {head} scorer for {aspect!r} on {len(targets.items)} items ({origin} labels)")
     trained, record = _train_and_measure(spec, targets, sizes, folds, data, teacher)
     from judgelab.train.save import save_trained
@@ -170,10 +174,15 @@ def _extra_members(stack_with: list[str] | None, aspect: str, targets) -> list:
 
 def _print_stack(console, stacked) -> None:
     members = stacked.selection_table["*"]
-    weights = dict(zip((m.name for m in stacked.members), stacked.learned["coef"], strict=True))
+    learned = stacked.learned
+    weights = dict(zip((m.name for m in stacked.members), learned["coef"], strict=True))
     console.print("stacked judge, fitted on the validation groups: " + ", ".join(
         f"{name} (Spearman {'n/a' if rho is None else f'{rho:.3f}'}, weight {weights[name]:+.3f})"
         for name, rho in members.items()))
+    cv = learned.get("cv_spearman") or []
+    console.print(f"stacker penalty {learned.get('alpha', [float('nan')])[0]:g}, chosen by group-wise cross-validation "
+                  f"on the validation groups (out-of-fold Spearman {cv[0]:.3f})" if cv else
+                  "stacker penalty 1 (too few validation groups to cross-validate)")
 
 
 def _print_summary(console, record: dict[str, Any], out: Path) -> None:

@@ -35,7 +35,7 @@ from pydantic import BaseModel, ValidationError
 
 from judgelab.data.item import Item, ItemKind
 from judgelab.data.judgment import Judgment
-from judgelab.errors import DataError, DataWarning
+from judgelab.errors import ConfigError, DataError, DataWarning
 from judgelab.files import open_private, regular_file, write_atomic
 
 if TYPE_CHECKING:
@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
     from judgelab.data.dataset import Dataset
 
-__all__ = ["JsonlAppender", "load_items", "save_items", "load_judgments", "save_judgments"]
+__all__ = ["JsonlAppender", "load_items", "save_items", "load_judgments", "save_judgments", "select_judge"]
 
 PathLike = str | os.PathLike
 
@@ -117,23 +117,53 @@ def judgments_file(path: PathLike) -> Path:
     return path / "judgments.jsonl" if path.is_dir() else path
 
 
-def load_judgments(source: PathLike | pd.DataFrame) -> list[Judgment]:
-    """Read judgments written by this toolkit (a judgments file or its run folder), or any
-    JSONL/JSON/CSV/Parquet/DataFrame with an ``item_id`` column plus ``score`` and/or ``label``;
-    other columns go to ``extra``. Ids may repeat (several judges or aspects per item). An empty
-    file gives ``[]``."""
+def load_judgments(source: PathLike | pd.DataFrame, *, field: str | None = None,
+                   judge: str | None = None) -> list[Judgment]:
+    """Read judgments: this toolkit's (a judgments file or its run folder), any JSONL/JSON/CSV/
+    Parquet/DataFrame with an ``item_id`` column plus ``score`` and/or ``label``, or judge outputs
+    published in another layout (``{"item_id", "judge", "prediction": {"coherence": 3.3}}``) with
+    ``field``. Other columns go to ``extra``. Ids may repeat (several judges or aspects per item).
+    An empty file gives ``[]``.
+
+    ``field``: dotted path of the verdict in each row (``prediction.coherence``; a tabular column of
+    that name also works): a number becomes the score, a string the label, a missing or null value
+    an ``unparsable`` judgment (kept, never a 0). Without it: ``score`` / ``label``.
+    ``judge``: keep the rows of the judge with this name, else of the judges whose name starts with
+    it (``Mistral-7B`` for ``Mistral-7B/eval_prompt_1`` ... ``_4``); a ``ConfigError`` lists the
+    judges when none matches. Rows whose ``status`` is not ``ok`` stay failures (without a value).
+
+    The one reader of judgment files: ``meta --judgments/--baseline``, ensemble members, trainers'
+    teachers and stacked members all read through it.
+    """
     if isinstance(source, (str, os.PathLike)):
         source = judgments_file(source)
-    where, rows, _ = _open_rows(source, _JUDGMENTS)
+    where, rows, _ = _open_rows(source, _JUDGMENTS, verdict_at=field)
     known = Judgment.model_fields.keys()
     judgments = []
     for line, record in rows:
+        record = _verdict_record(record, field, where, line)
         unknown = [key for key in record if key not in known]
         extra = record.get("extra")
         if unknown and (extra is None or isinstance(extra, dict)):  # else validation reports 'extra'
             record["extra"] = {**(extra or {}), **{key: record.pop(key) for key in unknown}}
         judgments.append(_validate(Judgment, record, where, line))
-    return judgments
+    return judgments if judge is None else select_judge(judgments, judge, where)
+
+
+def select_judge(judgments: Iterable[Judgment], judge: str, where: str | None = None) -> list[Judgment]:
+    """The judgments of the judge named ``judge``, else of every judge whose name starts with it.
+
+    A ``ConfigError`` naming the judges present when none matches."""
+    judgments = list(judgments)
+    chosen = [j for j in judgments if j.judge == judge]
+    if not chosen:
+        chosen = [j for j in judgments if j.judge is not None and j.judge.startswith(judge)]
+    if not chosen:
+        names = sorted({j.judge for j in judgments if j.judge is not None})
+        listed = ", ".join(names[:12]) + (" ..." if len(names) > 12 else "") if names else "no judge names"
+        raise ConfigError(f"{where + ': ' if where else ''}no judgment from judge {judge!r} (no judge named "
+                          f"{judge!r}, nor one whose name starts with it); judges: {listed}")
+    return chosen
 
 
 def open_binary(path: PathLike) -> IO[bytes]:
@@ -277,16 +307,19 @@ class JsonlAppender:
 # ---------------------------------------------------------------------------------------- reading
 
 
-def _open_rows(source: Any, schema: _Schema
+def _open_rows(source: Any, schema: _Schema, *, verdict_at: str | None = None
                ) -> tuple[str, Iterator[tuple[int, dict[str, Any]]], str | None]:
     """(where, rows as (line, record dict), dataset name) for a path or a DataFrame.
 
-    For judgments, tabular sources check their columns once; JSON rows are checked one by one.
+    For judgments read from ``score``/``label`` (no ``verdict_at`` field), tabular sources check
+    their columns once; JSON rows are checked one by one.
     """
+    check = schema is _JUDGMENTS and verdict_at is None
     if _is_frame(source):
         records = _frame_records(source)
-        if schema is _JUDGMENTS and len(source):
-            _require_verdict([str(c) for c in source.columns], _FRAME, None)
+        if check and len(source):
+            columns = [str(c) for c in source.columns]
+            _require_verdict(columns, _FRAME, None, _field_hint(dict.fromkeys(columns)))
         # Python strings from any source: a lone surrogate is looked for in every row
         rows = ((pos, _no_lone_surrogate(_from_cells(cells, schema, _FRAME, pos, typed=True), _FRAME, pos))
                 for pos, cells in enumerate(records, start=1))
@@ -298,21 +331,63 @@ def _open_rows(source: Any, schema: _Schema
     fmt, gz = _format_of(path)
     name = path.name[: -len("".join(path.suffixes[-2 if gz else -1:]))] or None  # "sfres.jsonl" -> "sfres"
     if fmt == "parquet":
-        return where, _parquet_rows(path, schema, where), name
+        return where, _parquet_rows(path, schema, where, check=check), name
     data = _read_bytes(path, where, gz)
     if fmt in ("csv", "tsv"):
         delimiter = "\t" if fmt == "tsv" else ","
         rows = ((line, _from_cells(cells, schema, where, line, typed=False))
-                for line, cells in _csv_rows(data, where, delimiter, schema))
+                for line, cells in _csv_rows(data, where, delimiter, schema, check=check))
         return where, rows, name
     rows = _objects(_json_rows(data, where, array_ok=fmt == "json"), where)
-    return where, (_checked(rows, where) if schema is _JUDGMENTS else rows), name
+    return where, (_checked(rows, where) if check else rows), name
 
 
 def _checked(rows: Iterable[tuple[int, dict[str, Any]]], where: str) -> Iterator[tuple[int, dict[str, Any]]]:
     for line, record in rows:
-        _require_verdict(record, where, line)
+        _require_verdict(record, where, line, _field_hint(record))
         yield line, record
+
+
+def _field_hint(record: Mapping[str, Any]) -> str:
+    """How to read a row whose verdict has another name: the ``field`` option, with candidates from the row."""
+    candidates: list[str] = []
+    for key, value in record.items():
+        if isinstance(value, dict) and key != "extra":
+            candidates += [f"{key}.{sub}" for sub in value]
+        elif key not in ("item_id", "judge", "raw", "dataset", "aspect", "explanation") and not isinstance(value, list):
+            candidates.append(key)
+    shown = ", ".join(candidates[:6]) + (", ..." if len(candidates) > 6 else "")
+    return f"; name the field that holds the verdict (field=, --field), e.g. {shown}" if candidates else ""
+
+
+def _verdict_record(record: dict[str, Any], field: str | None, where: str, line: int) -> dict[str, Any]:
+    """A row as the Judgment it describes. Without ``field``, as it is (this toolkit's layout,
+    validated strictly). With it, the value at ``field`` becomes the score (a number) or the label
+    (a string); a row whose ``status`` is not ok keeps no value, and gets a reason if it has none."""
+    if field is None:
+        return record
+    value = _value_at(record, field)
+    status = record.get("status")
+    record = {key: value for key, value in record.items() if key not in ("score", "label")}
+    if status not in (None, "ok"):
+        return record | {"reason": record.get("reason") or f"status {status!r} in the file, no reason given"}
+    if value is None:
+        return record | {"status": "unparsable", "reason": f"no value at {field!r}"}
+    if isinstance(value, str):
+        return record | {"label": value}
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return record | {"score": value}
+    raise DataError(f"expected a number (a score) or a string (a label), got {_short(value)}", where, line, field)
+
+
+def _value_at(record: Mapping[str, Any], field: str) -> Any:
+    """``record[field]`` (a tabular column named ``prediction.coherence``), else the dotted path."""
+    if field in record:
+        return record[field]
+    value: Any = record
+    for part in field.split("."):
+        value = value.get(part) if isinstance(value, Mapping) else None
+    return value
 
 
 def _read_bytes(path: Path, where: str, gz: bool) -> bytes:
@@ -444,7 +519,8 @@ def _objects(rows: Iterable[tuple[int, Any]], where: str) -> Iterator[tuple[int,
         yield line, value
 
 
-def _csv_rows(data: bytes, where: str, delimiter: str, schema: _Schema) -> Iterator[tuple[int, dict[str, str]]]:
+def _csv_rows(data: bytes, where: str, delimiter: str, schema: _Schema, *, check: bool = False
+              ) -> Iterator[tuple[int, dict[str, str]]]:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
@@ -481,8 +557,8 @@ def _csv_rows(data: bytes, where: str, delimiter: str, schema: _Schema) -> Itera
                         raise DataError("duplicate column", where, start, name)
                 header_line = start
                 continue
-            if schema is _JUDGMENTS and previous_rows == 0:
-                _require_verdict(header, where, header_line)
+            if check and previous_rows == 0:
+                _require_verdict(header, where, header_line, _field_hint(dict.fromkeys(header)))
             previous_rows += 1
             if len(cells) != len(header):
                 raise DataError(f"this row has {len(cells)} cells but the header has {len(header)}",
@@ -492,14 +568,15 @@ def _csv_rows(data: bytes, where: str, delimiter: str, schema: _Schema) -> Itera
         raise DataError(f"bad CSV: {err}", where, reader.line_num) from None
 
 
-def _require_verdict(columns: Iterable[str], where: str, line: int | None) -> None:
+def _require_verdict(columns: Iterable[str], where: str, line: int | None, hint: str = "") -> None:
     """Judgments need something to compare with humans: a score, a label, or a failure status."""
     if not ({"score", "label", "status"} & set(columns)):
-        raise DataError(f"a judgment needs a 'score' and/or a 'label' (found: {', '.join(columns)})",
+        raise DataError(f"a judgment needs a 'score' and/or a 'label' (found: {', '.join(columns)}){hint}",
                         where, line, "score")
 
 
-def _parquet_rows(path: Path, schema: _Schema, where: str) -> Iterator[tuple[int, dict[str, Any]]]:
+def _parquet_rows(path: Path, schema: _Schema, where: str, *, check: bool = False
+                  ) -> Iterator[tuple[int, dict[str, Any]]]:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -508,8 +585,8 @@ def _parquet_rows(path: Path, schema: _Schema, where: str) -> Iterator[tuple[int
         table = pq.read_table(path)
     except (pa.ArrowException, OSError) as err:
         raise DataError(f"not a readable Parquet file ({err})", where) from None
-    if schema is _JUDGMENTS and table.num_rows:
-        _require_verdict(table.column_names, where, None)
+    if check and table.num_rows:
+        _require_verdict(table.column_names, where, None, _field_hint(dict.fromkeys(table.column_names)))
     for row, cells in enumerate(table.to_pylist(), start=1):
         yield row, _from_cells(cells, schema, where, row, typed=True)
 

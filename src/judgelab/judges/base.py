@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -188,16 +189,30 @@ class JudgeConfig(BaseModel):
         return yaml.safe_dump(self.model_dump(mode="json"), sort_keys=False)
 
     def save(self, path: str | Path) -> Path:
-        """Write the config as YAML (or JSON for ``.json``); file paths inside its folder become relative."""
+        """Write the config as YAML (or JSON for ``.json``). Every file path in it (weights, an
+        ensemble's members, at any depth) is written relative to the file's folder, ``../`` where
+        needed, so the config and what it refers to can be moved together (``load_judge`` resolves
+        them against the folder again)."""
         path = Path(path)
         private_dir(path.parent)
-        data = self.model_dump(mode="json")
-        folder = path.parent.resolve()
-        for name, value in self:
-            if isinstance(value, Path) and value.resolve().is_relative_to(folder):
-                data[name] = value.resolve().relative_to(folder).as_posix()
+        data = _relative_paths(self, self.model_dump(mode="json"), path.parent.resolve())
         text = json.dumps(data, indent=2) if path.suffix == ".json" else yaml.safe_dump(data, sort_keys=False)
         return write_atomic(path, text)  # owner-only; a kill leaves the old file or the new one
+
+
+def _relative_paths(model: BaseModel, data: dict[str, Any], folder: Path) -> dict[str, Any]:
+    """``data`` (``model`` dumped as JSON) with each ``Path`` field of ``model`` and of the models
+    nested in it relative to ``folder``. A relative path in memory is relative to the working
+    directory (as ``open`` reads it), so it is resolved first."""
+    for name, value in model:
+        if isinstance(value, Path):
+            data[name] = Path(os.path.relpath(value.resolve(), folder)).as_posix()
+        elif isinstance(value, BaseModel) and isinstance(data.get(name), dict):
+            data[name] = _relative_paths(value, data[name], folder)
+        elif isinstance(value, (list, tuple)) and isinstance(data.get(name), list):
+            data[name] = [_relative_paths(v, d, folder) if isinstance(v, BaseModel) and isinstance(d, dict) else d
+                          for v, d in zip(value, data[name], strict=True)]
+    return data
 
 
 #: Where a field of a config file is: the 1-based line for a pydantic error location, or None.

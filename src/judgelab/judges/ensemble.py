@@ -30,11 +30,12 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, model_validator
 from scipy import stats
 
-from judgelab.data.io import iter_jsonl, judgments_file
+from judgelab.data.io import judgments_file, load_judgments, select_judge
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
-from judgelab.errors import ConfigError, DataError, DataWarning
+from judgelab.errors import ConfigError, DataWarning
 from judgelab.judges.base import ConfigPath, JudgeConfig, OnJudgment, judge_from_dict, load_judge, usage_of
+from judgelab.judges.stacking import fit_stacker, predict_stacked
 from judgelab.llm.client import Client
 from judgelab.llm.types import Request, Usage
 from judgelab.metrics.align import human_value, infer_aspect
@@ -83,12 +84,16 @@ class EnsembleJudge(JudgeConfig):
 
     registry_name: ClassVar[str] = "ensemble"
     trainable: ClassVar[bool] = True
+    omitted_at_default: ClassVar[dict[str, Any]] = {"ties": "half"}  # added later: older configs keep their digest
     kind: Literal["ensemble"] = "ensemble"
     members: tuple[Member, ...]
     aggregate: Aggregate = "mean"
     aspect: str | None = None
     #: Dev metric for ``best`` selection (and reported for every member when fitting).
     metric: Metric = "spearman"
+    #: ``metric: accuracy`` on pairwise items: what a member's tie (value 0.5) earns, ``half`` a point
+    #: (LLMBar; what ``judgelab meta --ties half`` reports) or nothing (``wrong``).
+    ties: Literal["half", "wrong"] = "half"
     #: Item field naming the task for ``best``: subset, dataset, group_id, or ``extra.KEY``.
     task_field: str = "subset"
     #: Fraction cut from each end for ``trimmed_mean`` (scipy.stats.trim_mean).
@@ -127,6 +132,21 @@ class EnsembleJudge(JudgeConfig):
         return self.aggregate not in _LEARNED or self.learned is not None
 
     # -- members ------------------------------------------------------------------------------
+    def with_member_file(self, name: str, path: str | Path) -> EnsembleJudge:
+        """This ensemble with member ``name`` reading its verdicts from ``path`` (a judgments file
+        or run folder): a fitted ensemble applied to new items whose member verdicts live in
+        another file. A judgments member keeps its ``field`` and ``judge_name``; a judge member
+        becomes a judgments member (its verdicts were produced elsewhere). What was learned stays."""
+        names = [m.name for m in self.members]
+        if name not in names:
+            raise ConfigError(f"--member {name}=...: the ensemble has no member {name!r}; members: {', '.join(names)}")
+        if not judgments_file(path).is_file():
+            raise ConfigError(f"--member {name}={path}: judgments file not found: {judgments_file(path)}")
+        old = self.members[names.index(name)]
+        keep = {"field": old.field, "judge_name": old.judge_name} if old.judgments is not None else {}
+        new = Member(name=name, judgments=Path(path), **keep)
+        return self.model_copy(update={"members": tuple(new if m.name == name else m for m in self.members)})
+
     def member_judgments(self, items: Sequence[Item], client: Client | None) -> dict[str, dict[str, Judgment]]:
         """member name -> item id -> that member's judgment (files: rows matching the items)."""
         wanted = {item.id for item in items}
@@ -163,28 +183,33 @@ class EnsembleJudge(JudgeConfig):
         labelled = ~np.isnan(human)
         if labelled.sum() < 2:
             raise ConfigError(f"ensemble fit needs labelled dev items (aspect {aspect!r}); {int(labelled.sum())} found")
-        table = self._selection_table(items, values, human)
+        table = self._selection_table(items, values, human, pairwise=items[0].kind == "pairwise")
         update: dict[str, Any] = {"selection_table": table, "aspect": aspect}
         if self.aggregate == "best":
             update["selection"] = {task: _argbest(scores) for task, scores in table.items()}
         else:
-            update["learned"] = self._fit_linear(values[labelled], human[labelled])
+            groups = np.array([item.group for item in items], dtype=object)[labelled]
+            update["learned"] = self._fit_linear(values[labelled], human[labelled], groups)
         return self.model_copy(update=update)
 
-    def _selection_table(self, items: Sequence[Item], values: np.ndarray, human: np.ndarray) -> dict[str, dict]:
+    def _selection_table(self, items: Sequence[Item], values: np.ndarray, human: np.ndarray,
+                         pairwise: bool) -> dict[str, dict]:
         tasks = np.array([task_of(item, self.task_field) for item in items], dtype=object)
-        table = {"*": self._member_scores(values, human)}
+        table = {"*": self._member_scores(values, human, pairwise)}
         for task in sorted(set(tasks)):
             rows = tasks == task
-            table[str(task)] = self._member_scores(values[rows], human[rows])
+            table[str(task)] = self._member_scores(values[rows], human[rows], pairwise)
         return table
 
-    def _member_scores(self, values: np.ndarray, human: np.ndarray) -> dict[str, float | None]:
-        return {m.name: metric_value(self.metric, human, values[:, c]) for c, m in enumerate(self.members)}
+    def _member_scores(self, values: np.ndarray, human: np.ndarray, pairwise: bool) -> dict[str, float | None]:
+        return {m.name: metric_value(self.metric, human, values[:, c], ties=self.ties, pairwise=pairwise)
+                for c, m in enumerate(self.members)}
 
-    def _fit_linear(self, values: np.ndarray, human: np.ndarray) -> dict[str, list]:
+    def _fit_linear(self, values: np.ndarray, human: np.ndarray, groups: np.ndarray) -> dict[str, list]:
+        if self.aggregate == "stack" and self.stacker == "ridge":
+            return fit_stacker(values, human, groups)  # judges/stacking.py: penalty chosen by group CV
         from sklearn.impute import SimpleImputer
-        from sklearn.linear_model import LinearRegression, LogisticRegression, Ridge
+        from sklearn.linear_model import LinearRegression, LogisticRegression
         from sklearn.preprocessing import StandardScaler
 
         imputer = SimpleImputer(strategy="mean", keep_empty_features=True).fit(values)
@@ -194,12 +219,9 @@ class EnsembleJudge(JudgeConfig):
             # Non-negative weights: a weighted mean, not a model free to flip a judge's sign.
             model = LinearRegression(positive=True).fit(x, human)
             coef, intercept, classes = model.coef_[None, :], np.atleast_1d(model.intercept_), []
-        elif self.stacker == "logistic":
+        else:  # the logistic stacker, over labels
             model = LogisticRegression(max_iter=1000).fit(x, human)
             coef, intercept, classes = model.coef_, model.intercept_, model.classes_.tolist()
-        else:
-            model = Ridge(alpha=1.0).fit(x, human)
-            coef, intercept, classes = model.coef_[None, :], np.atleast_1d(model.intercept_), []
         return {"impute": imputer.statistics_.tolist(), "mean": scaler.mean_.tolist(),
                 "scale": scaler.scale_.tolist(), "coef": np.asarray(coef).ravel().tolist(),
                 "intercept": np.asarray(intercept).tolist(), "classes": [float(c) for c in classes]}
@@ -228,8 +250,9 @@ class EnsembleJudge(JudgeConfig):
             return self.error(item, "no member judged this item (all failed or absent)", usage)
         extra: dict[str, Any] = {"members": member_values}
         if self.aggregate == "vote":
-            labels = [_label_of(by_member[m.name].get(item.id), item.kind == "pairwise") for m in self.members]
-            score, label = _majority(labels)
+            pairwise = item.kind == "pairwise"
+            labels = [_label_of(by_member[m.name].get(item.id), pairwise) for m in self.members]
+            score, label, extra["vote"] = majority(labels, row[~np.isnan(row)], pairwise)
             # A pointwise vote over scores reports the winning score; only a real label is kept as a label.
             return self._verdict(item, score, label if isinstance(label, str | int) else None, extra, usage)
         if self.aggregate == "best":
@@ -257,11 +280,11 @@ class EnsembleJudge(JudgeConfig):
                         usage=usage, extra=extra)
 
     def _linear_score(self, row: np.ndarray) -> float:
+        if not self.learned["classes"]:
+            return float(predict_stacked(self.learned, row)[0])
         learned = {k: np.asarray(v, dtype=float) for k, v in self.learned.items()}
         x = (np.where(np.isnan(row), learned["impute"], row) - learned["mean"]) / learned["scale"]
         classes = learned["classes"]
-        if len(classes) == 0:
-            return float(x @ learned["coef"] + learned["intercept"][0])
         # Logistic stacker: the expected class under its probabilities (a score, so rankings stay fine).
         coef = learned["coef"].reshape(len(learned["intercept"]), -1)
         logits = coef @ x + learned["intercept"]
@@ -339,14 +362,23 @@ def task_of(item: Item, task_field: str) -> str:
     return str(value) if value is not None else "*"
 
 
-def metric_value(metric: str, human: np.ndarray, judge: np.ndarray) -> float | None:
-    """Agreement of one member with the humans over the items both have; None if undefined."""
+def metric_value(metric: str, human: np.ndarray, judge: np.ndarray, *, ties: str = "half",
+                 pairwise: bool = False) -> float | None:
+    """Agreement of one member with the humans over the items both have; None if undefined.
+
+    ``accuracy`` on pairwise items reads a member's value as the ensemble's label does (``a``
+    above 0.5, ``b`` below, ``tie`` at 0.5) and scores it as ``metrics.pairwise_accuracy`` with
+    ``ties``; on other items it is the share of values that round (to halves) to the human one."""
     both = ~np.isnan(human) & ~np.isnan(judge)
     h, j = human[both], judge[both]
     if len(h) < 2:
         return None
+    if metric == "accuracy" and pairwise:
+        from judgelab.metrics.pairwise import accuracy_credit
+
+        return float(np.mean(accuracy_credit(_pairwise_labels(h), _pairwise_labels(j), ties)))
     if metric == "accuracy":
-        return float(np.mean(np.round(j * 2) / 2 == h)) if len(h) else None
+        return float(np.mean(np.round(j * 2) / 2 == h))
     if np.ptp(h) == 0 or np.ptp(j) == 0:
         return None
     fn = {"spearman": stats.spearmanr, "pearson": stats.pearsonr, "kendall": stats.kendalltau}[metric]
@@ -397,14 +429,49 @@ def _label_of(judgment: Judgment | None, pairwise: bool) -> Any:
     return judgment.score
 
 
-def _majority(labels: list[Any]) -> tuple[float | None, Any]:
-    """(score, label) of the most frequent label; a tie goes to the label of the first-listed member among the tied."""
-    present = [label for label in labels if label is not None]
+def _pairwise_labels(values: np.ndarray) -> np.ndarray:
+    return np.where(values > 0.5, "a", np.where(values < 0.5, "b", "tie")).astype(object)
+
+
+def majority(labels: list[Any], values: np.ndarray, pairwise: bool) -> tuple[float | None, Any, dict[str, Any]]:
+    """(score, label, how it was decided) of a vote over the members' labels.
+
+    The label with the most votes wins. On pairwise items a member's ``tie`` is no vote for
+    either output (it abstains), so a tie never wins because many members were unsure. When the
+    top labels have as many votes (or no member voted), the vote falls back to the members'
+    values (``values``, those present): pairwise, their mean decides (above 0.5 ``a``, below
+    ``b``, exactly 0.5 a ``tie``); numeric labels, the tied label nearest their mean (equally near
+    two: the mean of the tied labels, as a score); other labels, the first-listed member's.
+    """
+    present = [label for label in labels if label is not None and not (pairwise and label == "tie")]
     counts = Counter(present)
-    top = max(counts.values())
-    winner = next(label for label in present if counts[label] == top)
+    top = max(counts.values(), default=0)
+    tied = [label for label in dict.fromkeys(present) if counts[label] == top]
+    how: dict[str, Any] = {"counts": {str(label): n for label, n in counts.items()}}
+    if len(tied) == 1:
+        winner = tied[0]
+    elif not tied and not pairwise:  # no member gave a label (cannot happen for members with values)
+        return (float(np.mean(values)) if len(values) else None), None, how
+    else:
+        how["tie_break"] = "members' mean value" if pairwise or _numeric(tied) else "first-listed member"
+        if pairwise:
+            mean = float(np.mean(values)) if len(values) else 0.5
+            winner = "a" if mean > 0.5 else "b" if mean < 0.5 else "tie"
+        elif _numeric(tied):
+            mean = float(np.mean(values))
+            distance = [abs(float(label) - mean) for label in tied]
+            nearest = [label for label, d in zip(tied, distance, strict=True) if d == min(distance)]
+            if len(nearest) > 1:
+                return float(np.mean([float(label) for label in nearest])), None, how
+            winner = nearest[0]
+        else:
+            winner = tied[0]
     number = _number(winner)
-    return (None if np.isnan(number) else number), winner
+    return (None if np.isnan(number) else number), winner, how
+
+
+def _numeric(labels: list[Any]) -> bool:
+    return all(isinstance(label, int | float) and not isinstance(label, bool) for label in labels)
 
 
 def _run_member(member: Member, cfg: JudgeConfig, items: Sequence[Item], client: Client | None) -> list[Judgment]:
@@ -424,60 +491,40 @@ def _run_member(member: Member, cfg: JudgeConfig, items: Sequence[Item], client:
 
 
 def _read_judgments_file(member: Member, wanted: set[str]) -> dict[str, Judgment]:
-    """Verdicts from any JSONL with item_id and a value: our judgments.jsonl, or others' files."""
+    """The member's verdicts on the wanted items, read by ``load_judgments`` (our judgments.jsonl,
+    or others' files through ``field`` and ``judge_name``)."""
     path = judgments_file(member.judgments)
     if not path.is_file():
         raise ConfigError(f"member {member.name!r}: judgments file not found: {path}")
     stat = path.stat()
-    everything = _parsed_file(str(path.resolve()), stat.st_mtime_ns, stat.st_size, member)
-    found = {item_id: judgment for item_id, judgment in everything.items() if item_id in wanted}
+    everything = _parsed_file(str(path.resolve()), stat.st_mtime_ns, stat.st_size, member.field)
+    rows: Sequence[Judgment] = everything
+    if member.judge_name:
+        try:
+            rows = select_judge(everything, member.judge_name, str(path))
+        except ConfigError:
+            rows = []  # no such judge in the file: warned about below, as a file covering none of the items
+        judges = {j.judge for j in rows}
+        if len(judges) > 1:
+            raise ConfigError(f"member {member.name!r}: judge_name {member.judge_name!r} matches {len(judges)} judges "
+                              f"in {path} ({', '.join(sorted(judges)[:5])}, ...); name one")
+    # Verdicts read from a file were paid for by the run that wrote them: they cost this run nothing.
+    found = {j.item_id: j.model_copy(update={"judge": member.name, "usage": Usage()}) for j in rows if j.item_id in wanted}
     if wanted and not found:
         # Likely the wrong file (or ids): the member then only counts through imputed values. One
         # warning location (member_judgments), so Python's default filter shows it once, not per fit/run/fold.
-        rows = f"rows with judge {member.judge_name!r}" if member.judge_name else "rows"
-        warnings.warn(f"ensemble member {member.name!r}: {path} has no {rows} for any of the {len(wanted)} items "
+        which = f"rows with judge {member.judge_name!r}" if member.judge_name else "rows"
+        warnings.warn(f"ensemble member {member.name!r}: {path} has no {which} for any of the {len(wanted)} items "
                       "judged, so it contributes no values (learned aggregations impute them)",
                       DataWarning, stacklevel=2)
     return found
 
 
 @functools.lru_cache(maxsize=256)
-def _parsed_file(path: str, mtime_ns: int, size: int, member: Member) -> dict[str, Judgment]:
-    """Every row of a judgments file for this member, parsed once per file version: fit and run
-    (and cross-validation folds) read the same files again. Callers must not modify the judgments."""
-    found: dict[str, Judgment] = {}
-    for line_number, row in iter_jsonl(path):
-        if "item_id" not in row:
-            raise DataError("each line needs an 'item_id'", path=path, line=line_number, field="item_id")
-        if member.judge_name and row.get("judge") != member.judge_name:
-            continue
-        found[str(row["item_id"])] = _row_judgment(member, row, Path(path), line_number)
-    return found
-
-
-def _row_judgment(member: Member, row: dict, path: Path, line: int) -> Judgment:
-    status = row.get("status", "ok")
-    if status != "ok":
-        return Judgment(item_id=str(row["item_id"]), status=status, reason=row.get("reason") or "failed upstream",
-                        judge=member.name)
-    if member.field:
-        value: Any = row
-        for part in member.field.split("."):
-            value = value.get(part) if isinstance(value, dict) else None
-        score, label = (None, value) if isinstance(value, str) else (value, None)
-    else:
-        score, label = row.get("score"), row.get("label")
-        if "score" not in row and "label" not in row:
-            raise DataError("neither 'score' nor 'label' (set the member's 'field')", path=path, line=line, field="score")
-    if score is None and label is None:
-        return Judgment(item_id=str(row["item_id"]), status="unparsable", reason=f"no value at {member.field or 'score/label'}",
-                        raw=row.get("raw"), judge=member.name)
-    try:
-        score = None if score is None else float(score)
-    except (TypeError, ValueError) as exc:
-        raise DataError(f"not a number: {score!r}", path=path, line=line, field=member.field or "score") from exc
-    return Judgment(item_id=str(row["item_id"]), score=score, label=label, explanation=row.get("explanation"),
-                    judge=member.name)
+def _parsed_file(path: str, mtime_ns: int, size: int, field: str | None) -> tuple[Judgment, ...]:
+    """Every row of a judgments file, parsed once per file version and field: fit and run (and
+    cross-validation folds) read the same files again. Callers must not modify the judgments."""
+    return tuple(load_judgments(path, field=field))
 
 
 def selection_frame(judge: EnsembleJudge):

@@ -131,8 +131,9 @@ class SimilarityJudge(JudgeConfig):
     source_fields: tuple[SourceField, ...] = ("source",)
     #: logistic: classify the (rounded) human score, as UCLWI; ridge: regress it.
     estimator: Literal["logistic", "ridge"] = "logistic"
-    #: class: the most probable class (UCLWI); expected: the probability-weighted mean score.
-    predict: Literal["class", "expected"] = "class"
+    #: expected: the probability-weighted mean score (the default: it ranks better out of sample and
+    #: seldom gives a whole source one score, docs/similarity.md); class: the most probable class (UCLWI).
+    predict: Literal["class", "expected"] = "expected"
     #: Human scores are rounded to multiples of this to form classes (averaged ratings are not integers).
     class_step: float = 1.0
     #: Inverse regularisation of the logistic regression / alpha of the ridge.

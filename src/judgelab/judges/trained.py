@@ -33,6 +33,7 @@ class TrainedJudge(JudgeConfig):
 
     registry_name: ClassVar[str] = "trained"
     trainable: ClassVar[bool] = True
+    omitted_at_default: ClassVar[dict[str, Any]] = {"select_on_validation": True}  # added later: digests kept
     #: It never calls an LLM: commands need not build a model client for it.
     uses_llm: ClassVar[bool] = False
 
@@ -60,6 +61,11 @@ class TrainedJudge(JudgeConfig):
     evals_per_epoch: int = Field(2, ge=1)
     #: Validation checks without improvement before training stops (the best checkpoint is kept).
     patience: int = Field(2, ge=1)
+    #: Early stopping: keep the checkpoint with the best validation score. False: train for
+    #: ``epochs`` and keep the last one, so the validation groups stay unseen by the scorer, as
+    #: ``--stack`` needs (its stacker is fitted there; a checkpoint chosen on those groups looks
+    #: better on them than on new sources).
+    select_on_validation: bool = True
     max_levels: int = Field(10, ge=2)
     seed: int = 0
     # -- learned (set by fit / judgelab train) --------------------------------------------------

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from judgelab.data.io import select_judge
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
 from judgelab.errors import ConfigError, DataError
@@ -80,17 +81,17 @@ def infer_aspect(items: list[Item], aspect: str | None) -> str | None:
     return aspects[0]
 
 
-def select_judgments(judgments: Iterable[Judgment], aspect: str | None, judge: str | None) -> list[Judgment]:
-    """The judgments of ``aspect`` (or of none) from ``judge``; more than one judge without a choice is an error."""
+def select_judgments(judgments: Iterable[Judgment], aspect: str | None, judge: str | None,
+                     judge_option: str = "--judge") -> list[Judgment]:
+    """The judgments of ``aspect`` (or of none) from ``judge`` (its name, or the prefix of one judge's name:
+    ``data.io.select_judge``); more than one judge left is an error."""
     judgments = [j for j in judgments if aspect is None or j.aspect in (None, aspect)]
-    judges = sorted({j.judge for j in judgments if j.judge is not None})
     if judge is not None:
-        judgments = [j for j in judgments if j.judge == judge]
-        if not judgments:
-            raise ConfigError(f"no judgment from judge {judge!r}; the file has {', '.join(judges) or 'no judge names'}")
-    elif len(judges) > 1:
+        judgments = select_judge(judgments, judge)
+    judges = sorted({j.judge for j in judgments if j.judge is not None})
+    if len(judges) > 1:
         raise ConfigError(f"the judgments come from {len(judges)} judges ({', '.join(judges[:5])}"
-                        f"{', ...' if len(judges) > 5 else ''}); choose one with --judge")
+                        f"{', ...' if len(judges) > 5 else ''}); choose one with {judge_option}")
     return judgments
 
 
@@ -138,7 +139,7 @@ def items_of_one_kind(items: Iterable[Item]) -> tuple[list[Item], str]:
 
 
 def align(items: Iterable[Item], judgments: Iterable[Judgment], *, aspect: str | None = None,
-          judge: str | None = None) -> Aligned:
+          judge: str | None = None, judge_option: str = "--judge") -> Aligned:
     """Match judgments to items by id and keep the items that have both values.
 
     Judgments for another aspect (``Judgment.aspect`` set and different) are ignored; when the
@@ -146,7 +147,8 @@ def align(items: Iterable[Item], judgments: Iterable[Judgment], *, aspect: str |
     """
     items, kind = items_of_one_kind(items)
     aspect = infer_aspect(items, aspect)
-    by_item, n_unknown = judgments_by_item(select_judgments(judgments, aspect, judge), {item.id for item in items})
+    by_item, n_unknown = judgments_by_item(select_judgments(judgments, aspect, judge, judge_option),
+                                           {item.id for item in items})
     counts: Counter[str] = Counter()
     used_items, used_judgments, human, verdicts = [], [], [], []
     for item in items:

@@ -118,6 +118,32 @@ def _skip_reasons(human_rows: np.ndarray, judge_rows: np.ndarray) -> np.ndarray:
     return reasons
 
 
+def group_skip_reasons(human: np.ndarray, judge: np.ndarray, codes: np.ndarray, n_groups: int) -> np.ndarray:
+    """Per group code: why its correlation is undefined (fewer than 2 items, constant human or
+    judge), or None when it can be computed."""
+    reasons = np.full(n_groups, None, dtype=object)
+    for same, items in _groups_by_size(codes, n_groups):
+        reasons[same] = _skip_reasons(human[items], judge[items])
+    return reasons
+
+
+def groups_both_score(human, judge, other, groups) -> tuple[np.ndarray, dict[str, int]]:
+    """Items of the groups where both ``judge`` and ``other`` have a defined correlation, and how
+    many groups were left out because of each side (``judge``, ``other``; a group can count for both),
+    of the data (``data``: fewer than 2 items or constant human scores), and how many one side could
+    score but the other could not (``one_side``: what comparing each on its own groups would mix up)."""
+    human, judge, other = (np.asarray(v, dtype=float) for v in (human, judge, other))
+    codes, labels = group_codes(groups)
+    mine = group_skip_reasons(human, judge, codes, len(labels))
+    theirs = group_skip_reasons(human, other, codes, len(labels))
+    data = np.isin(mine, [FEWER_THAN_2, CONSTANT_HUMAN])
+    dropped = {"data": int(data.sum()), "judge": int(((mine == CONSTANT_JUDGE) & ~data).sum()),
+               "other": int(((theirs == CONSTANT_JUDGE) & ~data).sum())}
+    usable = (mine == None) & (theirs == None)  # noqa: E711
+    dropped["one_side"] = int(((mine == None) != (theirs == None)).sum())  # noqa: E711
+    return usable[codes], dropped
+
+
 def group_level(human, judge, groups, *, methods: Sequence[str] = METHODS, n_resamples: int = 1000,
                 seed: int = 0, confidence: float = 0.95) -> dict[str, Estimate]:
     """Correlate within each group, then average over the groups where it is defined.
@@ -129,9 +155,8 @@ def group_level(human, judge, groups, *, methods: Sequence[str] = METHODS, n_res
     human, judge = np.asarray(human, dtype=float), np.asarray(judge, dtype=float)
     codes, labels = group_codes(groups)
     per_group = np.zeros((len(labels), len(methods)))
-    reasons = np.full(len(labels), None, dtype=object)
+    reasons = group_skip_reasons(human, judge, codes, len(labels))
     for same, items in _groups_by_size(codes, len(labels)):
-        reasons[same] = _skip_reasons(human[items], judge[items])
         ok = reasons[same] == None  # noqa: E711 (element-wise comparison)
         if ok.any():
             rows_h, rows_j = human[items[ok]], judge[items[ok]]

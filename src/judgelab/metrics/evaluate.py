@@ -11,12 +11,13 @@ import numpy as np
 
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
-from judgelab.errors import ConfigError
+from judgelab.errors import ConfigError, DataError
 from judgelab.metrics.align import Aligned, Coverage, align
-from judgelab.metrics.compare import Comparison, paired_difference
-from judgelab.metrics.correlation import correlations
+from judgelab.metrics.compare import Comparison, compare_pairwise, compare_scores
 from judgelab.metrics.ir import read_runs
-from judgelab.metrics.presets import Options, available_levels, build_sections
+from judgelab.metrics.pairwise import TIES
+from judgelab.metrics.presets import Options, available_levels, build_sections, swapped_verdicts
+from judgelab.metrics.results import FEWER_THAN_2, Estimate, skipped_by_reason
 
 
 def plain(value: Any) -> Any:
@@ -49,14 +50,15 @@ class MetaReport:
         head = {"kind": self.kind, "aspect": self.aspect, "preset": self.preset, "judge": self.judge,
                 "coverage": self.coverage.to_dict()}
         bootstrap = {**self.options.bootstrap, "resampling_unit": "group"}
-        return head | plain(self.sections) | {"bootstrap": bootstrap}
+        dropped = dropped_groups({k: v for k, v in self.sections.items() if k != "comparison"})
+        return head | plain(self.sections) | {"dropped_groups": dropped, "bootstrap": bootstrap}
 
 
 def meta_evaluate(dataset: Iterable[Item], judgments: Iterable[Judgment], *, aspect: str | None = None,
                   preset: str | None = None, judge: str | None = None, levels: Sequence[str] | None = None,
                   runs: str | os.PathLike | Mapping[str, list] | None = None, n_resamples: int = 1000,
-                  seed: int = 0, confidence: float = 0.95, alpha_level: str = "ordinal",
-                  baseline: Iterable[Judgment] | None = None) -> MetaReport:
+                  seed: int = 0, confidence: float = 0.95, alpha_level: str = "ordinal", ties: str = "half",
+                  baseline: Iterable[Judgment] | None = None, baseline_judge: str | None = None) -> MetaReport:
     """Compare a judge with the humans on the items both rated.
 
     ``dataset``: items (a ``Dataset`` or any iterable of ``Item``). ``judgments``: one per item
@@ -66,31 +68,70 @@ def meta_evaluate(dataset: Iterable[Item], judgments: Iterable[Judgment], *, asp
     standard report; ``levels`` adds correlation levels. ``runs``: a folder of TREC run files
     (or {name: ScoredDocs}) to add the leaderboard block for relevance items. ``baseline``:
     another judge's judgments of the same items; adds ``comparison`` (this judge minus the
-    baseline, paired bootstrap) for every correlation level.
+    baseline, paired bootstrap) for every correlation level (the group level on the groups both
+    can score), or for pairwise judges of accuracy and positional consistency; ``baseline_judge``
+    picks one judge from it. ``ties``: what a ``tie`` verdict earns in pairwise accuracy, ``half``
+    a point (LLMBar) or nothing (``wrong``). Groups left out of a figure because a side was
+    constant are listed in ``to_dict()["dropped_groups"]``.
     """
     aligned = align(dataset, judgments, aspect=aspect, judge=judge)
     if runs is not None and not isinstance(runs, Mapping):
         runs = read_runs(runs)
+    if ties not in TIES:
+        raise ConfigError(f"ties {ties!r}: choose {' or '.join(TIES)}")
     options = Options(levels=tuple(levels) if levels else None, runs=runs, n_resamples=n_resamples, seed=seed,
-                      confidence=confidence, alpha_level=alpha_level)
+                      confidence=confidence, alpha_level=alpha_level, ties=ties)
     sections = build_sections(aligned, preset, options)
     if baseline is not None:
-        if aligned.kind == "pairwise":
-            raise ConfigError("a baseline is compared on correlations, which pairwise verdicts do not have")
-        sections["comparison"] = compare_to_baseline(aligned, align(aligned.all_items, baseline, aspect=aligned.aspect),
-                                                     options)
+        other = align(aligned.all_items, baseline, aspect=aligned.aspect, judge=baseline_judge,
+                      judge_option="--baseline-judge")
+        sections["comparison"] = compare_to_baseline(aligned, other, options)
     return MetaReport(aligned.kind, aligned.aspect, preset, judge, aligned.coverage, sections, options)
 
 
 def compare_to_baseline(judged: Aligned, baseline: Aligned, options: Options) -> dict[str, dict[str, Comparison]]:
-    """``judged`` minus ``baseline`` for every correlation statistic, on the items both scored,
-    with the same resampled groups for both (a paired bootstrap)."""
-    baseline_scores = {item.id: value for item, value in zip(baseline.items, baseline.judge, strict=True)}
-    new = judged.subset(np.array([item.id in baseline_scores for item in judged.items]))
-    old_judge = np.array([baseline_scores[item.id] for item in new.items])
+    """``judged`` minus ``baseline`` on the items both judged, with the same resampled groups for
+    both (a paired bootstrap): every correlation statistic (the group level on the groups both can
+    score), or for pairwise judges accuracy and positional consistency."""
+    verdicts = {item.id: k for k, item in enumerate(baseline.items)}
+    new = judged.subset(np.array([item.id in verdicts for item in judged.items]))
+    if not new.items:
+        raise DataError("the judge and the baseline judged no item in common")
+    rows = [verdicts[item.id] for item in new.items]
+    old_verdicts = baseline.judge[rows]
+    if judged.kind == "pairwise":
+        theirs = swapped_verdicts(baseline)
+        return {"pairwise": compare_pairwise(new.human, new.judge, old_verdicts, swapped_verdicts(new),
+                                             None if theirs is None else [theirs[r] for r in rows], new.groups,
+                                             ties=options.ties, **options.bootstrap)}
     levels = list(options.levels or available_levels(new))
-    common = {"levels": levels, **options.bootstrap}
-    before = correlations(new.human, old_judge, new.groups, new.systems, **common)
-    after = correlations(new.human, new.judge, new.groups, new.systems, **common)
-    return {level: {method: paired_difference(before[level][method], after[level][method], options.confidence)
-                    for method in after[level]} for level in levels}
+    return compare_scores(new.human, new.judge, old_verdicts, new.groups, new.systems, levels=levels,
+                          **options.bootstrap)
+
+
+def dropped_groups(sections: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Every place where groups were left out because a side was constant (the judge giving every
+    output of a source one score, or the humans doing so): which figure, how many of how many
+    groups, why. What ``meta`` states loudly in its table, its JSON (``dropped_groups``) and its report."""
+    found: dict[tuple, dict[str, Any]] = {}
+    for path, estimate in _estimates(sections, ()):
+        if not estimate.skipped or estimate.n_groups is None:
+            continue
+        by_reason = {reason: len(groups) for reason, groups in skipped_by_reason(estimate.skipped).items()}
+        constant = sum(count for reason, count in by_reason.items() if reason != FEWER_THAN_2)
+        if not constant:
+            continue
+        total = estimate.n_groups + len(estimate.skipped)
+        where = " / ".join(path[:-1]) or path[0]  # one entry per level, not per statistic
+        found.setdefault((where, tuple(sorted(by_reason.items()))), {
+            "figure": where, "n_groups": total, "n_used": estimate.n_groups, "n_dropped": len(estimate.skipped),
+            "share_dropped": round(len(estimate.skipped) / total, 4), "by_reason": by_reason})
+    return list(found.values())
+
+
+def _estimates(section: Any, path: tuple[str, ...]):
+    if isinstance(section, Estimate):
+        yield path, section
+    elif isinstance(section, Mapping):
+        for key, value in section.items():
+            yield from _estimates(value, (*path, str(key)))

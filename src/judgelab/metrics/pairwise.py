@@ -17,6 +17,10 @@ from judgelab.metrics.bootstrap import GroupBootstrap, group_codes, percentile_c
 from judgelab.metrics.results import FEWER_THAN_2, Estimate, Skipped
 
 Average = Literal["pairs", "groups"]
+Ties = Literal["half", "wrong"]
+TIES = ("half", "wrong")
+#: How each ``ties`` rule is stated next to the accuracy it produced (tables, JSON ``rule``).
+TIE_RULES = {"half": "ties count half", "wrong": "ties count wrong"}
 
 
 def _group_agreement(human: np.ndarray, judge: np.ndarray) -> tuple[int, int]:
@@ -64,31 +68,46 @@ def pairwise_agreement(human, judge, groups, *, average: Average = "pairs", n_re
                     ci=percentile_ci(resamples, confidence), **common)
 
 
-def _share(matches: np.ndarray, statistic: str, groups, n_resamples, seed, confidence) -> Estimate:
-    """Mean of a boolean per-item array, with a (cluster) bootstrap interval."""
+def _share(matches: np.ndarray, statistic: str, groups, n_resamples, seed, confidence, rule=None) -> Estimate:
+    """Mean of a per-item credit (0, 1, or 0.5 for a half-credited tie), with a (cluster) bootstrap interval."""
     codes, labels = (np.arange(len(matches)), np.arange(len(matches))) if groups is None else group_codes(groups)
     hits = np.bincount(codes, weights=matches.astype(float), minlength=len(labels))
     sizes = np.bincount(codes, minlength=len(labels)).astype(float)
     resamples = GroupBootstrap(len(labels), n_resamples, seed).replicate(
         lambda counts: (counts @ hits) / (counts @ sizes))
     return Estimate(statistic=statistic, level="dataset", value=float(matches.mean()), n=len(matches),
-                    n_groups=len(labels), ci=percentile_ci(resamples, confidence), resamples=resamples)
+                    n_groups=len(labels), ci=percentile_ci(resamples, confidence), resamples=resamples, rule=rule)
+
+
+def accuracy_credit(preferred, verdict, ties: Ties = "half") -> np.ndarray:
+    """Per item: 1 for the preferred output, 0 for the other; a ``tie`` verdict on an item with a
+    preference gets 0.5 (``ties="half"``, LLMBar's averaging over the two orders) or 0 (``"wrong"``)."""
+    if ties not in TIES:
+        raise ValueError(f"ties must be one of {', '.join(TIES)}, not {ties!r}")
+    preferred, verdict = np.asarray(preferred, dtype=object), np.asarray(verdict, dtype=object)
+    credit = (verdict == preferred).astype(float)
+    if ties == "half":
+        credit[(verdict == "tie") & (preferred != "tie")] = 0.5
+    return credit
 
 
 def pairwise_accuracy(preferred: Sequence[str], verdict: Sequence[str], verdict_swapped: Sequence[str] | None = None,
-                      groups=None, *, n_resamples: int = 1000, seed: int = 0,
+                      groups=None, *, ties: Ties = "half", n_resamples: int = 1000, seed: int = 0,
                       confidence: float = 0.95) -> dict[str, Estimate]:
     """Accuracy of pairwise verdicts ("a" / "b" / "tie") against the preferred output.
 
-    With ``verdict_swapped`` (the verdict when the two outputs were shown in the other order,
-    already mapped back to the original names, so "a" still means ``output_a``), also
-    ``positional_consistency``: the share of items where both orders give the same verdict.
+    ``ties``: what a ``tie`` verdict (e.g. the two presentation orders disagreed) earns on an item
+    with a preference: ``half`` a point (LLMBar, which averages the two orders) or nothing
+    (``wrong``); the estimate's ``rule`` says which. With ``verdict_swapped`` (the verdict when the
+    two outputs were shown in the other order, already mapped back to the original names, so "a"
+    still means ``output_a``), also ``positional_consistency``: the share of items where both
+    orders give the same verdict.
     """
     preferred, verdict = np.asarray(preferred, dtype=object), np.asarray(verdict, dtype=object)
     if len(preferred) == 0:
         raise ValueError("no verdicts to score")
     options = {"groups": groups, "n_resamples": n_resamples, "seed": seed, "confidence": confidence}
-    out = {"accuracy": _share(verdict == preferred, "accuracy", **options)}
+    out = {"accuracy": _share(accuracy_credit(preferred, verdict, ties), "accuracy", rule=TIE_RULES[ties], **options)}
     if verdict_swapped is not None:
         consistent = verdict == np.asarray(verdict_swapped, dtype=object)
         out["positional_consistency"] = _share(consistent, "positional_consistency", **options)

@@ -44,6 +44,7 @@ class Options:
     seed: int = 0
     confidence: float = 0.95
     alpha_level: str = "ordinal"
+    ties: str = "half"  # pairwise accuracy: what a tie verdict earns (metrics.pairwise.TIES)
 
     @property
     def bootstrap(self) -> dict[str, Any]:
@@ -109,10 +110,15 @@ def pairwise_agreement_section(aligned: Aligned, options: Options, average: str 
 
 
 def pairwise_judge_section(aligned: Aligned, options: Options) -> Sections:
+    return {"pairwise": pairwise_accuracy(aligned.human, aligned.judge, swapped_verdicts(aligned),
+                                          aligned.groups, ties=options.ties, **options.bootstrap)}
+
+
+def swapped_verdicts(aligned: Aligned) -> list | None:
+    """The verdicts in the swapped order (``extra.label_swapped``, as the pairwise judge records them),
+    or None unless every judgment has one."""
     swapped = [j.extra.get("label_swapped") for j in aligned.judgments]
-    return {"pairwise": pairwise_accuracy(aligned.human, aligned.judge,
-                                          swapped if all(s is not None for s in swapped) else None,
-                                          aligned.groups, **options.bootstrap)}
+    return swapped if all(s is not None for s in swapped) else None
 
 
 # -- presets -------------------------------------------------------------------------------------

@@ -35,7 +35,7 @@ class Estimate:
 
     ``n`` is the sample size the statistic was computed on (items; systems at system level;
     item pairs for pairwise agreement), ``n_groups`` the groups used, ``skipped`` the groups left
-    out and why. ``reason`` says why ``value`` is NaN when it is. ``resamples`` keeps the bootstrap
+    out and why (``n_groups_skipped`` in JSON). ``reason`` says why ``value`` is NaN when it is. ``resamples`` keeps the bootstrap
     replicates so that sums (Active-Critic's Q) and paired differences reuse them; it is not
     serialised.
     """
@@ -49,6 +49,8 @@ class Estimate:
     skipped: tuple[Skipped, ...] = ()
     reason: str | None = None
     resamples: np.ndarray | None = field(default=None, repr=False, compare=False)
+    #: How the statistic counts an edge case, stated wherever it is shown (pairwise accuracy: "ties count half").
+    rule: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -60,8 +62,11 @@ class Estimate:
             out["n_groups"] = self.n_groups
         if self.skipped:
             out["skipped"] = skipped_by_reason(self.skipped)
+            out["n_groups_skipped"] = len(self.skipped)
         if self.reason:
             out["reason"] = self.reason
+        if self.rule:
+            out["rule"] = self.rule
         return out
 
 

@@ -30,6 +30,7 @@ from judgelab.data.item import Item
 from judgelab.errors import ConfigError, DataError
 from judgelab.files import read_json, read_run_record, write_atomic
 from judgelab.metrics.align import human_value
+from judgelab.metrics.compare import sides
 from judgelab.metrics.correlation import correlation
 from judgelab.report import plots
 from judgelab.report.systems_view import systems_section
@@ -117,7 +118,7 @@ def render_report(folder: str | Path, items: Iterable[Item] | None = None) -> st
     return _ENV.get_template("report.html.j2").render(
         title=folder.name, record=record, usage=record.get("usage") or {}, judge_yaml=yaml.safe_dump(judge, sort_keys=False),
         metrics=metrics, estimate_rows=list(_estimate_rows(metrics)), coverage=(metrics or {}).get("coverage"),
-        comparison=_comparison_rows(metrics),
+        comparison=_comparison_rows(metrics), dropped=_dropped_groups(metrics),
         scan=scan, sample_size=SAMPLE, figures=_figures(scan, metrics, judge, judge_scale),
         criteria=_criteria_rows(scan.rows), disagreements=_disagreements(scan.rows, judge_scale),
         shown=scan.rows[:SHOWN_JUDGMENTS], optimizer=_optimizer(folder), systems=systems_section(systems),
@@ -201,12 +202,24 @@ def _estimate_rows(metrics: Mapping[str, Any] | None) -> Iterator[dict[str, Any]
 def _walk(section: Any, path: tuple[str, ...]) -> Iterator[dict[str, Any]]:
     if isinstance(section, Mapping) and "value" in section and "ci" in section:
         skipped = section.get("skipped") or {}
-        yield {"level": path[0], "statistic": " / ".join(path[1:]) or path[0], "value": section["value"],
+        statistic = " / ".join(path[1:]) or path[0]
+        if isinstance(section.get("rule"), str):
+            statistic += f" ({section['rule']})"  # e.g. how pairwise accuracy counts ties
+        yield {"level": path[0], "statistic": statistic, "value": section["value"],
                "ci": section.get("ci"), "n": section.get("n"), "groups": section.get("n_groups"),
                "note": "; ".join([f"{len(v)} {k}" for k, v in skipped.items()] + [section.get("reason") or ""]).strip("; ")}
     elif isinstance(section, Mapping):
         for key, value in section.items():
             yield from _walk(value, (*path, key))
+
+
+def _dropped_groups(metrics: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """``dropped_groups`` of metrics.json (figures that left out groups because a side was
+    constant), for the warning above the agreement table; malformed entries are left out."""
+    entries = (metrics or {}).get("dropped_groups") or []
+    keys = ("figure", "n_groups", "n_used", "n_dropped", "share_dropped", "by_reason")
+    return [e for e in entries if isinstance(e, Mapping) and all(k in e for k in keys)
+            and isinstance(e["by_reason"], Mapping)] if isinstance(entries, list) else []
 
 
 def _comparison_rows(metrics: Mapping[str, Any] | None) -> list[dict[str, Any]]:
@@ -216,12 +229,14 @@ def _comparison_rows(metrics: Mapping[str, Any] | None) -> list[dict[str, Any]]:
     rows = []
     for level, by_statistic in ((metrics or {}).get("comparison") or {}).items():
         for statistic, c in (by_statistic.items() if isinstance(by_statistic, Mapping) else ()):
-            if isinstance(c, Mapping) and isinstance(c.get("a"), Mapping) and isinstance(c.get("b"), Mapping):
+            judge, baseline = sides(c) if isinstance(c, Mapping) else (None, None)
+            if isinstance(judge, Mapping) and isinstance(baseline, Mapping):
                 ci = c.get("ci") if isinstance(c.get("ci"), list) and len(c["ci"]) == 2 else [None, None]
-                rows.append({"level": level, "statistic": statistic, "judge": _numeric(c["b"].get("value")),
-                             "baseline": _numeric(c["a"].get("value")), "difference": _numeric(c.get("difference")),
+                rows.append({"level": level, "statistic": statistic, "judge": _numeric(judge.get("value")),
+                             "baseline": _numeric(baseline.get("value")), "difference": _numeric(c.get("difference")),
                              "ci": [_numeric(v) for v in ci], "p": _numeric(c.get("p_value")),
-                             "n": c["b"].get("n"), "note": c.get("reason") or ""})
+                             "n": judge.get("n"), "note": "; ".join(t for t in (c.get("note"), c.get("reason"))
+                                                                   if isinstance(t, str))})
     return rows
 
 

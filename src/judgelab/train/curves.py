@@ -121,25 +121,24 @@ def agreement(predictions: np.ndarray, reference: np.ndarray, targets: Targets, 
 
 def stack_cv(base: np.ndarray, features: np.ndarray, targets: Targets, *, folds: int = 5,
              seed: int = 0) -> np.ndarray:
-    """Out-of-fold predictions of a ridge regression (scikit-learn RidgeCV, standardised inputs)
-    over [the cross-encoder's out-of-fold score, extra features] (similarity features, LLM judge
-    scores), with the same group folds as ``cross_validate``.
+    """Out-of-fold predictions of the stacker ``--stack`` uses (``judges.stacking.fit_stacker``:
+    non-negative ridge, penalty or a single member chosen by group-wise cross-validation inside
+    the training folds) over [the cross-encoder's out-of-fold score, extra features] (similarity
+    features, LLM judge scores), with the same group folds as ``cross_validate``.
 
     Standard stacking: the base scores of the training folds are themselves out-of-fold, so the
     stacker learns how far to trust the cross-encoder on items it did not train on.
     """
-    from sklearn.linear_model import RidgeCV
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
+    from judgelab.judges.stacking import fit_stacker, predict_stacked
 
     inputs = np.column_stack([base, features])
     if not np.isfinite(inputs).all():
         raise DataError("stacking needs every input for every item; some are missing (NaN)")
     assignment = fold_of(targets, folds, seed)
+    groups = np.array([item.group for item in targets.items], dtype=object)
     stacked = np.full(len(targets.items), np.nan)
     for fold in range(folds):
         train, test = assignment != fold, assignment == fold
-        model = make_pipeline(StandardScaler(), RidgeCV(alphas=np.logspace(-3, 3, 13)))
-        model.fit(inputs[train], targets.labels[train])
-        stacked[test] = model.predict(inputs[test])
+        learned = fit_stacker(inputs[train], targets.labels[train], groups[train], folds=folds)
+        stacked[test] = predict_stacked(learned, inputs[test])
     return stacked

@@ -8,7 +8,6 @@ the items) stops with a clear error and leaves nothing behind.
 from __future__ import annotations
 
 import json
-import math
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -17,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from judgelab.data.dataset import Dataset
-from judgelab.data.io import iter_jsonl, judgments_file, load_judgments
+from judgelab.data.io import judgments_file, load_judgments
 from judgelab.data.item import Item
 from judgelab.errors import ConfigError, DataError
 
@@ -98,58 +97,41 @@ def ordinal_levels(labels: np.ndarray, max_levels: int = 10) -> list[float]:
     return [float(v) for v in np.linspace(distinct[0], distinct[-1], max_levels)]
 
 
-def read_teacher(path: str | Path, aspect: str, judge: str | None = None) -> dict[str, float]:
-    """Teacher scores by item id from a judgments file.
+def read_teacher(path: str | Path, aspect: str, judge: str | None = None, field: str | None = None
+                 ) -> dict[str, float]:
+    """Teacher scores by item id from a judgments file, read by ``load_judgments``.
 
-    Two formats: this toolkit's judgments (``item_id`` + ``score``, any of JSONL/CSV/Parquet;
+    Two layouts: this toolkit's judgments (``item_id`` + ``score``, any of JSONL/CSV/Parquet;
     only ``ok`` judgments of this aspect, or without an aspect), or published ratings
-    (``item_id`` + ``prediction`` {aspect: score}, as in ``benchmarks/reference/``). ``judge``
-    keeps one judge's rows (exact name, or a prefix such as ``Mistral-7B``); when several judges
-    remain, their scores are averaged per item (an ensemble teacher).
+    (``item_id`` + ``prediction`` {aspect: score}, as in ``benchmarks/reference/``: read at
+    ``prediction.<aspect>`` unless ``field`` says otherwise). ``judge`` keeps one judge's rows
+    (exact name, or a prefix such as ``Mistral-7B``); when several judges remain, their scores
+    are averaged per item (an ensemble teacher).
     """
     path = judgments_file(path)
     if not path.is_file():
         raise ConfigError(f"teacher judgments not found: {path}")
-    rows = _published_rows(path, aspect) if _is_published(path) else _judgment_rows(path, aspect)
-    if judge:
-        names = sorted({name for name, _, _ in rows})
-        rows = [row for row in rows if row[0] == judge or str(row[0]).startswith(judge)]
-        if not rows:
-            raise ConfigError(f"{path}: no judge named {judge!r}; judges: {', '.join(map(str, names[:12]))}"
-                              + (" ..." if len(names) > 12 else ""))
+    judgments = load_judgments(path, field=field or _published_field(path, aspect), judge=judge)
     scores: dict[str, list[float]] = defaultdict(list)
-    for _, item_id, score in rows:
-        scores[item_id].append(score)
+    for j in judgments:
+        if j.ok and j.score is not None and j.aspect in (None, aspect):
+            scores[j.item_id].append(j.score)
     if not scores:
         raise DataError(f"no usable teacher score for aspect {aspect!r}", path, field="score")
     return {item_id: float(np.mean(values)) for item_id, values in scores.items()}
 
 
-def _is_published(path: Path) -> bool:
+def _published_field(path: Path, aspect: str) -> str | None:
+    """``prediction.<aspect>`` (or ``prediction`` when it holds one value) for a file of published
+    ratings (its first row has a ``prediction``); None for this toolkit's judgments."""
     if not path.name.endswith((".jsonl", ".json")):
-        return False
+        return None
     with path.open(encoding="utf-8") as handle:
         first = next((line for line in handle if line.strip()), "")
     try:
         record = json.loads(first)
     except json.JSONDecodeError:
-        return False
-    return isinstance(record, dict) and "prediction" in record
-
-
-def _published_rows(path: Path, aspect: str) -> list[tuple[str, str, float]]:
-    rows = []
-    for line_number, record in iter_jsonl(path):
-        try:
-            item_id, prediction = str(record["item_id"]), record["prediction"]
-        except KeyError as exc:
-            raise DataError(f"not a published rating row (no {exc})", path, line_number) from None
-        value = prediction.get(aspect) if isinstance(prediction, dict) else prediction
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
-            rows.append((str(record.get("judge")), item_id, float(value)))
-    return rows
-
-
-def _judgment_rows(path: Path, aspect: str) -> list[tuple[str, str, float]]:
-    return [(str(j.judge), j.item_id, float(j.score)) for j in load_judgments(path)
-            if j.ok and j.score is not None and j.aspect in (None, aspect)]
+        return None
+    if not isinstance(record, dict) or "prediction" not in record:
+        return None
+    return f"prediction.{aspect}" if isinstance(record["prediction"], dict) else "prediction"

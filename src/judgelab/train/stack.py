@@ -2,7 +2,7 @@
 judgments you already have (an API judge's run, the published LLM raters) as members of an
 ``EnsembleJudge(aggregate="stack")``, saved as one folder that ``judgelab judge --config`` reuses.
 
-    DIR/judge.yaml              the ensemble (members by relative path, the fitted ridge stacker)
+    DIR/judge.yaml              the ensemble (members by paths relative to DIR, the fitted ridge stacker)
     DIR/cross-encoder/          the trained scorer (judge.yaml, weights/, training.json)
     DIR/similarity/             the similarity judge (judge.yaml + its .npz weights)
     DIR/members/NAME.jsonl      one per ``--stack-with`` file: its scores for the aspect, one line per item
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,11 +28,12 @@ from typing import TYPE_CHECKING, Any
 from judgelab.data.io import judgments_file, save_judgments
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
-from judgelab.errors import ConfigError, DataError
+from judgelab.errors import ConfigError, DataError, DataWarning
 from judgelab.judges.ensemble import EnsembleJudge, Member
 from judgelab.train.labels import Targets, read_teacher
 
 if TYPE_CHECKING:  # torch and transformers load on first training, not when --stack-with files are checked
+    from judgelab.judges.trained import TrainedJudge
     from judgelab.train.trainer import Trained
 
 CROSS_ENCODER, SIMILARITY, MEMBERS = "cross-encoder", "similarity", "members"
@@ -124,16 +126,26 @@ def save_stacked(trained: Trained, targets: Targets, out_dir: str | Path, record
         _write_members(staging / MEMBERS, extra_members, trained.spec.aspect)
         ensemble = EnsembleJudge(aspect=trained.spec.aspect, aggregate="stack",
                                  members=_members(staging, extra_members))
-        fitted = ensemble.fit(val_items, None)
-        # Members by relative path (resolved against DIR when loaded): the folder can be moved as a whole.
-        fitted.model_copy(update={"members": _members(Path(), extra_members)}).save(staging / "judge.yaml")
+        # save() writes the members' paths relative to DIR: the folder can be moved as a whole.
+        ensemble.fit(val_items, None).save(staging / "judge.yaml")
     return reload_as(out_dir, EnsembleJudge)
+
+
+def stacking_spec(spec: TrainedJudge) -> TrainedJudge:
+    """The cross-encoder's settings for a stacked judge: no checkpoint chosen on the validation
+    groups, where the stacker is fitted (a checkpoint chosen there looks better there than on
+    new sources: measured in docs/training.md, "Stacking out of sample")."""
+    return spec.model_copy(update={"select_on_validation": False})
 
 
 def _stack_split(trained: Trained, targets: Targets) -> tuple[list[Item], list[Item]]:
     """The cross-encoder's training and validation items, checked to be usable for stacking."""
     if targets.origin != "human":
         raise ConfigError("--stack fits its stacker on human scores; it cannot be combined with --teacher")
+    if trained.spec.select_on_validation:
+        warnings.warn("the cross-encoder kept the checkpoint that scored best on the validation groups, where the "
+                      "stacker is fitted: it will look better there than on new sources (train it with "
+                      "stacking_spec(spec))", DataWarning, stacklevel=3)
     by_id = {item.id: item for item in targets.items}
     val_items = [by_id[i] for i in trained.val_ids]
     if len(val_items) < MIN_STACK_ITEMS:
@@ -151,7 +163,7 @@ def _check_names(extra_members: Sequence[ExtraMember]) -> None:
 
 
 def _members(folder: Path, extra_members: Sequence[ExtraMember]) -> tuple[Member, ...]:
-    """The ensemble's members, with paths under ``folder`` (the staging folder, or '' for relative ones)."""
+    """The ensemble's members, with paths under ``folder`` (the staging folder)."""
     return (Member(name=CROSS_ENCODER, config=folder / CROSS_ENCODER / "judge.yaml"),
             Member(name=SIMILARITY, config=folder / SIMILARITY / "judge.yaml"),
             *(Member(name=m.name, judgments=folder / MEMBERS / f"{m.name}.jsonl") for m in extra_members))

@@ -174,7 +174,8 @@ def _validation_split(targets: Targets, fraction: float, seed: int) -> tuple[lis
 
 
 class _Run:
-    """One training run: the loop, periodic validation, early stopping on the validation score."""
+    """One training run: the loop, periodic validation, early stopping on the validation score
+    (unless ``select_on_validation`` is off)."""
 
     def __init__(self, spec: TrainedJudge, scorer: CrossEncoderScorer, below: list[torch.Tensor], n_frozen: int,
                  targets: Targets, train_idx: list[int], val_idx: list[int], on_progress: OnProgress | None):
@@ -218,17 +219,22 @@ class _Run:
                 self._report(step, point)
                 if not best or point["val_score"] > best["val_score"]:
                     best, stale = point, 0
-                    best_state = copy.deepcopy(self.scorer.state_dict()) if self.val_idx else None
+                    best_state = copy.deepcopy(self.scorer.state_dict()) if self.selects else None
                 else:
                     stale += 1
-                if self.val_idx and stale >= self.spec.patience:
+                if self.selects and stale >= self.spec.patience:
                     break
-            if self.val_idx and stale >= self.spec.patience:
+            if self.selects and stale >= self.spec.patience:
                 break
         if best_state is not None:
             self.scorer.load_state_dict(best_state)
         self.scorer.eval()
         return history, best
+
+    @property
+    def selects(self) -> bool:
+        """Early stopping on the validation groups (else they only report, and the last checkpoint is kept)."""
+        return bool(self.val_idx) and self.spec.select_on_validation
 
     def _batch_order(self, generator: torch.Generator) -> list[list[int]]:
         """Training batches of one epoch: a seeded shuffle of the items, or (pairwise loss) of
