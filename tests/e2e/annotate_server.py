@@ -56,8 +56,10 @@ class AnnotateServer:
         assert self.process is not None
         if self.process.poll() is None:
             self.process.send_signal(sig)
-        out, err = self.process.communicate(timeout=30)
-        self.output = out + err
+        self.process.wait(timeout=30)
+        # read through the text wrappers, not communicate(): _line's readline may already hold the
+        # lines printed after the URL in the wrapper's buffer, which communicate() (raw reads) skips
+        self.output = self.process.stdout.read() + self.process.stderr.read()
         return self.process.returncode
 
     def __enter__(self) -> AnnotateServer:
