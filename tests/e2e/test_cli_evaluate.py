@@ -101,6 +101,19 @@ def test_active_sample_from_disagreeing_raters_is_read_back_as_an_active_design(
     assert json.loads(done.stdout)["labels"]["design"] == "active"
 
 
+def test_published_judge_outputs_are_read_with_field_and_judge(hanna, benchmarks_dir, tmp_path):
+    ids = tmp_path / "ids.txt"
+    assert run("sample", "--data", hanna, "--budget", "44", "--out", ids).returncode == 0
+    done = run("evaluate", "--data", hanna, "--judgments", benchmarks_dir / "reference" / "hanna_llm_ratings.jsonl",
+               "--field", "prediction.coherence", "--judge", HANNA_JUDGE, "--aspect", "coherence", "--human-ids", ids,
+               "--bootstrap", "50", "--json")
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    ratings = [r["prediction"]["coherence"] for r in _rows(benchmarks_dir / "reference" / "hanna_llm_ratings.jsonl")
+               if r["judge"] == HANNA_JUDGE and r["item_id"] in {x["id"] for x in _rows(hanna) if x["system_id"] == "Human"}]
+    assert out["estimators"]["judge"]["Human"]["value"] == pytest.approx(np.mean(ratings))
+
+
 def test_plan_says_how_many_labels_a_width_needs(hanna, hanna_judge, tmp_path):
     ids = tmp_path / "pilot.txt"
     assert run("sample", "--data", hanna, "--budget", "44", "--out", ids).returncode == 0

@@ -25,7 +25,10 @@ def register(app: typer.Typer) -> None:
 # -- shared options -----------------------------------------------------------------------------------
 Data = Annotated[Path, typer.Option("--data", "-d", help="Items (JSONL/JSON/CSV/Parquet): pointwise with system_id, or relevance.")]
 Aspect = Annotated[str | None, typer.Option("--aspect", "-a", help="Human score to estimate (default: the only one).")]
-JudgeName = Annotated[str | None, typer.Option("--judge", help="Judge name, when the judgments file holds several.")]
+JudgeName = Annotated[str | None, typer.Option("--judge", "--judge-name",
+                                                help="Judge name, when the judgments file holds several.")]
+Field = Annotated[str | None, typer.Option(
+    "--field", help="Where the verdict is in each row, e.g. prediction.coherence (published judge outputs).")]
 Human = Annotated[Path | None, typer.Option(
     "--human", help="Human labels: a labels file (judgelab annotate), or any JSONL/CSV with item_id and score/label.")]
 HumanIds = Annotated[str | None, typer.Option(
@@ -38,12 +41,13 @@ Unjudged = Annotated[str, typer.Option(
 Seed = Annotated[int, typer.Option("--seed", help="Seed of the bootstrap, the folds and the draw.")]
 
 
-def _load(data: Path, judgments: Path | None, human: Path | None, human_ids: str | None, aspect: str | None):
+def _load(data: Path, judgments: Path | None, human: Path | None, human_ids: str | None, aspect: str | None,
+          field: str | None = None):
     from judgelab.data.io import load_items, load_judgments
     from judgelab.evaluate import ALL, read_sample
 
     items = load_items(data)
-    judged = load_judgments(judgments) if judgments is not None else []
+    judged = load_judgments(judgments, field=field) if judgments is not None else []
     sample_file = None
     ids: Any = None
     if human_ids == ALL:
@@ -89,6 +93,7 @@ def evaluate(
         "--judgments", "-j", help="The judge's verdicts: a run folder, its judgments.jsonl, or any file with item_id and score/label.")],
     aspect: Aspect = None,
     judge: JudgeName = None,
+    field: Field = None,
     human: Human = None,
     human_ids: HumanIds = None,
     runs: Runs = None,
@@ -118,7 +123,7 @@ def evaluate(
         from judgelab.report.systems import check_systems_folder
 
         check_systems_folder(out)
-    items, judged, labels, ids, sample_file = _load(data, judgments, human, human_ids, aspect)
+    items, judged, labels, ids, sample_file = _load(data, judgments, human, human_ids, aspect, field)
     report = run_evaluate(items, judged, aspect=aspect, judge=judge, human=labels, human_ids=ids, sample=sample_file,
                           runs=runs, measure=measure, unjudged=unjudged, calibration=calibration, target=target,
                           variance=variance, n_resamples=bootstrap, seed=seed, confidence=confidence)
@@ -126,7 +131,7 @@ def evaluate(
     if out is not None:
         from judgelab.report.systems import write_systems_report
 
-        options = {"aspect": aspect, "judge": judge, "human": human, "human_ids": human_ids, "runs": runs,
+        options = {"aspect": aspect, "judge": judge, "field": field, "human": human, "human_ids": human_ids, "runs": runs,
                    **report.options}
         written = write_systems_report(out, items, judged, report, data=data, judgments_file=judgments, options=options)
     if as_json:
@@ -207,6 +212,7 @@ def sample(
         "--judgments", "-j", help="The judge's verdicts (for --active and --plan).")] = None,
     aspect: Aspect = None,
     judge: JudgeName = None,
+    field: Field = None,
     active: Annotated[bool, typer.Option(
         "--active", help="Favour the units the judge is least sure of (inverse-probability weights keep estimates unbiased).")] = False,
     mix: Annotated[float, typer.Option("--mix", help="Uniform share of each active probability (0-1].")] = 0.5,
@@ -225,14 +231,14 @@ def sample(
     if plan is not None:
         if judgments is None:
             raise ConfigError("--plan needs the judge's verdicts (--judgments) and some labels (--human or --human-ids)")
-        _print_plan(console, data, judgments, human, human_ids, aspect, judge, runs, plan, seed)
+        _print_plan(console, data, judgments, human, human_ids, aspect, judge, field, runs, plan, seed)
     if budget is None:
         if plan is None:
             raise ConfigError("give --budget (how many to draw) or --plan (how many are needed)")
         return
     if out is None:
         raise ConfigError("give --out: the file to write the drawn ids to")
-    drawn, units, method = _draw(data, judgments, aspect, judge, budget, active, mix, exclude, seed)
+    drawn, units, method = _draw(data, judgments, aspect, judge, field, budget, active, mix, exclude, seed)
     from judgelab.evaluate import write_sample
 
     chosen = [k for k in range(units.n_units) if drawn.design.labelled[k]]
@@ -244,7 +250,7 @@ def sample(
                   f"{' ...' if len(drawn.sizes) > 12 else ''}) -> {escape(str(out))}")
 
 
-def _draw(data, judgments, aspect, judge, budget, active, mix, exclude, seed):
+def _draw(data, judgments, aspect, judge, field, budget, active, mix, exclude, seed):
     import numpy as np
 
     from judgelab.data.io import load_items, load_judgments
@@ -268,7 +274,7 @@ def _draw(data, judgments, aspect, judge, budget, active, mix, exclude, seed):
     if active:
         if judgments is None:
             raise ConfigError("--active needs the judge's verdicts (--judgments)")
-        chosen = load_judgments(judgments)
+        chosen = load_judgments(judgments, field=field)
         if judge is not None or len({j.judge for j in chosen}) <= 1:
             chosen = select_judgments(chosen, aspect, judge)
         uncertainty = judge_uncertainty(chosen, unit_of_item, units.units)
@@ -280,14 +286,14 @@ def _draw(data, judgments, aspect, judge, budget, active, mix, exclude, seed):
     return drawn, units, "active" if active else "stratified"
 
 
-def _print_plan(console, data, judgments, human, human_ids, aspect, judge, runs, width, seed) -> None:
+def _print_plan(console, data, judgments, human, human_ids, aspect, judge, field, runs, width, seed) -> None:
     from judgelab.evaluate import evaluate as run_evaluate
     from judgelab.evaluate.plan import plan_labels
 
     if human is None and human_ids is None:
         raise ConfigError("--plan needs the labels so far (--human or --human-ids): it measures how well the judge "
                           "predicts them")
-    items, judged, labels, ids, sample_file = _load(data, judgments, human, human_ids, aspect)
+    items, judged, labels, ids, sample_file = _load(data, judgments, human, human_ids, aspect, field)
     report = run_evaluate(items, judged, aspect=aspect, judge=judge, human=labels, human_ids=ids, sample=sample_file,
                           runs=runs, n_resamples=0, seed=seed)
     result = plan_labels(report, width)
