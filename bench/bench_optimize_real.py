@@ -68,7 +68,7 @@ def split(dataset: str, aspect: str, dev_items: int, test_items: int, seed: int)
 
 
 def run_method(method: str, base: PromptedJudge, dev, test, client, budget: int, out: Path,
-               seed: int) -> tuple[OptimizeResult, float]:
+               seed: int, passes: int = 1) -> tuple[OptimizeResult, float]:
     started = time.perf_counter()
     log(f"{method}: budget {budget} on {len(dev)} dev items")
 
@@ -77,7 +77,8 @@ def run_method(method: str, base: PromptedJudge, dev, test, client, budget: int,
             log(f"{method} step {record['step']}: {record['strategy']} -> {record['objective']} "
                 f"(best {record['best_objective']}, {record['total_calls']} calls)")
 
-    result = optimize(make_optimizer(method, client, seed=seed), base, JudgeEvaluator(dev, client, seed=seed),
+    options = {"passes": passes} if method == "stepwise" else {}
+    result = optimize(make_optimizer(method, client, seed=seed, **options), base, JudgeEvaluator(dev, client, seed=seed),
                       Budget(budget), out / method, test_items=test, on_record=progress,
                       info={"data": f"{len(dev)} dev items", "backend": client.backend.identity})
     return result, time.perf_counter() - started
@@ -129,6 +130,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--score", choices=("parsed", "logprob"), default="parsed",
                         help="the judge's score: the written rating, or the logprob-weighted expected rating")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--stepwise-passes", type=int, default=1,
+                        help="passes over the 8 factors for stepwise (one pass is 21 evaluations; more "
+                        "passes spend the rest of --budget)")
     parser.add_argument("--out", type=Path, default=judgelab_home() / "bench" / "optimize_real",
                         help="run folders (one per method) and the completion cache")
     parser.add_argument("--no-write", action="store_true", help="print only")
@@ -142,7 +146,8 @@ def main(argv: list[str] | None = None) -> int:
     results = {}
     with make_client(args.model, cache=args.out / "cache.sqlite") as client:
         for method in args.methods:
-            results[method] = run_method(method, base, dev, test, client, args.budget, args.out, args.seed)
+            results[method] = run_method(method, base, dev, test, client, args.budget, args.out, args.seed,
+                                         args.stepwise_passes)
     rendered = table(results)
     print(rendered)
     command = command_line("bench.bench_optimize_real", argv)

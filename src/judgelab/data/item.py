@@ -181,6 +181,12 @@ class Item(BaseModel):
         """The text the output responds to, whatever the item's shape calls it."""
         return self.source or self.instruction or self.query
 
+    @property
+    def judged(self) -> str | None:
+        """The one text a pointwise judge rates: the passage of a relevance item, else the output
+        (None for a pairwise item, which has two)."""
+        return self.passage if self.kind == "relevance" else self.output
+
     def aspect_scale(self, aspect: str) -> tuple[float, float] | None:
         """Per-aspect [min, max] (``extra.aspect_scales``, as topical_chat has), else ``scale``."""
         per_aspect = self.extra.get("aspect_scales") or {}

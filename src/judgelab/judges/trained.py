@@ -99,12 +99,13 @@ class TrainedJudge(JudgeConfig):
         from judgelab.train.trainer import predict
 
         scorer, tokenizer = self._scorer()
-        usable = [item for item in items if item.output is not None]
+        usable = [item for item in items if item.judged is not None]
         scores = dict(zip((item.id for item in usable), predict(scorer, tokenizer, usable, self), strict=True))
         judgments = []
         for item in items:
             if item.id not in scores:
-                judgment = self.error(item, "a trained scorer rates pointwise items: this item has no 'output'")
+                judgment = self.error(item, "a trained scorer rates pointwise and relevance items: this item has no "
+                                             "'output' (or 'passage')")
             else:
                 judgment = Judgment(item_id=item.id, score=float(scores[item.id]), aspect=self.aspect, judge=self.name)
             judgments.append(self.emit(judgment, on_judgment))

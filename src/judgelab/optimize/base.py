@@ -520,7 +520,8 @@ def optimize(optimizer: Optimizer, base: JudgeConfig, evaluator: Evaluator, budg
 
 
 def _test(search: Search, evaluator: Evaluator, items: Sequence[Item]) -> dict[str, Any]:
-    """Held-out scores of the best and the start config (cached in ``test.json`` for a rerun)."""
+    """Held-out scores of the best and the start config (cached in ``test.json`` for a rerun; their
+    judgments in ``test_best.jsonl`` / ``test_start.jsonl``)."""
     assert search.best_config is not None
     configs = {"best": search.best_config, "start": search.base}
     path = search.out / TEST if search.out is not None else None
@@ -538,6 +539,8 @@ def _test(search: Search, evaluator: Evaluator, items: Sequence[Item]) -> dict[s
             scored[name] = evaluator.evaluate(config, items)
             search.add_usage(scored[name].usage)
         result[name] = {"digest": config.digest(), **scored[name].to_record()}
+        if path is not None and scored[name].judgments:  # for a paired test: judgelab meta --baseline
+            save_judgments(scored[name].judgments, search.out / f"test_{name}.jsonl")
     best, start = scored["best"].objective, scored["start"].objective
     known = best is not None and start is not None
     result["change"] = best - start if known else None

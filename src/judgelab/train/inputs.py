@@ -91,7 +91,7 @@ def build_pair(item: Item, spans: Spans, max_length: int, inputs: Sequence[Input
                rule: Truncation = "auto") -> tuple[str, str]:
     """(segment A, segment B) for ``item``, together at most ``max_length`` tokens with the specials."""
     window = max_length - PAIR_SPECIAL_TOKENS
-    output = (item.output or "").strip()
+    output = (item.judged or "").strip()  # a relevance item's passage
     source, extras = segment_parts(item, inputs)
     output_spans = spans(output)
     labelled = [(f"{label}: ", text) for label, text in extras]
