@@ -39,12 +39,11 @@ from bench.bench_trema import (
     CRITERIA,
     RESULTS_DIR,
     SHARED,
-    STATS,
-    _f,
     _label_of,
     agreement_row,
     published,
     slice_items,
+    table_a,
 )
 from bench.common import command_line, describe_machine, load_avg, log, write_doc_section
 from judgelab.data import load_items
@@ -189,9 +188,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     features = dict(single)
     if grades:
         features["1.5B expected grades"] = grades
-        stacked = {i: {**g, **single["cosine"][i]} | (single["cross-encoder"][i] if ce is not None else {})
-                   for i, g in grades.items()}
-        features["1.5B grades + " + (" + ".join(["cross-encoder", "cosine"] if ce is not None else ["cosine"]))] = stacked
+        others = [name for name in ("cross-encoder", "cosine") if name in single]
+        features["1.5B grades + " + " + ".join(others)] = {
+            i: {**g, **{k: v for name in others for k, v in single[name][i].items()}} for i, g in grades.items()}
     if ce is not None:
         features["cross-encoder + cosine"] = {i.id: {**single["cross-encoder"][i.id], **single["cosine"][i.id]}
                                               for i in every}
@@ -215,16 +214,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     return result
 
 
-def table(rows: list[dict[str, Any]]) -> str:
-    lines = ["| labels from | n | kappa 4-pt | 0 vs 123 | 01 vs 23 | 012 vs 3 | alpha (ord.) | tau nDCG@10 [95% CI] |",
-             "|---|---:|---:|---:|---:|---:|---:|---|"]
-    for r in rows:
-        ci = r.get("tau_ci") or [None, None]
-        lines.append(f"| {r['judge']} | {r['n']} | " + " | ".join(_f(r[s]) for s in STATS)
-                     + f" | {_f(r['tau'])} [{_f(ci[0])}, {_f(ci[1])}] |")
-    return "\n".join(lines)
-
-
 def section(result: dict[str, Any], args: argparse.Namespace, command: str) -> str:
     parts = [HEADING, "",
              f"- command: `{command}`; date: {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC; machine: "
@@ -244,7 +233,7 @@ def section(result: dict[str, Any], args: argparse.Namespace, command: str) -> s
                      "top 2 layers, RankNet loss within queries, learning rate 1e-4) on the other folds' pairs")
     for scope, title in (("slice", "On the slice (every row on the same pairs)"), ("all", "On all DL 2019 pairs")):
         if scope in result:
-            parts += ["", f"**{title}**", "", table(result[scope]["rows"])]
+            parts += ["", f"**{title}**", "", table_a(result[scope]["rows"])]
     return "\n".join(parts) + "\n"
 
 

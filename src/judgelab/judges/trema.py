@@ -416,7 +416,7 @@ class TremaJudge(JudgeConfig):
     def _texts(self, item: Item) -> tuple[str, str, str, str]:
         """(input name, input text, output name, output text), or a DataError naming the missing field."""
         input_name, output_name = self._names(item)
-        judged = item.passage if item.kind == "relevance" else item.output
+        judged = item.judged
         if not item.prompt:
             raise DataError("the item has no query/source text to judge against", field="query")
         if not judged:
