@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import json
 import os
 import time
 from pathlib import Path
@@ -32,7 +33,14 @@ from judgelab.judges.prompted import PromptedJudge
 from judgelab.judges.strategy import Strategy
 from judgelab.llm.models import judgelab_home
 from judgelab.llm.resolve import make_client
-from judgelab.optimize.base import Budget, JudgeEvaluator, OptimizeResult, optimize
+from judgelab.optimize.base import (
+    Budget,
+    JudgeEvaluator,
+    OptimizeResult,
+    config_of,
+    load_trajectory,
+    optimize,
+)
 from judgelab.optimize.methods import make_optimizer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -82,6 +90,41 @@ def run_method(method: str, base: PromptedJudge, dev, test, client, budget: int,
                       Budget(budget), out / method, test_items=test, on_record=progress,
                       info={"data": f"{len(dev)} dev items", "backend": client.backend.identity})
     return result, time.perf_counter() - started
+
+
+def trace(folder: Path, test: list[Item], client, count: int, seed: int) -> list[dict[str, Any]]:
+    """Where the dev estimate and the test value part: ``count`` of the method's evaluated strategies,
+    its best few on dev and the rest spread evenly over its dev ranking, each scored on the test items
+    (kept in ``trace.json``: a rerun pays nothing)."""
+    evaluations = [r for r in load_trajectory(folder) if r["kind"] == "evaluation" and r.get("objective") is not None]
+    ranked = sorted({r["strategy"]: r for r in evaluations}.values(), key=lambda r: -r["objective"])
+    top = ranked[: count // 2]
+    rest = ranked[count // 2:]
+    spread = [rest[round(k * (len(rest) - 1) / max(count - len(top) - 1, 1))] for k in range(count - len(top))] if rest else []
+    path = folder / "trace.json"
+    stored = json.loads(path.read_text()) if path.exists() else {}
+    evaluator = JudgeEvaluator(test, client, seed=seed)
+    rows = []
+    for record in top + [r for r in spread if r not in top]:
+        if record["strategy"] not in stored:
+            evaluation = evaluator.evaluate(config_of(record), test)
+            stored[record["strategy"]] = evaluation.objective
+            path.write_text(json.dumps(stored, indent=1))
+        rows.append({"step": record["step"], "strategy": record["strategy"], "dev": record["objective"],
+                     "test": stored[record["strategy"]]})
+    return rows
+
+
+def trace_table(method: str, rows: list[dict[str, Any]]) -> str:
+    from scipy import stats
+
+    known = [r for r in rows if r["test"] is not None]
+    rho = stats.spearmanr([r["dev"] for r in known], [r["test"] for r in known]).statistic if len(known) > 2 else None
+    lines = [f"Dev vs test for {len(rows)} of {method}'s strategies (its best on dev, then the rest spread over its "
+             f"dev ranking); Spearman between the dev and test columns: {_fmt(rho, 2)}", "",
+             "| step | strategy | dev (100 x Spearman) | test (100 x Spearman) |", "|---:|---|---:|---:|"]
+    lines += [f"| {r['step']} | `{r['strategy']}` | {_fmt(r['dev'], 1)} | {_fmt(r['test'], 1)} |" for r in rows]
+    return "\n".join(lines)
 
 
 def _fmt(value: float | None, digits: int = 3) -> str:
@@ -135,6 +178,8 @@ def main(argv: list[str] | None = None) -> int:
                         "passes spend the rest of --budget)")
     parser.add_argument("--out", type=Path, default=judgelab_home() / "bench" / "optimize_real",
                         help="run folders (one per method) and the completion cache")
+    parser.add_argument("--trace", type=int, default=0, help="score this many of the first method's strategies "
+                        "on test (its best on dev and a spread of the rest): where dev and test part")
     parser.add_argument("--no-write", action="store_true", help="print only")
     args = parser.parse_args(argv)
     dev, test = split(args.dataset, args.aspect, args.dev_items, args.test_items, args.seed)
@@ -148,7 +193,10 @@ def main(argv: list[str] | None = None) -> int:
         for method in args.methods:
             results[method] = run_method(method, base, dev, test, client, args.budget, args.out, args.seed,
                                          args.stepwise_passes)
-    rendered = table(results)
+        if args.trace:
+            first = args.methods[0]
+            traced = trace_table(first, trace(args.out / first, test, client, args.trace, args.seed))
+    rendered = table(results) + (f"\n\n{traced}" if args.trace else "")
     print(rendered)
     command = command_line("bench.bench_optimize_real", argv)
     groups = (len({i.group for i in dev}), len({i.group for i in test}))

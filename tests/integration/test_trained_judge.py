@@ -147,3 +147,35 @@ def test_scorer_can_overfit_a_tiny_training_set(topical30):
         torch.set_num_threads(threads)
     assert trained.history[-1]["train_loss"] < trained.history[0]["train_loss"] / 5
     assert stats.spearmanr(trained.predict(list(targets.items)), targets.labels).statistic > 0.9
+
+
+def test_graded_labels_from_a_cross_encoder_become_qrels(benchmarks_dir, tmp_path):
+    """`train --labels ordinal` on TREC query-passage pairs: cut points learnt on the validation
+    queries, a label in every judgment, and `judgelab qrels` writes them."""
+    by_query: dict[str, list] = {}
+    for item in load_items(benchmarks_dir / "trec_dl2019.jsonl"):
+        if len(by_query) < 6 or item.qid in by_query:
+            by_query.setdefault(item.qid, []).append(item)
+    pairs = [item for items in by_query.values() for item in items[:40]]
+    data = tmp_path / "pairs.jsonl"
+    save_items(pairs, data)
+    out = tmp_path / "relevance"
+    trained = run_cli("train", "--data", data, "--aspect", "relevance", "--inputs", "source", "--labels", "ordinal",
+                      "--val-fraction", "0.34", "--out", out, *FAST, timeout=900)
+    assert trained.returncode == 0, trained.stderr + trained.stdout
+    judge = load_judge(out / "judge.yaml")
+    assert isinstance(judge, TrainedJudge) and judge.label_aggregator.fitted
+    assert set(judge.label_aggregator.classes) <= {0, 1, 2, 3} and len(judge.label_aggregator.classes) >= 2
+
+    run = run_cli("judge", "--config", out / "judge.yaml", "--data", data, "--out", tmp_path / "run", timeout=600)
+    assert run.returncode == 0, run.stderr + run.stdout
+    judgments = load_judgments(tmp_path / "run" / "judgments.jsonl")
+    labels = [j.label for j in judgments]
+    assert len(labels) == len(pairs) and all(label in judge.label_aggregator.classes for label in labels)
+    assert len(set(labels)) >= 2  # the balanced cut points use more than one grade
+    assert judge.labels_of([j.score for j in judgments]) == labels
+
+    qrels = run_cli("qrels", tmp_path / "run", "--out", tmp_path / "qrels.txt", timeout=120)
+    assert qrels.returncode == 0, qrels.stderr + qrels.stdout
+    lines = (tmp_path / "qrels.txt").read_text().splitlines()
+    assert len(lines) == len(pairs) and {line.split()[3] for line in lines} == {str(label) for label in set(labels)}

