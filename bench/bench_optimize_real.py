@@ -92,7 +92,7 @@ def run_method(method: str, base: PromptedJudge, dev, test, client, budget: int,
     return result, time.perf_counter() - started
 
 
-def trace(folder: Path, test: list[Item], client, count: int, seed: int) -> list[dict[str, Any]]:
+def trace(folder: Path, dev: list[Item], test: list[Item], client, count: int, seed: int) -> list[dict[str, Any]]:
     """Where the dev estimate and the test value part: ``count`` of the method's evaluated strategies,
     its best few on dev and the rest spread evenly over its dev ranking, each scored on the test items
     (kept in ``trace.json``: a rerun pays nothing)."""
@@ -103,7 +103,7 @@ def trace(folder: Path, test: list[Item], client, count: int, seed: int) -> list
     spread = [rest[round(k * (len(rest) - 1) / max(count - len(top) - 1, 1))] for k in range(count - len(top))] if rest else []
     path = folder / "trace.json"
     stored = json.loads(path.read_text()) if path.exists() else {}
-    evaluator = JudgeEvaluator(test, client, seed=seed)
+    evaluator = JudgeEvaluator(dev, client, seed=seed)  # in-context examples from dev, as the search's test
     rows = []
     for record in top + [r for r in spread if r not in top]:
         if record["strategy"] not in stored:
@@ -195,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
                                          args.stepwise_passes)
         if args.trace:
             first = args.methods[0]
-            traced = trace_table(first, trace(args.out / first, test, client, args.trace, args.seed))
+            traced = trace_table(first, trace(args.out / first, dev, test, client, args.trace, args.seed))
     rendered = table(results) + (f"\n\n{traced}" if args.trace else "")
     print(rendered)
     command = command_line("bench.bench_optimize_real", argv)

@@ -31,6 +31,7 @@ import json
 import time
 from collections.abc import Sequence
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -61,6 +62,7 @@ from judgelab.metrics.ir import qrels_from_labels, read_runs
 SECTION = "bench_trec_local"
 HEADING = "## A relevance judge on a CPU: TREC DL 2019 qrels from local components (`bench/bench_trec_local.py`)"
 MODEL = "qwen2.5-coder-1.5b"
+SHIPPED = "**similarity judge (fit/judge), ordinal (balanced), on all folds' pairs**"
 LEARNED = {"naive Bayes": lambda: NaiveBayesAggregator(),
            "logistic (balanced)": lambda: LogisticAggregator(class_weight="balanced"),
            "ordinal (balanced)": lambda: OrdinalAggregator(class_weight="balanced")}
@@ -129,6 +131,24 @@ def cosines(items: list[Item]) -> np.ndarray:
     return np.sum(queries * passages, axis=1)  # the embedder returns unit vectors
 
 
+def similarity_judge_labels(items: list[Item], folds: dict[str, int]) -> dict[str, int | None]:
+    """The shipped judge as a user fits it (``judgelab fit`` on a similarity config with ordinal
+    cut points), cross-fitted by the same query folds: each fold's labels from a judge fitted on the
+    other folds' pairs. It should match the "ordinal (balanced) on cosine" row."""
+    import tempfile
+
+    from judgelab.judges.similarity import SimilarityJudge
+
+    spec = SimilarityJudge(aspect="relevance", embedder="minilm",
+                           label_aggregator={"method": "ordinal", "class_weight": "balanced"})
+    labels: dict[str, int | None] = {}
+    with tempfile.TemporaryDirectory() as folder:
+        for fold in sorted(set(folds.values())):
+            fitted = spec.fit([i for i in items if folds[i.qid] != fold], out_dir=Path(folder))
+            labels.update({j.item_id: j.label for j in fitted.run([i for i in items if folds[i.qid] == fold])})
+    return labels
+
+
 # -- cross-fitted labels --------------------------------------------------------------------------
 def fold_of_query(items: Sequence[Item], folds: int, seed: int) -> dict[str, int]:
     """The query folds ``cross_validate`` uses (``kfold_by_group``), as query -> fold."""
@@ -188,12 +208,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     features = dict(single)
     if grades:
         features["1.5B expected grades"] = grades
-        others = [name for name in ("cross-encoder", "cosine") if name in single]
-        features["1.5B grades + " + " + ".join(others)] = {
-            i: {**g, **{k: v for name in others for k, v in single[name][i].items()}} for i, g in grades.items()}
+        for others in (["cosine"], [name for name in ("cross-encoder", "cosine") if name in single]):
+            features["1.5B grades + " + " + ".join(others)] = {
+                i: {**g, **{k: v for name in others for k, v in single[name][i].items()}} for i, g in grades.items()}
     if ce is not None:
         features["cross-encoder + cosine"] = {i.id: {**single["cross-encoder"][i.id], **single["cosine"][i.id]}
                                               for i in every}
+    shipped = similarity_judge_labels(every, folds)
     authors = published()
     result: dict[str, Any] = {"cost": cost, "folds": args.folds}
     for scope, items in (("slice", [p for p in pairs if p.id in grades]), ("all", every)):
@@ -205,6 +226,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             theirs = authors.get(("trec_dl2019", judge), {})
             candidates[f"authors' {judge}"] = {i.id: _label_of(theirs[i.id]) for i in items if i.id in theirs}
         candidates.update(candidate_labels(items, features, folds))
+        candidates[SHIPPED] = shipped
         rows = []
         for name, labels in candidates.items():
             log(f"{scope}: {name}")

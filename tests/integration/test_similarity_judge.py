@@ -118,3 +118,50 @@ def test_the_default_prediction_leaves_most_sources_a_group_level_figure(benchma
     group = report["group"]["spearman"]
     left_out = sum(len(ids) for ids in (group.get("skipped") or {}).values())
     assert group["n_groups"] > 0.6 * (group["n_groups"] + left_out)
+
+
+def _trec_slice(benchmarks_dir, queries: int, per_query: int) -> list:
+    by_query: dict[str, list] = {}
+    for item in load_items(benchmarks_dir / "trec_dl2019.jsonl"):
+        if len(by_query) < queries or item.qid in by_query:
+            by_query.setdefault(item.qid, []).append(item)
+    return [item for items in by_query.values() for item in items[:per_query]]
+
+
+def test_query_passage_cosine_gives_graded_labels_that_become_qrels(benchmarks_dir, tmp_path):
+    """Relevance pairs: one feature (the passage's similarity to its query), ordinal cut points for
+    labels; the fitted config judges new queries' pairs and `judgelab qrels` writes their labels."""
+    pairs = _trec_slice(benchmarks_dir, 8, 40)
+    queries = sorted({p.qid for p in pairs})
+    train, test = [p for p in pairs if p.qid in queries[:5]], [p for p in pairs if p.qid in queries[5:]]
+    save_items(train, tmp_path / "train.jsonl")
+    save_items(test, tmp_path / "test.jsonl")
+    (tmp_path / "config.yaml").write_text("kind: similarity\naspect: relevance\nembedder: minilm\n"
+                                          "label_aggregator: {method: ordinal, class_weight: balanced}\n")
+    fit = run_cli("fit", "--config", tmp_path / "config.yaml", "--data", tmp_path / "train.jsonl",
+                  "--out", tmp_path / "fitted.yaml", timeout=600)
+    assert fit.returncode == 0, fit.stderr + fit.stdout
+    judge = load_judge(tmp_path / "fitted.yaml")
+    assert judge.features == "none" and judge.label_aggregator.features == ("sim:source",)
+    run = run_cli("judge", "--config", tmp_path / "fitted.yaml", "--data", tmp_path / "test.jsonl",
+                  "--out", tmp_path / "run", timeout=600)
+    assert run.returncode == 0, run.stderr + run.stdout
+    qrels = run_cli("qrels", tmp_path / "run", "--out", tmp_path / "qrels.txt", timeout=120)
+    assert qrels.returncode == 0, qrels.stderr + qrels.stdout
+    written = {(q, d): int(label) for q, _, d, label in (line.split() for line in
+                                                           (tmp_path / "qrels.txt").read_text().splitlines())}
+    assert len(written) == len(test) and len(set(written.values())) >= 2
+    human = np.array([p.label for p in test])
+    judged = np.array([written[(p.qid, p.docid)] for p in test])
+    assert np.corrcoef(human, judged)[0, 1] > 0.1  # held-out queries: the cosine's labels track the humans'
+
+
+def test_relevance_and_pointwise_items_are_not_fitted_together(benchmarks_dir, topical_chat, tmp_path):
+    mixed = _trec_slice(benchmarks_dir, 2, 10) + list(topical_chat)[:12]
+    with pytest.raises(DataError, match="not both at once"):
+        SimilarityJudge(aspect="relevance").fit(mixed, out_dir=tmp_path)
+    fractional = [item.model_copy(update={"scores": {"coherence": 1.5}}) if k == 0 else item
+                  for k, item in enumerate(list(topical_chat)[:12])]
+    with pytest.raises(DataError, match="whole-number 'coherence' scores"):
+        SimilarityJudge(aspect="coherence", estimator="ridge",
+                        label_aggregator={"method": "ordinal"}).fit(fractional, out_dir=tmp_path)

@@ -27,7 +27,14 @@ Bad input, by design:
   to the seen systems' outputs (``extra["unseen_system"]``);
 * two outputs of one system in one group (``systems`` mode) cannot fill one column: fit raises
   a DataError naming them, run gives them error judgments;
-* pairwise / relevance items are not outputs of a group: error judgments.
+* pairwise items are not outputs of a group: error judgments.
+
+Relevance items (query-passage pairs, TREC): the one feature is the passage's similarity to its
+query (``features="none"``: a query's passages are not peers answering it the same way outputs
+answer a source), and ``label_aggregator`` (e.g. ordinal cut points, class-balanced) gives each
+pair a graded label for ``judgelab qrels``. That zero-shot cosine with the MiniLM embedder, cut by
+an ordinal model, reaches the TREMA authors' Llama-3-8B labels' leaderboard agreement on DL 2019
+(docs/trema.md, "A relevance judge on a CPU").
 """
 
 from __future__ import annotations
@@ -37,7 +44,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 from scipy.special import softmax
@@ -47,10 +54,13 @@ from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
 from judgelab.errors import ConfigError, DataError, DataWarning
 from judgelab.files import private_dir, restrict_tree
+from judgelab.judges.aggregate import Aggregator
 from judgelab.judges.base import ConfigPath, JudgeConfig, OnJudgment
 from judgelab.llm.client import Client
 
-FeatureMode = Literal["auto", "systems", "sorted"]
+FeatureMode = Literal["auto", "systems", "sorted", "none"]
+#: Items the judge rates: outputs of a group, or a query's passages.
+RATED_KINDS = ("pointwise", "relevance")
 SourceField = Literal["source", "context", "reference"]
 
 
@@ -122,6 +132,7 @@ class SimilarityJudge(JudgeConfig):
     registry_name: ClassVar[str] = "similarity"
     uses_llm: ClassVar[bool] = False
     trainable: ClassVar[bool] = True
+    omitted_at_default: ClassVar[dict[str, Any]] = {"label_aggregator": None}  # added later: digests kept
     kind: Literal["similarity"] = "similarity"
     aspect: str
     #: "static" (Model2Vec, fast, no torch), "minilm" (sentence-transformers), or a model folder.
@@ -140,6 +151,10 @@ class SimilarityJudge(JudgeConfig):
     regularisation: float = 1.0
     #: Report dense ranks within each group as the score (1 = lowest predicted quality).
     dense_rank: bool = False
+    #: Also give a graded label (e.g. TREC relevance 0-3, for ``judgelab qrels``): an aggregator
+    #: (``ordinal``, ``logistic``, ``naive-bayes``) over the features, fitted on the whole-number
+    #: human scores; once fitted, its parameters are kept here.
+    label_aggregator: Aggregator | None = None
     # -- learned by fit ---------------------------------------------------------------------
     systems: tuple[str, ...] | None = None
     neighbours: int | None = None
@@ -157,7 +172,7 @@ class SimilarityJudge(JudgeConfig):
         from sklearn.pipeline import make_pipeline
         from sklearn.preprocessing import StandardScaler
 
-        items = _pointwise_only(items)
+        items = _rated_only(items)
         layout = self._layout(items)
         rows = layout.rows(items, self._vectors(items))
         usable = [i for i, item in enumerate(items)
@@ -187,14 +202,28 @@ class SimilarityJudge(JudgeConfig):
         )
         folder = Path(out_dir) if out_dir else _default_fitted_dir()
         fitted = self.model_copy(update={"features": layout.mode, "systems": layout.systems,
-                                         "neighbours": layout.neighbours})
+                                         "neighbours": layout.neighbours,
+                                         "label_aggregator": self._fit_labels(rows, usable, y)})
         path = linear.save(folder / f"similarity-{self.aspect}-{fitted.digest()}.npz")
         return fitted.model_copy(update={"weights": path})
+
+    def _fit_labels(self, rows: FeatureRows, usable: list[int], scores: np.ndarray):
+        if self.label_aggregator is None:
+            return None
+        from judgelab.judges.aggregate import fit_aggregator
+
+        if not np.allclose(scores, np.round(scores)):
+            raise DataError(f"label_aggregator: graded labels need whole-number '{self.aspect}' scores (e.g. "
+                            f"relevance 0-3); got {scores[~np.isclose(scores, np.round(scores))][0]:g}")
+        grades = [dict(zip(rows.names, rows.values[i], strict=True)) for i in usable]
+        return fit_aggregator(self.label_aggregator, grades, np.round(scores).astype(int).tolist(), rows.names)
 
     def _layout(self, items: Sequence[Item]) -> _Layout:
         mode = self.features
         named = all(item.system_id for item in items)
-        if mode == "auto":
+        if mode == "auto" and any(item.kind == "relevance" for item in items):
+            mode = "none"
+        elif mode == "auto":
             mode = "systems" if named and not _repeated_systems(items) else "sorted"
         if mode == "systems":
             if not named:
@@ -206,6 +235,8 @@ class SimilarityJudge(JudgeConfig):
                 raise DataError(f"features='systems': group has two outputs of one system (items {', '.join(repeated)}); "
                                 "use features='sorted'", path=f"item {repeated[0]}", field="system_id")
             return _Layout("systems", self.source_fields, systems=tuple(sorted({i.system_id for i in items})))
+        if mode == "none":
+            return _Layout("none", self.source_fields)
         sizes = [len(g) for g in _groups(items).values() if len(g) > 1]
         return _Layout("sorted", self.source_fields, neighbours=max(sizes) - 1 if sizes else 1)
 
@@ -215,10 +246,11 @@ class SimilarityJudge(JudgeConfig):
             raise ConfigError("this similarity judge is not fitted: `judgelab fit --method similarity` (or judge.fit(items))")
         linear = LinearModel.load(self.weights)
         judgments: list[Judgment | None] = [None] * len(items)
-        pointwise = [i for i, item in enumerate(items) if item.kind == "pointwise"]
+        pointwise = [i for i, item in enumerate(items) if item.kind in RATED_KINDS]
         for i, item in enumerate(items):
-            if item.kind != "pointwise":
-                judgments[i] = self.error(item, f"the similarity judge rates pointwise outputs, not {item.kind} items")
+            if item.kind not in RATED_KINDS:
+                judgments[i] = self.error(item, f"the similarity judge rates pointwise outputs and relevance pairs, "
+                                                f"not {item.kind} items")
         subset = [items[i] for i in pointwise]
         layout = _Layout(self.features, self.source_fields, systems=self.systems, neighbours=self.neighbours)
         rows = layout.rows(subset, self._vectors(subset)) if subset else None
@@ -226,16 +258,28 @@ class SimilarityJudge(JudgeConfig):
             raise ConfigError(f"{self.weights}: weights are for features {linear.feature_names}, config gives {rows.names}")
         ok = [k for k in range(len(subset)) if rows.problems[k] is None] if rows else []
         predictions = linear.predict(rows.values[ok], self.predict) if ok else np.array([])
+        labels = self._labels(rows, ok)
         ranks = _dense_ranks(subset, ok, predictions) if self.dense_rank else {}
         for position, k in enumerate(ok):
-            judgments[pointwise[k]] = self._judgment(subset[k], float(predictions[position]), rows, k, ranks.get(k))
+            judgments[pointwise[k]] = self._judgment(subset[k], float(predictions[position]), rows, k, ranks.get(k),
+                                                     labels[position])
         for k, problem in enumerate(rows.problems if rows else []):
             if problem is not None:
                 judgments[pointwise[k]] = self.error(subset[k], problem)
         return [self.emit(j, on_judgment) for j in judgments]
 
+    def _labels(self, rows: FeatureRows | None, ok: list[int]) -> list[int | None]:
+        if rows is None or self.label_aggregator is None or not self.label_aggregator.fitted:
+            return [None] * len(ok)
+        from judgelab.judges.aggregate import aggregate_grades
+
+        # A missing feature (an item without a source text) leaves its label None: nothing is guessed.
+        grades = [{name: (None if np.isnan(v) else float(v)) for name, v in zip(rows.names, rows.values[k], strict=True)}
+                  for k in ok]
+        return aggregate_grades(self.label_aggregator, grades, rows.names)
+
     def _judgment(self, item: Item, predicted: float, rows: FeatureRows, k: int,
-                  rank: tuple[float, float] | None) -> Judgment:
+                  rank: tuple[float, float] | None, label: int | None = None) -> Judgment:
         extra: dict = {"predicted": predicted}
         if rows.imputed[k]:
             extra["imputed"] = rows.imputed[k]
@@ -244,15 +288,15 @@ class SimilarityJudge(JudgeConfig):
         score = predicted
         if rank is not None:
             score, extra["rank"] = rank
-        return Judgment(item_id=item.id, score=score, aspect=self.aspect, judge=self.name, extra=extra)
+        return Judgment(item_id=item.id, score=score, label=label, aspect=self.aspect, judge=self.name, extra=extra)
 
     def _vectors(self, items: Sequence[Item]) -> dict[str, np.ndarray]:
         """Unit vectors of every output and source text, keyed by the text."""
         from judgelab.embed import make_embedder
 
-        texts = {item.output for item in items if item.output is not None}
+        texts = {item.judged for item in items if item.judged is not None}
         for item in items:
-            texts.update(getattr(item, f) for f in self.source_fields if getattr(item, f) is not None)
+            texts.update(_field_text(item, f) for f in self.source_fields if _field_text(item, f) is not None)
         ordered = sorted(texts)
         vectors = make_embedder(self.embedder).encode(ordered) if ordered else np.zeros((0, 0))
         return dict(zip(ordered, vectors, strict=True))
@@ -271,6 +315,8 @@ class _Layout:
     def names(self) -> list[str]:
         if self.mode == "systems":
             peers = [f"sim:{s}" for s in self.systems or ()]
+        elif self.mode == "none":
+            peers = []
         else:
             peers = [f"sim:neighbour{k + 1}" for k in range(self.neighbours or 0)]
         return peers + [f"sim:{f}" for f in self.source_fields]
@@ -280,7 +326,10 @@ class _Layout:
         values = np.full((len(items), len(names)), np.nan)
         rows = FeatureRows(names, values, [None] * len(items), [[] for _ in items], [False] * len(items))
         for members in _groups(items).values():
-            self._group_rows(items, members, vectors, rows)
+            if self.mode == "none":
+                self._source_columns(items, members, vectors, rows)
+            else:
+                self._group_rows(items, members, vectors, rows)
         return rows
 
     def _group_rows(self, items: Sequence[Item], members: list[int], vectors: dict[str, np.ndarray],
@@ -289,9 +338,9 @@ class _Layout:
             rows.problems[members[0]] = (f"group {items[members[0]].group!r} has one output: "
                                          "there are no other outputs to compare it with")
             return
-        matrix = np.stack([vectors[items[m].output] for m in members])
+        matrix = np.stack([vectors[items[m].judged] for m in members])
         similarity = matrix @ matrix.T
-        peers = len(names := rows.names) - len(self.source_fields)
+        peers = len(rows.names) - len(self.source_fields)
         if self.mode == "systems":
             self._system_columns(items, members, similarity, rows)
         else:
@@ -300,13 +349,19 @@ class _Layout:
                 padded = np.full(peers, others.mean())
                 padded[:len(others)] = others
                 rows.values[m, :peers] = padded
-        for a, m in enumerate(members):
+        self._source_columns(items, members, vectors, rows)
+
+    def _source_columns(self, items: Sequence[Item], members: list[int], vectors: dict[str, np.ndarray],
+                        rows: FeatureRows) -> None:
+        """The last columns: each output's (or passage's) similarity to its source fields."""
+        peers = len(rows.names) - len(self.source_fields)
+        for m in members:
             for f, field_name in enumerate(self.source_fields):
-                text = getattr(items[m], field_name)
+                text = _field_text(items[m], field_name)
                 if text is None:
-                    rows.imputed[m].append(names[peers + f])
+                    rows.imputed[m].append(rows.names[peers + f])
                 else:
-                    rows.values[m, peers + f] = float(matrix[a] @ vectors[text])
+                    rows.values[m, peers + f] = float(vectors[items[m].judged] @ vectors[text])
 
     def _system_columns(self, items: Sequence[Item], members: list[int], similarity: np.ndarray,
                         rows: FeatureRows) -> None:
@@ -359,12 +414,19 @@ def _dense_ranks(items: Sequence[Item], ok: list[int], predictions: np.ndarray) 
     return ranks
 
 
-def _pointwise_only(items: Sequence[Item]) -> list[Item]:
-    other = next((item for item in items if item.kind != "pointwise"), None)
+def _rated_only(items: Sequence[Item]) -> list[Item]:
+    other = next((item for item in items if item.kind not in RATED_KINDS), None)
     if other is not None:
-        raise DataError(f"the similarity judge learns from pointwise outputs, not {other.kind} items",
+        raise DataError(f"the similarity judge learns from pointwise outputs or relevance pairs, not {other.kind} items",
                         path=f"item {other.id}")
+    if len({item.kind for item in items}) > 1:
+        raise DataError("the similarity judge learns from pointwise outputs or from relevance pairs, not both at once")
     return list(items)
+
+
+def _field_text(item: Item, name: str) -> str | None:
+    """A source field's text; a relevance pair's "source" is its query."""
+    return item.query if name == "source" and item.kind == "relevance" else getattr(item, name)
 
 
 def _first(problems: list[str | None]) -> str:
