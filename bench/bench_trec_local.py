@@ -62,7 +62,7 @@ from judgelab.metrics.ir import qrels_from_labels, read_runs
 SECTION = "bench_trec_local"
 HEADING = "## A relevance judge on a CPU: TREC DL 2019 qrels from local components (`bench/bench_trec_local.py`)"
 MODEL = "qwen2.5-coder-1.5b"
-SHIPPED = "**similarity judge (fit/judge), ordinal (balanced), on all folds' pairs**"
+SHIPPED = "**similarity judge (fit/judge), logistic (balanced), on all folds' pairs**"
 LEARNED = {"naive Bayes": lambda: NaiveBayesAggregator(),
            "logistic (balanced)": lambda: LogisticAggregator(class_weight="balanced"),
            "ordinal (balanced)": lambda: OrdinalAggregator(class_weight="balanced")}
@@ -132,15 +132,15 @@ def cosines(items: list[Item]) -> np.ndarray:
 
 
 def similarity_judge_labels(items: list[Item], folds: dict[str, int]) -> dict[str, int | None]:
-    """The shipped judge as a user fits it (``judgelab fit`` on a similarity config with ordinal
-    cut points), cross-fitted by the same query folds: each fold's labels from a judge fitted on the
-    other folds' pairs. It should match the "ordinal (balanced) on cosine" row."""
+    """The shipped judge as a user fits it (``judgelab fit`` on a similarity config with
+    a logistic label model), cross-fitted by the same query folds: each fold's labels from a judge
+    fitted on the other folds' pairs. It should match the "logistic (balanced) on cosine" row."""
     import tempfile
 
     from judgelab.judges.similarity import SimilarityJudge
 
     spec = SimilarityJudge(aspect="relevance", embedder="minilm",
-                           label_aggregator={"method": "ordinal", "class_weight": "balanced"})
+                           label_aggregator={"method": "logistic", "class_weight": "balanced"})
     labels: dict[str, int | None] = {}
     with tempfile.TemporaryDirectory() as folder:
         for fold in sorted(set(folds.values())):

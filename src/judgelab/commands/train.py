@@ -50,9 +50,9 @@ def train(
     inputs: str = typer.Option("source,context", "--inputs", help="Fields read besides the output: source,context,reference."),
     val_fraction: float = typer.Option(0.15, "--val-fraction", help="Share of groups held out for early stopping."),
     labels: str | None = typer.Option(None, "--labels", help="Also give graded labels (e.g. TREC relevance 0-3, "
-                                      "for `judgelab qrels`), learnt on the validation groups: ordinal (cut points), "
-                                      "logistic or naive-bayes; ordinal and logistic weight the grades equally "
-                                      "(class_weight balanced)."),
+                                      "for `judgelab qrels`), learnt on the validation groups: logistic (all grades, in "
+                                      "about the humans' shares), ordinal (cut points) or naive-bayes; logistic and "
+                                      "ordinal weight the grades equally (class_weight balanced)."),
     curve: str | None = typer.Option(None, "--curve", help="Also measure a learning curve: training sizes, e.g. 16,32,64,all."),
     folds: int = typer.Option(5, "--folds", help="Group-wise folds for --curve."),
     limit: int | None = typer.Option(None, "--limit", help="Use only the first N items."),
