@@ -105,7 +105,7 @@ def trace(folder: Path, dev: list[Item], test: list[Item], client, count: int, s
     stored = json.loads(path.read_text()) if path.exists() else {}
     evaluator = JudgeEvaluator(dev, client, seed=seed)  # in-context examples from dev, as the search's test
     rows = []
-    for record in top + [r for r in spread if r not in top]:
+    for record in list({r["strategy"]: r for r in top + spread}.values()):  # a short rest repeats indices
         if record["strategy"] not in stored:
             evaluation = evaluator.evaluate(config_of(record), test)
             stored[record["strategy"]] = evaluation.objective

@@ -165,3 +165,5 @@ def test_relevance_and_pointwise_items_are_not_fitted_together(benchmarks_dir, t
     with pytest.raises(DataError, match="whole-number 'coherence' scores"):
         SimilarityJudge(aspect="coherence", estimator="ridge",
                         label_aggregator={"method": "ordinal"}).fit(fractional, out_dir=tmp_path)
+    with pytest.raises(DataError, match="whole-number 'coherence' scores"):  # not hidden by the classes' rounding
+        SimilarityJudge(aspect="coherence", label_aggregator={"method": "ordinal"}).fit(fractional, out_dir=tmp_path)

@@ -228,6 +228,17 @@ def _grade(value: float | None, missing: MissingGrades) -> float:
     return float(value)
 
 
+def whole_labels(values: Sequence[float], aspect: str) -> list[int]:
+    """Human scores as graded labels, or a DataError when any is not a whole number (a label
+    aggregator learns grades such as relevance 0-3, never a rounded average)."""
+    scores = np.asarray(values, dtype=float)
+    fractional = scores[~np.isclose(scores, np.round(scores))]
+    if len(fractional):
+        raise DataError(f"graded labels need whole-number {aspect!r} scores (e.g. relevance 0-3); "
+                        f"got {len(fractional)} such as {fractional[0]:g}")
+    return np.round(scores).astype(int).tolist()
+
+
 def fit_aggregator(aggregator: _Aggregator, grades: Sequence[Grades], labels: Sequence[int], names: Sequence[str],
                    missing: MissingGrades = "unparsable") -> _Aggregator:
     """A trained copy of ``aggregator``; items with a missing grade are left out unless ``missing="zero"``."""

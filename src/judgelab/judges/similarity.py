@@ -31,10 +31,10 @@ Bad input, by design:
 
 Relevance items (query-passage pairs, TREC): the one feature is the passage's similarity to its
 query (``features="none"``: a query's passages are not peers answering it the same way outputs
-answer a source), and ``label_aggregator`` (e.g. ordinal cut points, class-balanced) gives each
-pair a graded label for ``judgelab qrels``. That zero-shot cosine with the MiniLM embedder, cut by
-an ordinal model, reaches the TREMA authors' Llama-3-8B labels' leaderboard agreement on DL 2019
-(docs/trema.md, "A relevance judge on a CPU").
+answer a source), and ``label_aggregator`` (e.g. a class-balanced logistic model) gives each
+pair a graded label for ``judgelab qrels``. That zero-shot cosine with the MiniLM embedder ranks the
+DL 2019 runs about as the TREMA authors' Llama-3-8B labels do (docs/trema.md, "A relevance judge
+on a CPU").
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
 from judgelab.errors import ConfigError, DataError, DataWarning
 from judgelab.files import private_dir, restrict_tree
-from judgelab.judges.aggregate import Aggregator
+from judgelab.judges.aggregate import Aggregator, aggregate_grades, fit_aggregator, whole_labels
 from judgelab.judges.base import ConfigPath, JudgeConfig, OnJudgment
 from judgelab.llm.client import Client
 
@@ -173,6 +173,9 @@ class SimilarityJudge(JudgeConfig):
         from sklearn.preprocessing import StandardScaler
 
         items = _rated_only(items)
+        scored = [item.human_score(self.aspect) for item in items]
+        if self.label_aggregator is not None:  # before the embedding, which is the slow part
+            whole_labels([s for s in scored if s is not None], self.aspect)
         layout = self._layout(items)
         rows = layout.rows(items, self._vectors(items))
         usable = [i for i, item in enumerate(items)
@@ -184,7 +187,8 @@ class SimilarityJudge(JudgeConfig):
             raise ConfigError(f"similarity fit needs labelled items ('{self.aspect}' scores) in groups of two or more "
                               f"outputs; {len(usable)} usable of {len(items)}")
         x = rows.values[usable]
-        y = np.array([items[i].human_score(self.aspect) for i in usable])
+        y = np.array([scored[i] for i in usable])
+        label_aggregator = self._fit_labels(rows, usable, y)  # on the scores as given, before any class rounding
         if self.estimator == "logistic":
             y = np.round(y / self.class_step) * self.class_step
             if len(np.unique(y)) < 2:
@@ -203,20 +207,15 @@ class SimilarityJudge(JudgeConfig):
         folder = Path(out_dir) if out_dir else _default_fitted_dir()
         fitted = self.model_copy(update={"features": layout.mode, "systems": layout.systems,
                                          "neighbours": layout.neighbours,
-                                         "label_aggregator": self._fit_labels(rows, usable, y)})
+                                         "label_aggregator": label_aggregator})
         path = linear.save(folder / f"similarity-{self.aspect}-{fitted.digest()}.npz")
         return fitted.model_copy(update={"weights": path})
 
     def _fit_labels(self, rows: FeatureRows, usable: list[int], scores: np.ndarray):
         if self.label_aggregator is None:
             return None
-        from judgelab.judges.aggregate import fit_aggregator
-
-        if not np.allclose(scores, np.round(scores)):
-            raise DataError(f"label_aggregator: graded labels need whole-number '{self.aspect}' scores (e.g. "
-                            f"relevance 0-3); got {scores[~np.isclose(scores, np.round(scores))][0]:g}")
         grades = [dict(zip(rows.names, rows.values[i], strict=True)) for i in usable]
-        return fit_aggregator(self.label_aggregator, grades, np.round(scores).astype(int).tolist(), rows.names)
+        return fit_aggregator(self.label_aggregator, grades, whole_labels(scores, self.aspect), rows.names)
 
     def _layout(self, items: Sequence[Item]) -> _Layout:
         mode = self.features
@@ -271,8 +270,6 @@ class SimilarityJudge(JudgeConfig):
     def _labels(self, rows: FeatureRows | None, ok: list[int]) -> list[int | None]:
         if rows is None or self.label_aggregator is None or not self.label_aggregator.fitted:
             return [None] * len(ok)
-        from judgelab.judges.aggregate import aggregate_grades
-
         # A missing feature (an item without a source text) leaves its label None: nothing is guessed.
         grades = [{name: (None if np.isnan(v) else float(v)) for name, v in zip(rows.names, rows.values[k], strict=True)}
                   for k in ok]

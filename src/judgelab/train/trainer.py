@@ -154,23 +154,22 @@ def train_scorer(spec: TrainedJudge, targets: Targets, *, on_progress: OnProgres
 def _fit_label_aggregator(trained: Trained, targets: Targets, val_idx: list[int]) -> TrainedJudge:
     """The spec with its label aggregator fitted on the validation groups' scores and labels (cut
     points learnt where the scorer was not trained: on its training items its scores are too sure)."""
-    from judgelab.judges.aggregate import fit_aggregator
+    from judgelab.judges.aggregate import fit_aggregator, whole_labels
     from judgelab.judges.trained import LABEL_FEATURE
 
     scores = trained.predict([targets.items[i] for i in val_idx])
     fitted = fit_aggregator(trained.spec.label_aggregator, [{LABEL_FEATURE: float(s)} for s in scores],
-                            np.round(targets.labels[val_idx]).astype(int).tolist(), (LABEL_FEATURE,))
+                            whole_labels(targets.labels[val_idx], trained.spec.aspect), (LABEL_FEATURE,))
     return trained.spec.model_copy(update={"label_aggregator": fitted})
 
 
 def check_gradeable(spec: TrainedJudge, targets: Targets) -> None:
     """Before any training: graded labels need whole-number targets and validation groups to learn on."""
+    from judgelab.judges.aggregate import whole_labels
+
     if spec.val_fraction <= 0:
         raise ConfigError("graded labels are learnt on the validation groups: give a --val-fraction above 0")
-    fractional = targets.labels[~np.isclose(targets.labels, np.round(targets.labels))]
-    if len(fractional):
-        raise DataError(f"graded labels need whole-number {spec.aspect!r} scores (e.g. relevance 0-3); "
-                        f"got {len(fractional)} such as {fractional[0]:g}")
+    whole_labels(targets.labels, spec.aspect)
 
 
 def group_batches(order: Sequence[int], groups: Sequence[str], size: int) -> list[list[int]]:
