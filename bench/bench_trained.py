@@ -388,6 +388,7 @@ def render_by_source(results: dict[str, Any]) -> str:
             lines.append(f"| {entry['dataset']} / {entry['aspect']} | {entry['n_items']} ({entry['n_groups']}) | "
                          f"{entry['folds']} | {scorer} | {_cell(block, 'dataset')} | {_cell(block, 'group')} | "
                          f"{f'{np.mean(per_fold):.3f}' if per_fold else 'n/a'} |")
+    lines += ["", *render_stack_vs_members(entries)]
     lines += ["", "Per entry: the command, the training settings, and the stacker of each fold (weights on the "
               "standardised members; `alpha`: the penalty its group-wise cross-validation chose):", ""]
     for entry in entries:
@@ -398,6 +399,48 @@ def render_by_source(results: dict[str, Any]) -> str:
         lines.append(f"- {entry['dataset']}/{entry['aspect']}: `{entry.get('command', '?')}`; {entry['spec']}; train "
                      f"{np.mean(entry['train_seconds']):.0f}s per fold ({entry['date']}, load {entry['load']}). {chosen}")
     return "\n".join(lines)
+
+
+def render_stack_vs_members(entries: list[dict[str, Any]]) -> list[str]:
+    """The stack minus each of its members on the held-out items: the paired group bootstrap of
+    ``judgelab meta --baseline`` (same resamples of sources for both), from the stored predictions,
+    so the question "is the stack ever worse than a member out of sample?" has an interval."""
+    lines = ["Stack (this release) minus each member alone, pooled held-out predictions, Spearman; 95% paired "
+             "bootstrap over sources (1,000 resamples, as `judgelab meta --baseline`) and its p-value. At the group "
+             "level both are compared on the groups where neither is constant.", "",
+             "| dataset / aspect | member | difference, dataset [95% CI] | p | difference, group [95% CI] | p |",
+             "|---|---|---|---:|---|---:|"]
+    for entry in entries:
+        for member, (dataset, group) in stack_minus_members(entry).items():
+            lines.append(f"| {entry['dataset']} / {entry['aspect']} | {member} | {_difference(dataset)} | "
+                         f"{dataset.p_value:.2f} | {_difference(group)} | {group.p_value:.2f} |")
+    return lines
+
+
+def stack_minus_members(entry: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
+    """{member: (dataset-level, group-level) Comparison of the stack against that member}."""
+    from judgelab.metrics.compare import compare_scores
+
+    items = {item.id: item for item in load_items(shared_benchmarks() / f"{entry['dataset']}.jsonl")}
+    predictions = entry["predictions"]
+    held = Dataset([items[i] for i in predictions["ids"]])
+    human, groups = held.human_scores(entry["aspect"]), [item.group for item in held]
+
+    def column(label: str) -> np.ndarray:
+        return np.array([np.nan if v is None else v for v in predictions[label]], dtype=float)
+
+    not_members = {"ids", "fold", "stack (this release)", "stack (previous stacker)", "UniEval (published)"}
+    out = {}
+    for member in (label for label in predictions if label not in not_members):
+        compared = compare_scores(human, column("stack (this release)"), column(member), groups,
+                                  levels=("dataset", "group"), methods=("spearman",))
+        out[_by_source_label(member)] = (compared["dataset"]["spearman"], compared["group"]["spearman"])
+    return out
+
+
+def _difference(comparison: Any) -> str:
+    ci = comparison.ci
+    return f"{comparison.difference:+.3f}" + (f" [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else f" ({comparison.reason})")
 
 
 def _cell(block: dict[str, Any], level: str) -> str:
