@@ -67,6 +67,11 @@ def shrunk_to_best(values: np.ndarray, y: np.ndarray, groups: list[str], folds: 
     return lambda v: standard(v) @ weights + intercept
 
 
+def _pooled_and_fold_mean(human: np.ndarray, column: np.ndarray, fold: np.ndarray) -> str:
+    per_fold = [stats.spearmanr(human[fold == k], column[fold == k]).statistic for k in np.unique(fold)]
+    return f"{stats.spearmanr(human, column).statistic:.3f} / {np.mean(per_fold):.3f}"
+
+
 def main() -> int:
     print("| dataset / aspect | shipped stacker, pooled / fold mean | shrunk to best member | members alone |")
     print("|---|---|---|---|")
@@ -78,7 +83,7 @@ def main() -> int:
         human = np.array([items[i].human_score(entry["aspect"]) for i in stored["ids"]], dtype=float)
         fold = np.array(stored["fold"])
         members = [label for label in stored if label not in NOT_MEMBERS]
-        held_values = _nan_array(zip(*(stored[m] for m in members)))
+        held_values = _nan_array(zip(*(stored[m] for m in members), strict=True))
         shipped, variant = np.full(len(human), np.nan), np.full(len(human), np.nan)
         for k, stacker in enumerate(entry["stackers"]):
             validation = stacker["validation"]
@@ -86,13 +91,9 @@ def main() -> int:
             groups = [items[i].group for i in validation["ids"]]
             shipped[fold == k] = predict_stacked(fit_stacker(values, y, groups), held_values[fold == k])
             variant[fold == k] = shrunk_to_best(values, y, groups)(held_values[fold == k])
-
-        def both(column: np.ndarray) -> str:
-            per_fold = [stats.spearmanr(human[fold == k], column[fold == k]).statistic for k in range(entry["folds"])]
-            return f"{stats.spearmanr(human, column).statistic:.3f} / {np.mean(per_fold):.3f}"
-
-        alone = ", ".join(f"{m} {both(held_values[:, j])}" for j, m in enumerate(members))
-        print(f"| {entry['dataset']} / {entry['aspect']} | {both(shipped)} | {both(variant)} | {alone} |")
+        alone = ", ".join(f"{m} {_pooled_and_fold_mean(human, held_values[:, j], fold)}" for j, m in enumerate(members))
+        print(f"| {entry['dataset']} / {entry['aspect']} | {_pooled_and_fold_mean(human, shipped, fold)} | "
+              f"{_pooled_and_fold_mean(human, variant, fold)} | {alone} |")
     return 0
 
 
