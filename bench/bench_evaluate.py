@@ -110,7 +110,7 @@ def kendall(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def simulate(problem: Problem, fraction: float, draws: int, calibrations=("isotonic",), *,
-             variance: str = "pooled") -> dict[str, dict[str, float]]:
+             variance: str = "pooled", skewness_correction: bool = True) -> dict[str, dict[str, float]]:
     truth = truth_of(problem)
     judge = judge_only(problem, n_resamples=1000)
     covered = (judge.ci[:, 0] <= truth) & (truth <= judge.ci[:, 1])
@@ -121,10 +121,12 @@ def simulate(problem: Problem, fraction: float, draws: int, calibrations=("isoto
         drawn = draw(problem, fraction, seed=k)
         design = drawn.design
         labelled = problem.with_human(np.where(design.labelled[:, None], problem.human, np.nan))
-        estimates = {"human": human_only(labelled, design, target="items", variance=variance)}
+        estimates = {"human": human_only(labelled, design, target="items", variance=variance,
+                                         skewness_correction=skewness_correction)}
         for calibration in calibrations:
             estimates[f"corrected-{calibration}"] = corrected(labelled, design, calibration=calibration,
-                                                              target="items", variance=variance, seed=k)
+                                                              target="items", variance=variance, seed=k,
+                                                              skewness_correction=skewness_correction)
         if problem.kind == "items" and len(problem.systems) >= 3:
             estimates["shrunk"] = shrunk(estimates[f"corrected-{calibrations[0]}"], judge.value)
         for name, est in estimates.items():
@@ -205,6 +207,8 @@ def main() -> None:
     parser.add_argument("--draws", type=int, default=500)
     parser.add_argument("--calibrations", default="auto,identity,linear")
     parser.add_argument("--variance", default="pooled")
+    parser.add_argument("--no-skewness-correction", action="store_true",
+                        help="plain t intervals (the estimators' skewness_correction=False), to compare")
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args()
     calibrations = tuple(args.calibrations.split(","))
@@ -214,7 +218,8 @@ def main() -> None:
         rho = within_system_spearman(problem)
         for fraction in BUDGETS:
             started = time.perf_counter()
-            result = simulate(problem, fraction, args.draws, calibrations, variance=args.variance)
+            result = simulate(problem, fraction, args.draws, calibrations, variance=args.variance,
+                              skewness_correction=not args.no_skewness_correction)
             log(f"{spec} {fraction:.0%}: {time.perf_counter() - started:.1f}s")
             lines.append((spec, len(problem.systems), problem.n_units, rho, fraction, result))
             print(_row(lines[-1], calibrations), flush=True)
@@ -247,8 +252,10 @@ def _doc(lines, calibrations, times, active, args) -> str:
         f"width corr. {c} / human" for c in calibrations] + ["coverage shrunk", "tau judge", "tau human"] + [
         f"tau corr. {c}" for c in calibrations] + ["tau shrunk"]
     out = [f"Machine: {describe_machine()}. Command: `python -m bench.bench_evaluate --draws {args.draws} "
-           f"--calibrations {','.join(calibrations)}{' --write' if args.write else ''}`; "
-           f"{args.draws} draws per budget, 95% intervals, `target=\"items\"`, `variance=\"{args.variance}\"`; "
+           f"--calibrations {','.join(calibrations)}{' --no-skewness-correction' if args.no_skewness_correction else ''}"
+           f"{' --write' if args.write else ''}`; "
+           f"{args.draws} draws per budget, 95% intervals, `target=\"items\"`, `variance=\"{args.variance}\"`, "
+           f"{'plain t intervals' if args.no_skewness_correction else 't intervals with the skewness correction'}; "
            f"corrected with the calibrations {names}.", "",
            "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     out += [_row(line, calibrations) for line in lines]

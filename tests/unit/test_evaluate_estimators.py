@@ -170,3 +170,43 @@ def test_shrinkage_leans_on_the_judge_when_its_biases_do_not_vary():
     fixed = corrected(labelled(biased, design), design, calibration="linear")
     weights = shrunk(fixed, judge_only(biased, n_resamples=0).value).info["weight_on_labels"]
     assert min(weights.values()) > 0.8 > unbiased_weight  # biases the judge's mean does not explain: labels dominate
+
+
+def _one_system(human, judge=None, n_items=None):
+    n_items = n_items or len(human)
+    judge = np.zeros(n_items) if judge is None else judge
+    padded = np.full(n_items, np.nan)
+    padded[: len(human)] = human
+    return from_items([f"i{k}" for k in range(n_items)], [None] * n_items, [f"g{k}" for k in range(n_items)],
+                      judge, padded)
+
+
+def test_skewness_correction_moves_the_centre_by_johnsons_term():
+    # one rare high label among nine: positive skew, so the mean is more likely under- than over-estimated
+    labels = np.array([0.0] * 8 + [1.0])
+    problem = _one_system(np.concatenate([labels, np.zeros(991)]), n_items=1000)
+    chosen = np.zeros(1000, dtype=bool)
+    chosen[:9] = True
+    design = stratified_design(problem, chosen)
+    plain = human_only(labelled(problem, design), design, target="population", skewness_correction=False)
+    skewed = human_only(labelled(problem, design), design, target="population")
+    n, variance = 9, np.var(labels, ddof=1) / 9
+    expected = stats.kstat(labels, 3) / n ** 2 / (6 * variance)  # kappa3 of the mean / (6 var of the mean)
+    assert expected > 0
+    assert skewed.value[0] == plain.value[0] == pytest.approx(1 / 9)  # the estimate itself is unchanged
+    assert skewed.ci.mean(axis=1)[0] - plain.ci.mean(axis=1)[0] == pytest.approx(expected, rel=1e-9)
+    assert np.diff(skewed.ci[0]) == pytest.approx(np.diff(plain.ci[0]))
+
+
+def test_equal_labels_give_no_interval_unless_every_item_is_labelled():
+    problem = _one_system(np.full(50, 4.0))
+    some = np.zeros(50, dtype=bool)
+    some[:6] = True
+    design = stratified_design(problem, some)
+    estimate = human_only(labelled(problem, design), design, target="items")
+    assert estimate.value[0] == 4.0
+    assert np.isnan(estimate.ci[0]).all()
+    assert "all equal" in estimate.reason[0]
+    everything = stratified_design(problem, np.ones(50, dtype=bool))  # the mean over these items is known exactly
+    exact = human_only(labelled(problem, everything), everything, target="items")
+    assert exact.ci[0].tolist() == [4.0, 4.0] and exact.reason[0] is None

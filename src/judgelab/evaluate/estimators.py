@@ -14,7 +14,12 @@ offset_s + sum_u z[u, s]``, so one stratified (with-replacement) covariance esti
 and every difference between systems (IR queries are shared by all runs, so differences are
 paired; items of different systems are separate strata). Intervals use Student's t with the
 design's degrees of freedom (Welch-Satterthwaite across strata), because systems often have only a
-few labels and a normal interval would be too short there.
+few labels and a normal interval would be too short there. Each system's interval is centred with
+Johnson's (1978) skewness correction, ``+ kappa3 / (6 var)`` from the labelled values' third
+cumulant (pooled like the variance): a skewed label distribution (most summaries consistent, a few
+not) makes the plain t interval miss more on one side; the point estimate itself is not moved, and
+``skewness_correction=False`` gives the plain interval. A system whose labelled values (or errors)
+are all equal gets no interval and says why, rather than a zero-width one that looks exact.
 
 * ``variance="pooled"`` (default for items): one within-system variance of the errors, pooled over
   systems (n - S degrees of freedom). With 2-5 labels per system a per-system variance is too
@@ -112,16 +117,17 @@ def judge_only(problem: Problem, *, n_resamples: int = 1000, seed: int = 0,
 
 # -- label-based estimators ---------------------------------------------------------------------------
 def human_only(problem: Problem, design: Design, *, target: str = "population", variance: str = "pooled",
-               confidence: float = 0.95) -> SystemEstimates:
+               confidence: float = 0.95, skewness_correction: bool = True) -> SystemEstimates:
     """The design-weighted mean of the human labels of each system."""
     labelled = _labelled_pairs(problem, design)
     offset = np.zeros(len(problem.systems))
     return _linear("human", problem, design, labelled, offset, np.where(labelled, problem.human, 0.0),
-                   target, variance, confidence, judge_term=None)
+                   target, variance, confidence, judge_term=None, skewness_correction=skewness_correction)
 
 
 def corrected(problem: Problem, design: Design, *, calibration: str = "auto", target: str = "population",
-              variance: str = "pooled", folds: int = 5, seed: int = 0, confidence: float = 0.95) -> SystemEstimates:
+              variance: str = "pooled", folds: int = 5, seed: int = 0, confidence: float = 0.95,
+              skewness_correction: bool = True) -> SystemEstimates:
     """Prediction-powered estimate: calibrated judge mean + design-weighted mean of its errors."""
     labelled = _labelled_pairs(problem, design)
     units, systems = np.nonzero(labelled)
@@ -143,7 +149,8 @@ def corrected(problem: Problem, design: Design, *, calibration: str = "auto", ta
         gap = np.nan_to_num(everywhere_mean - labelled_mean)
         slope_term = np.outer(gap, gap) * fit.slope_variance
     estimates = _linear("corrected", problem, design, labelled, offset, residual, target, variance, confidence,
-                        judge_term=predicted, fitted=fit.fitted_in_sample, slope_term=slope_term)
+                        judge_term=predicted, fitted=fit.fitted_in_sample, slope_term=slope_term,
+                        skewness_correction=skewness_correction)
     missing = int((problem.present & ~np.isfinite(problem.judge)).sum())
     estimates.info.update(calibration=fit.method, folds=fit.folds, units_without_verdict=missing, offset=offset)
     return estimates
@@ -207,7 +214,8 @@ def _labelled_pairs(problem: Problem, design: Design) -> np.ndarray:
 
 def _linear(name: str, problem: Problem, design: Design, labelled: np.ndarray, offset: np.ndarray,
             values: np.ndarray, target: str, variance: str, confidence: float,
-            judge_term: np.ndarray | None, fitted: int = 0, slope_term: np.ndarray | None = None) -> SystemEstimates:
+            judge_term: np.ndarray | None, fitted: int = 0, slope_term: np.ndarray | None = None,
+            skewness_correction: bool = True) -> SystemEstimates:
     """``offset_s + sum_u w[u, s] * values[u, s]`` over labelled pairs, with w = 1 / (N_s * pi_u)."""
     if target not in TARGETS:
         raise ConfigError(f"target {target!r}: choose {', '.join(TARGETS)}")
@@ -236,8 +244,17 @@ def _linear(name: str, problem: Problem, design: Design, labelled: np.ndarray, o
     unusable = n_labelled < MIN_LABELS
     value = np.where(unusable, np.nan, value)
     half = stats.t.ppf(0.5 + confidence / 2, np.diag(df)) * np.sqrt(np.clip(np.diag(cov), 0, None))
-    ci = np.column_stack([value - half, value + half])
+    centre = value
+    if skewness_correction:
+        centre = value + _skewness_shift(problem, design, labelled, z, target, np.diag(cov), variance == "pooled")
+    ci = np.column_stack([centre - half, centre + half])
+    # every labelled value equal (one system, or per-system variance): a zero-width interval would look
+    # exact; it only says the sample showed no spread
     fpc = 1 - n_labelled / sizes if target == "items" else np.ones(n_systems)
+    degenerate = ~unusable & ~(np.diag(cov) > 0) & (fpc > 0)  # fpc 0: every unit labelled, the value is exact
+    ci[degenerate] = np.nan
+    reason = tuple(r or (f"its {k} labelled values are all equal: no spread to build an interval from"
+                         if bad else None) for r, k, bad in zip(reason, n_labelled, degenerate, strict=True))
     with np.errstate(divide="ignore", invalid="ignore"):
         per_label = np.where(fpc > 0, residual * n_labelled / fpc, np.nan)
     info = {"target": target, "variance": variance, "per_label_variance": per_label,
@@ -278,6 +295,30 @@ def _stratum_contributions(problem: Problem, design: Design, labelled: np.ndarra
         contributions = [np.diag(np.where(system, fpc * pooled / n_h, 0.0)) for n_h, fpc, _, system in per_draw]
         dfs = [pooled_df] * len(contributions)
     return contributions, dfs
+
+
+def _skewness_shift(problem: Problem, design: Design, labelled: np.ndarray, z: np.ndarray, target: str,
+                    variance: np.ndarray, pooled: bool) -> np.ndarray:
+    """Johnson's (1978) skewness correction of the t interval's centre: kappa3 / (6 var) per system."""
+    strata = []  # (rows, n_h, finite-population factor of a third cumulant, per-label values centred)
+    for stratum in np.unique(problem.strata):
+        members = problem.strata == stratum
+        rows = members & design.labelled & labelled.any(axis=1)
+        n_h, size = int(rows.sum()), int(members.sum())
+        if n_h >= 3:
+            f = n_h / size if target == "items" else 0.0
+            strata.append((rows, n_h, (1 - f) * (1 - 2 * f), n_h * (z[rows] - z[rows].mean(axis=0))))
+    third = np.zeros(z.shape[1])
+    if pooled and problem.kind == "items" and len(strata) > 1:
+        # one third moment of the per-label values for all systems, as the pooled variance
+        k3 = sum(float((c ** 3).sum()) for *_, c in strata) / sum((n - 1) * (n - 2) / n for _, n, _, _ in strata)
+        for rows, n_h, factor, _ in strata:
+            third += np.where(labelled[rows].any(axis=0), factor * k3 / n_h ** 2, 0.0)
+    else:
+        for _, n_h, factor, centred in strata:
+            third += factor * (centred ** 3).sum(axis=0) / (n_h * (n_h - 1) * (n_h - 2))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(variance > 0, third / (6 * variance), 0.0)
 
 
 def _cluster_covariance(problem: Problem, per_unit: np.ndarray) -> np.ndarray:
