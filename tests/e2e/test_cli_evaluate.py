@@ -209,3 +209,22 @@ def test_a_run_without_judged_documents_is_skipped_by_name(benchmarks_dir, trema
     out = json.loads(done.stdout)
     assert "nothing-judged" in out["skipped"] and "no judged document" in out["skipped"]["nothing-judged"]
     assert "nothing-judged" not in out["systems"]
+
+
+def test_equal_labels_give_a_value_without_an_interval_and_say_why(tmp_path):
+    items = write_jsonl(tmp_path / "items.jsonl", [
+        {"id": f"i{k}", "system_id": "A" if k < 15 else "B", "group_id": f"g{k % 15}", "source": "s", "output": "o",
+         "scale": [1, 5], "scores": {"q": 3}} for k in range(30)])
+    judged = write_jsonl(tmp_path / "j.jsonl", [{"item_id": f"i{k}", "score": 3 + (k % 3) / 2} for k in range(30)])
+    labels = write_jsonl(tmp_path / "labels.jsonl", [  # A: four 4s; B: 2, 3, 2, 3
+        {"item_id": f"i{k}", "score": 4 if k < 15 else 2 + k % 2} for k in (0, 1, 2, 3, 15, 16, 17, 18)])
+    args = ("evaluate", "--data", items, "--judgments", judged, "--human", labels, "--aspect", "q",
+            "--variance", "system", "--bootstrap", "50")
+    shown = run(*args, "--out", tmp_path / "out")
+    assert shown.returncode == 0, shown.stderr
+    text = " ".join(shown.stdout.split())
+    assert "4.00 (no interval)" in text and "human for A: its 4 labelled values are all equal" in text
+    assert "shrunk for A, B: shrinkage needs 3 systems" in text and "…" not in shown.stdout
+    human = json.loads(run(*args, "--json").stdout)["estimators"]["human"]
+    assert human["A"]["value"] == 4.0 and human["A"]["ci"] == [None, None] and "all equal" in human["A"]["reason"]
+    assert None not in human["B"]["ci"] and "reason" not in human["B"]

@@ -154,6 +154,26 @@ def _cell(value: float, ci, n: int | None = None, *, compact: bool = False) -> s
     return text + (f" n={n}" if n else "")
 
 
+def _estimate_cell(est, k: int, name: str, compact: bool) -> str:
+    """The value and interval; "n/a" or "(no interval)" when the estimator gave a reason (listed below
+    the table, so a long reason does not squeeze the columns)."""
+    if not math.isfinite(est.value[k]):
+        return "n/a"
+    text = _cell(est.value[k], est.ci[k], int(est.n_labelled[k]) if name == "human" else None, compact=compact)
+    return text + (" (no interval)" if est.reason[k] else "")
+
+
+def _reason_lines(report) -> list[str]:
+    """Each estimator's reasons once, with the systems they concern."""
+    grouped: dict[tuple[str, str], list[str]] = {}
+    for name, est in report.estimates.items():
+        for system, reason in zip(report.systems, est.reason, strict=True):
+            if reason:
+                grouped.setdefault((name, reason), []).append(system)
+    return [f"[yellow]{escape(name)}[/] for {escape(', '.join(systems))}: {escape(reason)}"
+            for (name, reason), systems in grouped.items()]
+
+
 def systems_tables(report, width: int = 120) -> list[Any]:
     """The terminal view: a header line, the leaderboard, what the labels were worth, caveats.
     Below 120 columns intervals print as ± half-widths, so numbers are never cut."""
@@ -175,12 +195,11 @@ def systems_tables(report, width: int = 120) -> list[Any]:
         table.add_column(name, no_wrap=True)
     table.add_column("rank", no_wrap=True)
     for k in order:
-        cells = [_cell(est.value[k], est.ci[k], int(est.n_labelled[k]) if name == "human" else None, compact=compact)
-                 if est.reason[k] is None or math.isfinite(est.value[k]) else escape(est.reason[k])
-                 for name, est in estimates.items()]
+        cells = [_estimate_cell(est, k, name, compact) for name, est in estimates.items()]
         span = "-" if math.isnan(rank[k]) else f"{int(rank[k])} ({int(best[k])}-{int(worst[k])})"
         table.add_row(escape(report.systems[k]), *cells, span)
     lines.append(table)
+    lines += _reason_lines(report)
     counts = ", ".join(f"{name} {int(pairs.significant.sum() // 2)}" for name, pairs in report.pairs.items())
     lines.append(f"pairs separable after Holm's correction (of {len(report.systems) * (len(report.systems) - 1) // 2}): {counts}")
     effective = report.effective_labels()
