@@ -228,3 +228,20 @@ def test_equal_labels_give_a_value_without_an_interval_and_say_why(tmp_path):
     human = json.loads(run(*args, "--json").stdout)["estimators"]["human"]
     assert human["A"]["value"] == 4.0 and human["A"]["ci"] == [None, None] and "all equal" in human["A"]["reason"]
     assert None not in human["B"]["ci"] and "reason" not in human["B"]
+
+
+def test_skewness_correction_can_be_turned_off(hanna, hanna_judge, tmp_path):
+    ids = tmp_path / "ids.txt"
+    assert run("sample", "--data", hanna, "--budget", "44", "--out", ids).returncode == 0
+    base = ("evaluate", "--data", hanna, "--judgments", hanna_judge, "--aspect", "coherence", "--human-ids", ids,
+            "--bootstrap", "50", "--json")
+    on, off = (json.loads(run(*base, *flag).stdout) for flag in ((), ("--no-skewness-correction",)))
+    assert on["options"]["skewness_correction"] is True and off["options"]["skewness_correction"] is False
+    for system, plain in off["estimators"]["human"].items():
+        if system == "info":
+            continue
+        skewed = on["estimators"]["human"][system]
+        assert skewed["value"] == plain["value"]  # only the interval's centre moves
+        assert (skewed["ci"][1] - skewed["ci"][0]) == pytest.approx(plain["ci"][1] - plain["ci"][0])
+    assert any(on["estimators"]["human"][s]["ci"] != off["estimators"]["human"][s]["ci"]
+               for s in off["estimators"]["human"] if s != "info")

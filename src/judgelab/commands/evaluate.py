@@ -104,6 +104,9 @@ def evaluate(
         "--target", help="'population': new sources like these; 'items': exactly these items.")] = "population",
     variance: Annotated[str, typer.Option(
         "--variance", help="'pooled' across systems (few labels each) or per 'system'.")] = "pooled",
+    skewness_correction: Annotated[bool, typer.Option(
+        "--skewness-correction/--no-skewness-correction",
+        help="Centre human/corrected intervals with Johnson's skewness correction (off: plain t intervals).")] = True,
     bootstrap: Annotated[int, typer.Option("--bootstrap", help="Bootstrap resamples for the judge-only intervals.")] = 1000,
     seed: Seed = 0,
     confidence: Annotated[float, typer.Option("--confidence", help="Interval coverage, e.g. 0.95.")] = 0.95,
@@ -126,7 +129,8 @@ def evaluate(
     items, judged, labels, ids, sample_file = _load(data, judgments, human, human_ids, aspect, field)
     report = run_evaluate(items, judged, aspect=aspect, judge=judge, human=labels, human_ids=ids, sample=sample_file,
                           runs=runs, measure=measure, unjudged=unjudged, calibration=calibration, target=target,
-                          variance=variance, n_resamples=bootstrap, seed=seed, confidence=confidence)
+                          variance=variance, n_resamples=bootstrap, seed=seed, confidence=confidence,
+                          skewness_correction=skewness_correction)
     written = None
     if out is not None:
         from judgelab.report.systems import write_systems_report

@@ -153,7 +153,8 @@ def evaluate(items: Iterable[Item], judgments: Iterable[Judgment], *, aspect: st
              human_ids: Iterable[str] | str | None = None, sample: SampleFile | None = None,
              runs: str | Mapping[str, list] | None = None, measure: str = "nDCG@10", unjudged: str = "condense",
              calibration: str = "auto", target: str = "population", variance: str = "pooled", folds: int = 5,
-             n_resamples: int = 1000, seed: int = 0, confidence: float = 0.95) -> SystemsReport:
+             n_resamples: int = 1000, seed: int = 0, confidence: float = 0.95,
+             skewness_correction: bool = True) -> SystemsReport:
     """Estimate every system's mean human score from a judge's verdicts and (optionally) a few labels.
 
     ``items``: pointwise items with ``system_id`` (or none: one system), or relevance items with
@@ -163,7 +164,8 @@ def evaluate(items: Iterable[Item], judgments: Iterable[Judgment], *, aspect: st
     (``"all"``: every item) whose own human score counts as a label. For IR a labelled unit is a
     query: ``human_ids`` lists query ids. ``sample``: the file ``judgelab sample`` wrote, which
     says how the labelled units were drawn (without it: a random sample within each system).
-    See :mod:`judgelab.evaluate.estimators` for ``calibration``, ``target`` and ``variance``.
+    See :mod:`judgelab.evaluate.estimators` for ``calibration``, ``target``, ``variance`` and
+    ``skewness_correction``.
     """
     items, kind = items_of_one_kind(items)
     if kind == "pairwise":
@@ -182,9 +184,10 @@ def evaluate(items: Iterable[Item], judgments: Iterable[Judgment], *, aspect: st
     if design is not None:
         labelled_problem = built.problem.with_human(np.where(design.labelled[:, None], built.problem.human, np.nan))
         estimates["human"] = human_only(labelled_problem, design, target=target, variance=variance,
-                                        confidence=confidence)
+                                        confidence=confidence, skewness_correction=skewness_correction)
         estimates["corrected"] = corrected(labelled_problem, design, calibration=calibration, target=target,
-                                           variance=variance, folds=folds, seed=seed, confidence=confidence)
+                                           variance=variance, folds=folds, seed=seed, confidence=confidence,
+                                           skewness_correction=skewness_correction)
         if built.problem.kind == "items":
             estimates["shrunk"] = shrunk(estimates["corrected"], estimates["judge"].value)
     pairs = {name: pairwise(est) for name, est in estimates.items()}
@@ -192,7 +195,8 @@ def evaluate(items: Iterable[Item], judgments: Iterable[Judgment], *, aspect: st
               "design": None if design is None else design.method, "source": built.label_source,
               "unlabelled_sample_ids": built.notes.get("unlabelled_sample_ids", 0)}
     options = {"calibration": calibration, "target": target, "variance": variance, "folds": folds,
-               "bootstrap": n_resamples, "seed": seed, "confidence": confidence}
+               "bootstrap": n_resamples, "seed": seed, "confidence": confidence,
+               "skewness_correction": skewness_correction}
     if kind == "relevance":
         options |= {"measure": measure, "unjudged": unjudged}
     return SystemsReport(built.problem.kind, built.aspect, built.measure, estimates, pairs, labels, built.coverage,
