@@ -15,11 +15,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import optimize, stats
 
-from bench.bench_trained import load_results, shared_benchmarks
-from judgelab.data import load_items
+from bench.bench_trained import NOT_MEMBERS, load_results, stored_predictions
 from judgelab.judges.stacking import ALPHAS, fit_stacker, predict_stacked
-
-NOT_MEMBERS = {"ids", "fold", "stack (this release)", "stack (previous stacker)", "UniEval (published)"}
 
 
 def _nan_array(values) -> np.ndarray:
@@ -78,12 +75,10 @@ def main() -> int:
     for entry in load_results()["entries"]:
         if entry.get("kind") != "by_source":
             continue
-        items = {item.id: item for item in load_items(shared_benchmarks() / f"{entry['dataset']}.jsonl")}
-        stored = entry["predictions"]
-        human = np.array([items[i].human_score(entry["aspect"]) for i in stored["ids"]], dtype=float)
-        fold = np.array(stored["fold"])
-        members = [label for label in stored if label not in NOT_MEMBERS]
-        held_values = _nan_array(zip(*(stored[m] for m in members), strict=True))
+        items, held, columns = stored_predictions(entry)
+        human, fold = held.human_scores(entry["aspect"]), np.array(entry["predictions"]["fold"])
+        members = [label for label in columns if label not in NOT_MEMBERS]
+        held_values = np.column_stack([columns[m] for m in members])
         shipped, variant = np.full(len(human), np.nan), np.full(len(human), np.nan)
         for k, stacker in enumerate(entry["stackers"]):
             validation = stacker["validation"]

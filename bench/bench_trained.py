@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from bench.common import DOC, command_line, describe_machine, load_avg, log, write_doc_section
-from judgelab.data import Dataset, load_items
+from judgelab.data import Dataset, Item, load_items
 from judgelab.errors import JudgelabError
 from judgelab.judges.trained import TrainedJudge
 from judgelab.train import agreement, cross_validate, human_targets, read_teacher, stack_cv, teacher_targets
@@ -417,22 +417,29 @@ def render_stack_vs_members(entries: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+#: Stored prediction columns of a --by-source entry that are not stack members.
+NOT_MEMBERS = frozenset({"ids", "fold", "stack (this release)", "stack (previous stacker)", "UniEval (published)"})
+
+
+def stored_predictions(entry: dict[str, Any]) -> tuple[dict[str, Item], Dataset, dict[str, np.ndarray]]:
+    """A --by-source entry's held-out predictions as stored: the dataset's items by id, the held-out
+    items in stored order, and each scorer's column (NaN where it gave nothing)."""
+    items = {item.id: item for item in load_items(shared_benchmarks() / f"{entry['dataset']}.jsonl")}
+    predictions = entry["predictions"]
+    columns = {label: np.array([np.nan if v is None else v for v in values], dtype=float)
+               for label, values in predictions.items() if label not in ("ids", "fold")}
+    return items, Dataset([items[i] for i in predictions["ids"]]), columns
+
+
 def stack_minus_members(entry: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
     """{member: (dataset-level, group-level) Comparison of the stack against that member}."""
     from judgelab.metrics.compare import compare_scores
 
-    items = {item.id: item for item in load_items(shared_benchmarks() / f"{entry['dataset']}.jsonl")}
-    predictions = entry["predictions"]
-    held = Dataset([items[i] for i in predictions["ids"]])
+    _, held, columns = stored_predictions(entry)
     human, groups = held.human_scores(entry["aspect"]), [item.group for item in held]
-
-    def column(label: str) -> np.ndarray:
-        return np.array([np.nan if v is None else v for v in predictions[label]], dtype=float)
-
-    not_members = {"ids", "fold", "stack (this release)", "stack (previous stacker)", "UniEval (published)"}
     out = {}
-    for member in (label for label in predictions if label not in not_members):
-        compared = compare_scores(human, column("stack (this release)"), column(member), groups,
+    for member in (label for label in columns if label not in NOT_MEMBERS):
+        compared = compare_scores(human, columns["stack (this release)"], columns[member], groups,
                                   levels=("dataset", "group"), methods=("spearman",))
         out[_by_source_label(member)] = (compared["dataset"]["spearman"], compared["group"]["spearman"])
     return out

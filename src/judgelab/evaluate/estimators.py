@@ -248,10 +248,10 @@ def _linear(name: str, problem: Problem, design: Design, labelled: np.ndarray, o
     if skewness_correction:
         centre = value + _skewness_shift(problem, design, labelled, z, target, np.diag(cov), variance == "pooled")
     ci = np.column_stack([centre - half, centre + half])
-    # every labelled value equal (one system, or per-system variance): a zero-width interval would look
-    # exact; it only says the sample showed no spread
     fpc = 1 - n_labelled / sizes if target == "items" else np.ones(n_systems)
-    degenerate = ~unusable & ~(np.diag(cov) > 0) & (fpc > 0)  # fpc 0: every unit labelled, the value is exact
+    # every labelled value equal (one system, or per-system variance): a zero-width interval would look
+    # exact; it only says the sample showed no spread. fpc 0: every unit labelled, the value is exact
+    degenerate = ~unusable & ~(np.diag(cov) > 0) & (fpc > 0)
     ci[degenerate] = np.nan
     reason = tuple(r or (f"its {k} labelled values are all equal: no spread to build an interval from"
                          if bad else None) for r, k, bad in zip(reason, n_labelled, degenerate, strict=True))
@@ -276,14 +276,8 @@ def _stratum_contributions(problem: Problem, design: Design, labelled: np.ndarra
     """
     contributions, dfs, per_draw = [], [], []
     n_total = int((design.labelled & labelled.any(axis=1)).sum())
-    for stratum in np.unique(problem.strata):
-        members = problem.strata == stratum
-        rows = members & design.labelled & labelled.any(axis=1)
-        n_h, size = int(rows.sum()), int(members.sum())
-        if n_h < MIN_LABELS:
-            continue
-        block = z[rows]
-        centred = block - block.mean(axis=0)
+    for rows, n_h, size in _labelled_strata(problem, design, labelled, MIN_LABELS):
+        centred = z[rows] - z[rows].mean(axis=0)
         fpc = 1 - n_h / size if target == "items" else 1.0
         df = max(n_h - 1 - fitted * n_h / n_total, 0.5)
         contributions.append(fpc * n_h / df * centred.T @ centred)
@@ -297,17 +291,22 @@ def _stratum_contributions(problem: Problem, design: Design, labelled: np.ndarra
     return contributions, dfs
 
 
+def _labelled_strata(problem: Problem, design: Design, labelled: np.ndarray, at_least: int):
+    """(labelled rows, their number n_h, the stratum's size N_h) of each stratum with ``at_least`` labels."""
+    for stratum in np.unique(problem.strata):
+        members = problem.strata == stratum
+        rows = members & design.labelled & labelled.any(axis=1)
+        if rows.sum() >= at_least:
+            yield rows, int(rows.sum()), int(members.sum())
+
+
 def _skewness_shift(problem: Problem, design: Design, labelled: np.ndarray, z: np.ndarray, target: str,
                     variance: np.ndarray, pooled: bool) -> np.ndarray:
     """Johnson's (1978) skewness correction of the t interval's centre: kappa3 / (6 var) per system."""
     strata = []  # (rows, n_h, finite-population factor of a third cumulant, per-label values centred)
-    for stratum in np.unique(problem.strata):
-        members = problem.strata == stratum
-        rows = members & design.labelled & labelled.any(axis=1)
-        n_h, size = int(rows.sum()), int(members.sum())
-        if n_h >= 3:
-            f = n_h / size if target == "items" else 0.0
-            strata.append((rows, n_h, (1 - f) * (1 - 2 * f), n_h * (z[rows] - z[rows].mean(axis=0))))
+    for rows, n_h, size in _labelled_strata(problem, design, labelled, 3):  # a third cumulant needs 3
+        f = n_h / size if target == "items" else 0.0
+        strata.append((rows, n_h, (1 - f) * (1 - 2 * f), n_h * (z[rows] - z[rows].mean(axis=0))))
     third = np.zeros(z.shape[1])
     if pooled and problem.kind == "items" and len(strata) > 1:
         # one third moment of the per-label values for all systems, as the pooled variance
