@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import DOC, command_line, describe_machine, load_avg, log, write_doc_section
+from judgelab.commands.optimize import parse_space
 from judgelab.data import load_items, split_by_group
 from judgelab.data.item import Item
 from judgelab.judges.prompted import PromptedJudge
@@ -76,7 +77,7 @@ def split(dataset: str, aspect: str, dev_items: int, test_items: int, seed: int)
 
 
 def run_method(method: str, base: PromptedJudge, dev, test, client, budget: int, out: Path,
-               seed: int, passes: int = 1) -> tuple[OptimizeResult, float]:
+               seed: int, passes: int = 1, space: dict[str, str] | None = None) -> tuple[OptimizeResult, float]:
     started = time.perf_counter()
     log(f"{method}: budget {budget} on {len(dev)} dev items")
 
@@ -85,11 +86,18 @@ def run_method(method: str, base: PromptedJudge, dev, test, client, budget: int,
             log(f"{method} step {record['step']}: {record['strategy']} -> {record['objective']} "
                 f"(best {record['best_objective']}, {record['total_calls']} calls)")
 
-    options = {"passes": passes} if method == "stepwise" else {}
+    options: dict[str, Any] = {"passes": passes} if method == "stepwise" else {}
+    if space:
+        options["space"] = space
     result = optimize(make_optimizer(method, client, seed=seed, **options), base, JudgeEvaluator(dev, client, seed=seed),
-                      Budget(budget), out / method, test_items=test, on_record=progress,
+                      Budget(budget), method_folder(out, method, space), test_items=test, on_record=progress,
                       info={"data": f"{len(dev)} dev items", "backend": client.backend.identity})
     return result, time.perf_counter() - started
+
+
+def method_folder(out: Path, method: str, space: dict[str, str] | None) -> Path:
+    """A confined search has its own folder (a folder refuses another space); the cache is shared."""
+    return out / (f"{method}-space" if space else method)
 
 
 def trace(folder: Path, dev: list[Item], test: list[Item], client, count: int, seed: int) -> list[dict[str, Any]]:
@@ -180,6 +188,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="run folders (one per method) and the completion cache")
     parser.add_argument("--trace", type=int, default=0, help="score this many of the first method's strategies "
                         "on test (its best on dev and a spread of the rest): where dev and test part")
+    parser.add_argument("--space", nargs="*", default=[], metavar="FACTOR=V1,V2",
+                        help="confine the searches to these factor values (as judgelab optimize --space); "
+                             "each method then runs in METHOD-space/ under --out")
     parser.add_argument("--no-write", action="store_true", help="print only")
     args = parser.parse_args(argv)
     dev, test = split(args.dataset, args.aspect, args.dev_items, args.test_items, args.seed)
@@ -192,10 +203,10 @@ def main(argv: list[str] | None = None) -> int:
     with make_client(args.model, cache=args.out / "cache.sqlite") as client:
         for method in args.methods:
             results[method] = run_method(method, base, dev, test, client, args.budget, args.out, args.seed,
-                                         args.stepwise_passes)
+                                         args.stepwise_passes, parse_space(args.space))
         if args.trace:
             first = args.methods[0]
-            traced = trace_table(first, trace(args.out / first, dev, test, client, args.trace, args.seed))
+            traced = trace_table(first, trace(method_folder(args.out, first, parse_space(args.space)), dev, test, client, args.trace, args.seed))
     rendered = table(results) + (f"\n\n{traced}" if args.trace else "")
     print(rendered)
     command = command_line("bench.bench_optimize_real", argv)

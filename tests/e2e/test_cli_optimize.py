@@ -70,3 +70,36 @@ def test_optimize_refuses_unknown_method_and_objective(tmp_path):
     result = run_cli("optimize", "annealing", "--data", tmp_path / "x.jsonl", "--aspect", "a", "--budget", "2",
                      "--out", tmp_path / "run")
     assert result.returncode == 2 and "unknown method 'annealing'" in result.stderr
+
+
+def test_optimize_random_within_a_space(benchmarks_dir, test_model_path, tmp_path):
+    dev, _ = _write(benchmarks_dir, tmp_path)
+    out = tmp_path / "run"
+    result = run_cli("optimize", "random", "--data", dev, "--aspect", "naturalness", "--budget", 3,
+                     "--strategy", "cot=none", "--space", "cot=none,suffix", "--space", "scale=3,5,10",
+                     "--space", "reference=none", "--model", TEST_MODEL, "--cache-path", tmp_path / "cache.sqlite",
+                     "--out", out, "--no-report", timeout=1800)
+    assert result.returncode == 0, result.stderr
+    lines = [json.loads(line) for line in (out / "trajectory.jsonl").read_text().splitlines()]
+    assert len(lines) == 3
+    for line in lines:
+        assert ",reference=none," in line["strategy"] and ",cot=prefix," not in line["strategy"]
+        assert line["strategy"].split(",")[0] in ("scale=3", "scale=5", "scale=10")
+    state = json.loads((out / "optimizer.json").read_text())
+    assert state["settings"]["space"] == {"scale": ["5", "3", "10"], "reference": ["none"], "cot": ["none", "suffix"]}
+
+
+def test_optimize_names_a_bad_space_before_any_call(tmp_path):
+    dev = tmp_path / "dev.jsonl"
+    dev.write_text('{"id": "a", "output": "x", "human": {"naturalness": 3}}\n')
+    common = ("optimize", "random", "--data", dev, "--aspect", "naturalness", "--budget", "2", "--out", tmp_path / "run",
+              "--model", "http://127.0.0.1:9/v1", "--model-name", "judge")  # nothing listens: no call may be made
+    bad_value = run_cli(*common, "--space", "cot=before")
+    assert bad_value.returncode == 2 and "'before' is not a value of cot; choose from prefix, none, suffix" in bad_value.stderr
+    no_value = run_cli(*common, "--space", "cot")
+    assert no_value.returncode == 2 and "--space 'cot': write FACTOR=VALUE,VALUE" in no_value.stderr
+    start_outside = run_cli(*common, "--space", "cot=none")
+    assert start_outside.returncode == 2 and "the start strategy has cot=prefix" in start_outside.stderr
+    not_a_strategy_search = run_cli(*common[:1], "ape", *common[2:], "--space", "cot=none")
+    assert not_a_strategy_search.returncode == 2 and "ape has no setting 'space'" in not_a_strategy_search.stderr
+    assert not (tmp_path / "run").exists()

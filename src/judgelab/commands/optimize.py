@@ -44,6 +44,7 @@ def optimize_command(
     task: str | None = typer.Option(None, "--task", help="Your task description (generic family)."),
     criteria: str | None = typer.Option(None, "--criteria", help="Start criteria text (what ape/rewrite optimise), or @FILE."),
     option: list[str] = typer.Option([], "--option", "-O", help="Optimiser setting KEY=VALUE, repeatable (e.g. -O rho=0 -O lam=2); see docs/optimize.md."),
+    space: list[str] = typer.Option([], "--space", help="Confine a strategy search to some values of a factor, FACTOR=V1,V2; repeatable (e.g. --space cot=none,suffix --space scale=3,5,10)."),
     max_calls: int | None = typer.Option(None, "--max-calls", help="Also stop once this many paid LLM calls were made."),
     max_cost: float | None = typer.Option(None, "--max-cost", help="Also stop once this much USD was spent (needs prices)."),
     limit: int | None = typer.Option(None, "--limit", help="Use only the first N dev items (and N test items)."),
@@ -71,7 +72,7 @@ def optimize_command(
     pool = list(load_items(examples_from)) if examples_from else None
     with client_from_options(model, model_name, cache, cache_path, price_in=price_in, price_out=price_out,
                              timeout=timeout) as client:
-        optimizer = make_optimizer(method, client, seed=seed, **parse_options(option))
+        optimizer = make_optimizer(method, client, seed=seed, **optimizer_settings(option, space))
         evaluator = JudgeEvaluator(dev, client, objective=objective, examples_pool=pool, seed=seed)  # type: ignore[arg-type]
         info = {"data": str(data), "test": str(test) if test else None, "aspect": aspect,
                 "backend": client.backend.identity, "dev_items": len(dev)}
@@ -122,15 +123,40 @@ def write_best_run(result: OptimizeResult, dev: list, client, out: Path, data_pa
     run_judge(result.best_config, dev, client, out, data_path=data_path, **options)
 
 
+def optimizer_settings(option: list[str], space: list[str]) -> dict[str, Any]:
+    """The ``-O`` settings and the ``--space`` restriction, as keyword arguments of the optimiser."""
+    settings = parse_options(option)
+    if space:
+        if "space" in settings:
+            raise ConfigError("the space is given twice (-O space=... and --space); use --space")
+        settings["space"] = parse_space(space)
+    return settings
+
+
+def parse_space(pairs: list[str]) -> dict[str, str]:
+    """``--space FACTOR=V1,V2`` pairs as ``{factor: "V1,V2"}``."""
+    restriction: dict[str, str] = {}
+    for name, values in _key_values(pairs, "--space", "FACTOR=VALUE,VALUE, e.g. --space cot=none,suffix"):
+        if name in restriction:
+            raise ConfigError(f"--space names {name} twice; list all its values once")
+        restriction[name] = values
+    return restriction
+
+
 def parse_options(pairs: list[str]) -> dict[str, Any]:
     """``KEY=VALUE`` settings; values read as YAML scalars (``0.2``, ``false``, ``5``)."""
-    options: dict[str, Any] = {}
+    return {key: yaml.safe_load(value) for key, value in _key_values(pairs, "--option", "KEY=VALUE, e.g. -O rho=0")}
+
+
+def _key_values(pairs: list[str], flag: str, form: str) -> list[tuple[str, str]]:
+    """``KEY=VALUE`` texts split at the first ``=`` (a pair without a key or ``=`` is named)."""
+    split = []
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
-            raise ConfigError(f"--option {pair!r}: write KEY=VALUE, e.g. -O rho=0")
-        options[key.strip()] = yaml.safe_load(value)
-    return options
+            raise ConfigError(f"{flag} {pair!r}: write {form}")
+        split.append((key.strip(), value))
+    return split
 
 
 class SearchProgress:

@@ -156,7 +156,7 @@ class Strategy(BaseModel):
 
     def key(self) -> str:
         """Readable, stable identity: ``scale=5,examples=0,...,order=TD-ER-IC``."""
-        return ",".join(f"{name}={_text(getattr(self, name))}" for name in FACTORS)
+        return ",".join(f"{name}={factor_text(getattr(self, name))}" for name in FACTORS)
 
     def digest(self) -> str:
         """Short stable hash of ``key()`` (12 hex digits), for file names and cache keys."""
@@ -165,7 +165,7 @@ class Strategy(BaseModel):
     @classmethod
     def from_key(cls, key: str) -> Strategy:
         pairs = dict(part.split("=", 1) for part in key.split(","))
-        return cls.model_validate({name: _parse_key_value(name, text) for name, text in pairs.items()})
+        return cls.model_validate({name: parse_factor_text(name, text) for name, text in pairs.items()})
 
     def to_yaml(self) -> str:
         return yaml.safe_dump(self.model_dump(mode="json"), sort_keys=False)
@@ -190,13 +190,15 @@ class Strategy(BaseModel):
         return cls.model_validate_json(text) if path.suffix == ".json" else cls.from_yaml(text)
 
 
-def _text(value: Any) -> str:
+def factor_text(value: Any) -> str:
+    """A factor value as a strategy key writes it (booleans as on/off)."""
     if isinstance(value, bool):
         return "on" if value else "off"
     return str(value)
 
 
-def _parse_key_value(name: str, text: str) -> Any:
+def parse_factor_text(name: str, text: str) -> Any:
+    """A factor value from its text in a strategy key (the inverse of ``factor_text``)."""
     if name in ("scale", "examples"):
         return int(text)
     return text

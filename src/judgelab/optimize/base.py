@@ -240,6 +240,10 @@ class Optimizer(ABC):
     @abstractmethod
     def run(self, search: Search) -> None: ...
 
+    def check(self, base: JudgeConfig) -> None:
+        """Raise ``ConfigError`` if the search cannot start from ``base`` (before any folder is written)."""
+        return None  # most searches find out only when they start
+
     def settings(self) -> dict[str, Any]:
         return {"seed": self.seed}
 
@@ -499,6 +503,7 @@ def optimize(optimizer: Optimizer, base: JudgeConfig, evaluator: Evaluator, budg
     With ``test_items``, the best and the start config are scored on them (``test.json``).
     """
     budget = Budget(budget) if isinstance(budget, int) else budget
+    optimizer.check(base)
     folder = Path(out) if out is not None else None
     search = Search(optimizer, base, evaluator, budget, folder, on_record, info)
     try:

@@ -1,5 +1,7 @@
 """Search baselines at the same budget (seed 002 Appendix F.2, ``shared/specs/hpss.md``).
 
+Each searches its ``space`` (the full space unless confined to some factor values):
+
 * ``RandomSearch``: the start point, then strategies drawn uniformly among the unevaluated.
 * ``Greedy``: perturb the current best ``width`` (5) times, each time replacing the value of one
   random factor by another random value; keep the best of the current and the perturbations.
@@ -10,18 +12,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
-from judgelab.judges.strategy import FACTORS, Strategy
+from judgelab.judges.strategy import Strategy
 from judgelab.optimize.base import Search, SearchStopped
 from judgelab.optimize.space import (
     FACTOR_NAMES,
+    Space,
     StrategyOptimizer,
     changed,
     neighbour_rows,
     row_of,
+    space_rows,
     strategy_at,
 )
 
@@ -34,14 +39,14 @@ class RandomSearch(StrategyOptimizer):
         start = self.start(search)
         seen = {row_of(start)}
         self.evaluate(search, start, "start")
-        total = int(np.prod([len(v) for v in FACTORS.values()]))
+        rows = space_rows(self.space)  # every row in the full space, so draw i is row i there
         while True:
-            if len(seen) == total:
-                raise SearchStopped("every strategy was evaluated")
+            if len(seen) == len(rows):
+                raise SearchStopped("every strategy of the search space was evaluated")
             # Rejection sampling is uniform over the unevaluated ones, and cheap while few are known.
-            row = int(rng.integers(total))
+            row = int(rows[rng.integers(len(rows))])
             while row in seen:
-                row = int(rng.integers(total))
+                row = int(rows[rng.integers(len(rows))])
             seen.add(row)
             self.evaluate(search, strategy_at(row), "random")
 
@@ -49,13 +54,13 @@ class RandomSearch(StrategyOptimizer):
 class Greedy(StrategyOptimizer):
     method = "greedy"
 
-    def __init__(self, *, seed: int = 0, width: int = 5):
-        super().__init__(seed=seed)
+    def __init__(self, *, seed: int = 0, width: int = 5, space: Mapping[str, Any] | None = None):
+        super().__init__(seed=seed, space=space)
         self.width = width
         self.current: Strategy | None = None
 
     def settings(self) -> dict[str, Any]:
-        return {"seed": self.seed, "width": self.width}
+        return {**super().settings(), "width": self.width}
 
     def run(self, search: Search) -> None:
         rng = np.random.default_rng(self.seed)
@@ -64,20 +69,22 @@ class Greedy(StrategyOptimizer):
         while True:
             candidates = []
             for _ in range(self.width):
-                candidate = self._perturb(self.current, scores, rng)
+                candidate = self._perturb(self.current, scores, rng, self.space)
                 scores[row_of(candidate)] = self.evaluate(search, candidate, "perturb", parent=self.current.key())
                 candidates.append(candidate)
             # Ties keep the current strategy (max returns the first of equals).
             self.current = max([self.current, *candidates], key=lambda s: scores[row_of(s)])
 
     @staticmethod
-    def _perturb(current: Strategy, scores: dict[int, float], rng: np.random.Generator) -> Strategy:
+    def _perturb(current: Strategy, scores: dict[int, float], rng: np.random.Generator, space: Space) -> Strategy:
         """One random factor, one random other value; redrawn while it names an evaluated strategy."""
-        if all(row in scores for row in neighbour_rows(current)):
+        if all(row in scores for row in neighbour_rows(current, space)):
             raise SearchStopped(f"every neighbour of the current best ({current.key()}) was evaluated")
+        # Factors the space fixes to one value cannot be perturbed (all 8 in the full space).
+        free = [name for name in FACTOR_NAMES if len(space[name]) > 1]
         while True:
-            name = FACTOR_NAMES[int(rng.integers(len(FACTOR_NAMES)))]
-            others = [v for v in FACTORS[name] if v != getattr(current, name)]
+            name = free[int(rng.integers(len(free)))]
+            others = [v for v in space[name] if v != getattr(current, name)]
             candidate = changed(current, name, others[int(rng.integers(len(others)))])
             if row_of(candidate) not in scores:
                 return candidate
@@ -89,25 +96,25 @@ class Greedy(StrategyOptimizer):
 class StepwiseGreedy(StrategyOptimizer):
     method = "stepwise"
 
-    def __init__(self, *, seed: int = 0, passes: int = 1):
-        super().__init__(seed=seed)
+    def __init__(self, *, seed: int = 0, passes: int = 1, space: Mapping[str, Any] | None = None):
+        super().__init__(seed=seed, space=space)
         self.passes = passes
         self.current: Strategy | None = None
         self.done: list[str] = []
 
     def settings(self) -> dict[str, Any]:
-        return {"seed": self.seed, "passes": self.passes}
+        return {**super().settings(), "passes": self.passes}
 
     def run(self, search: Search) -> None:
         self.current = self.start(search)
         scores = {row_of(self.current): self.evaluate(search, self.current, "start")}
         for _ in range(self.passes):
             for name in FACTOR_NAMES:
-                for value in FACTORS[name]:
+                for value in self.space[name]:
                     candidate = changed(self.current, name, value)
                     if row_of(candidate) not in scores:
                         scores[row_of(candidate)] = self.evaluate(search, candidate, f"factor:{name}")
-                best_value = max(FACTORS[name], key=lambda v: (scores[row_of(changed(self.current, name, v))],
+                best_value = max(self.space[name], key=lambda v: (scores[row_of(changed(self.current, name, v))],
                                                                 v == getattr(self.current, name)))
                 self.current = changed(self.current, name, best_value)
                 self.done.append(name)

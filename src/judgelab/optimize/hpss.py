@@ -19,27 +19,35 @@ evaluated strategies P and the population B (the k best).
 Defaults are the published settings (k=5, g=2, rho=0.2, T=5, lambda=4; the public code uses
 lambda=2). Ablations: ``exploitation=False`` (rho=0), ``ucb=False`` (lambda=0),
 ``heuristic=False`` (uniform neighbour choice).
+
+A search confined to a sub-space (``space=``, not in the paper) applies every rule above to the
+allowed values only: initialisation evaluates the allowed one-factor variants, advantages are
+centred over the allowed values, and neither a mutation nor exploitation leaves the sub-space.
+A left-out value keeps advantage 0 and is never read.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
-from judgelab.judges.strategy import FACTORS, Strategy
-from judgelab.optimize.base import Search
+from judgelab.judges.strategy import FACTORS, Strategy, factor_text
+from judgelab.optimize.base import Search, SearchStopped
 from judgelab.optimize.space import (
     FACTOR_NAMES,
     StrategyOptimizer,
     changed,
     neighbour_rows,
     one_factor_variants,
+    row_mask,
     row_of,
     space_indices,
     strategy_at,
     value_indices,
+    value_masks,
 )
 
 #: Budget of the paper's experiments, including the 21 evaluations of initialisation.
@@ -50,8 +58,10 @@ class HPSS(StrategyOptimizer):
     method = "hpss"
 
     def __init__(self, *, seed: int = 0, k: int = 5, g: int = 2, rho: float = 0.2, temperature: float = 5.0,
-                 lam: float = 4.0, exploitation: bool = True, ucb: bool = True, heuristic: bool = True):
-        super().__init__(seed=seed)
+                 lam: float = 4.0, exploitation: bool = True, ucb: bool = True, heuristic: bool = True,
+                 space: Mapping[str, Any] | None = None):
+        super().__init__(seed=seed, space=space)
+        self.allowed = value_masks(self.space)  # per factor: which values the search may use
         self.k, self.g, self.rho, self.temperature, self.lam = k, g, rho, temperature, lam
         self.exploitation, self.ucb, self.heuristic = exploitation, ucb, heuristic
         self.advantage = {name: np.zeros(len(values)) for name, values in FACTORS.items()}
@@ -62,7 +72,7 @@ class HPSS(StrategyOptimizer):
         self.counts = {"explore": 0, "exploit": 0, "free": 0, "stall": 0}
 
     def settings(self) -> dict[str, Any]:
-        return {"seed": self.seed, "k": self.k, "g": self.g, "rho": self.effective_rho, "temperature": self.temperature,
+        return {**super().settings(), "k": self.k, "g": self.g, "rho": self.effective_rho, "temperature": self.temperature,
                 "lam": self.effective_lam, "heuristic": self.heuristic}
 
     @property
@@ -86,11 +96,12 @@ class HPSS(StrategyOptimizer):
         per_value = {name: np.zeros(len(values)) for name, values in FACTORS.items()}
         for name, values in FACTORS.items():
             per_value[name][values.index(getattr(start, name))] = f_start
-        for variant in one_factor_variants(start):
+        for variant in one_factor_variants(start, self.space):
             name = next(n for n in FACTOR_NAMES if getattr(variant, n) != getattr(start, n))
             per_value[name][FACTORS[name].index(getattr(variant, name))] = self._evaluate(search, variant, "init")
         for name in FACTOR_NAMES:
-            self.advantage[name] = per_value[name] - per_value[name].mean()
+            self.advantage[name] = per_value[name]
+            self._recentre(name)
             self.updates[name][:] = 1
             self.visits[name][:] = 1
         self.population = self._best([strategy_at(row) for row in self.scores])
@@ -130,7 +141,7 @@ class HPSS(StrategyOptimizer):
         for name, values in FACTORS.items():
             u = values.index(getattr(strategy, name))
             for v, value in enumerate(values):
-                if v == u:
+                if v == u or not self.allowed[name][v]:
                     continue
                 ucb = self.effective_lam * math.sqrt(bonus / self.visits[name][v])
                 changes.append((name, value))
@@ -152,9 +163,15 @@ class HPSS(StrategyOptimizer):
         n = self.updates[name][v]
         self.advantage[name][v] = (self.advantage[name][v] * n + gain) / (n + 1)
         self.updates[name][v] = n + 1
-        self.advantage[name] -= self.advantage[name].mean()
+        self._recentre(name)
         self.counts["explore"] += 1
         return child
+
+    def _recentre(self, name: str) -> None:
+        """Zero mean over the factor's allowed values (all of them in the full space); left-out ones stay 0."""
+        allowed = self.allowed[name]
+        self.advantage[name][allowed] -= self.advantage[name][allowed].mean()
+        self.advantage[name][~allowed] = 0.0
 
     def exploit(self, search: Search) -> Strategy:
         strategy = self.exploitation_target()
@@ -169,6 +186,9 @@ class HPSS(StrategyOptimizer):
         for column, name in enumerate(FACTOR_NAMES):
             totals += self.advantage[name][indices[:, column]]
         totals[list(self.scores)] = -np.inf
+        totals[~row_mask(self.space)] = -np.inf
+        if not np.isfinite(totals.max()):
+            raise SearchStopped("every strategy of the search space was evaluated")
         return strategy_at(int(np.argmax(totals)))
 
     def _evaluate(self, search: Search, strategy: Strategy, phase: str, **notes: Any) -> float:
@@ -187,20 +207,14 @@ class HPSS(StrategyOptimizer):
 
     def _stalled(self) -> bool:
         return bool(self.population) and all(
-            row in self.scores for s in self.population for row in neighbour_rows(s))
+            row in self.scores for s in self.population for row in neighbour_rows(s, self.space))
 
     # -- inspection ----------------------------------------------------------------------------
     def state(self) -> dict[str, Any]:
         def by_value(arrays: dict[str, np.ndarray], cast) -> dict[str, dict[str, Any]]:
-            return {name: {_text(value): cast(arrays[name][i]) for i, value in enumerate(FACTORS[name])}
+            return {name: {factor_text(value): cast(arrays[name][i]) for i, value in enumerate(FACTORS[name])}
                     for name in FACTOR_NAMES}
 
         return {"advantage": by_value(self.advantage, lambda x: round(float(x), 6)),
                 "updates": by_value(self.updates, int), "visits": by_value(self.visits, int),
                 "population": [s.key() for s in self.population], "moves": dict(self.counts)}
-
-
-def _text(value: Any) -> str:
-    if isinstance(value, bool):
-        return "on" if value else "off"
-    return str(value)

@@ -11,6 +11,7 @@ stop the search (a model too weak to propose would otherwise loop for ever).
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import ValidationError
@@ -21,7 +22,7 @@ from judgelab.judges.strategy import FACTORS, Strategy
 from judgelab.llm.client import Client
 from judgelab.llm.types import Request, Usage
 from judgelab.optimize.base import BudgetSpent, Optimizer, Search, SearchStopped
-from judgelab.optimize.space import StrategyOptimizer, one_factor_variants
+from judgelab.optimize.space import StrategyOptimizer, one_factor_variants, outside
 from judgelab.parse import parse_json
 
 # APE's resampling template (Zhou et al., 2023, "iterative Monte Carlo search").
@@ -219,28 +220,28 @@ class OPRO(_Proposer, StrategyOptimizer):
     method = "opro"
 
     def __init__(self, client: Client, *, seed: int = 0, history: int = 20, temperature: float = 1.0,
-                 max_tokens: int = 256, max_failures: int = 10):
-        super().__init__(seed=seed)
+                 max_tokens: int = 256, max_failures: int = 10, space: Mapping[str, Any] | None = None):
+        super().__init__(seed=seed, space=space)
         self.client, self.history, self.temperature = client, history, temperature
         self.max_tokens, self.max_failures = max_tokens, max_failures
         self.scores: dict[str, float] = {}
         self._setup_proposals()
 
     def settings(self) -> dict[str, Any]:
-        return {"seed": self.seed, "history": self.history, "temperature": self.temperature,
+        return {**super().settings(), "history": self.history, "temperature": self.temperature,
                 "max_tokens": self.max_tokens}
 
     def run(self, search: Search) -> None:
         start = self.start(search)
         # The strategies explored in HPSS's initialisation are OPRO's initial history (F.2).
-        for strategy in [start, *one_factor_variants(start)]:
+        for strategy in [start, *one_factor_variants(start, self.space)]:
             self.scores[strategy.key()] = self.evaluate(search, strategy, "init")
         while True:
             self._step(search)
 
     def prompt(self, aspect: str) -> str:
         ranges = "\n".join(f"- {name}: {', '.join(json.dumps(_plain(v)) for v in values)}"
-                           for name, values in FACTORS.items())
+                           for name, values in self.space.items())
         best = sorted(self.scores.items(), key=lambda kv: -kv[1])[: self.history]
         history = "\n".join(f"{json.dumps(_as_json(key))} score: {score:.1f}" for key, score in reversed(best))
         return OPRO_TEMPLATE.format(aspect=aspect, ranges=ranges, history=history, names=", ".join(FACTORS))
@@ -252,6 +253,8 @@ class OPRO(_Proposer, StrategyOptimizer):
         strategy, reason = parse_strategy(raw)
         if strategy is None:
             return self._failed(search, raw, reason or "unparsable", usage)
+        if left_out := outside(strategy, self.space):
+            return self._failed(search, raw, f"outside the search space: {', '.join(left_out)}", usage)
         if strategy.key() in self.scores:
             return self._failed(search, raw, f"already evaluated: {strategy.key()}", usage, ok=True)
         self.failures_in_a_row = 0

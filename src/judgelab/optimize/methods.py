@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 from judgelab.errors import ConfigError
@@ -29,8 +30,19 @@ def make_optimizer(method: str, client: Client | None = None, *, seed: int = 0, 
     if method not in METHODS:
         raise ConfigError(f"unknown optimiser {method!r}; choose from {', '.join(METHODS)}")
     cls, proposes, _ = METHODS[method]
+    _check_settings(method, cls, options)
     if proposes:
         if client is None:
             raise ConfigError(f"{method} asks an LLM for proposals: pass a client")
         return cls(client, seed=seed, **options)  # type: ignore[call-arg]
     return cls(seed=seed, **options)
+
+
+def _check_settings(method: str, cls: type[Optimizer], options: dict[str, Any]) -> None:
+    """A setting the optimiser does not take is named, with the ones it does take (not a TypeError)."""
+    known = [name for name, parameter in inspect.signature(cls.__init__).parameters.items()
+             if parameter.kind is inspect.Parameter.KEYWORD_ONLY and name != "seed"]
+    for name in options:
+        if name not in known:
+            hint = " (--space confines strategy searches: hpss, greedy, stepwise, random, opro)" if name == "space" else ""
+            raise ConfigError(f"{method} has no setting {name!r}{hint}; its settings are {', '.join(known)}")
