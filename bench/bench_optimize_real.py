@@ -35,6 +35,7 @@ from judgelab.judges.strategy import Strategy
 from judgelab.llm.models import judgelab_home
 from judgelab.llm.resolve import make_client
 from judgelab.optimize.base import (
+    DEFAULT_MIN_COVERAGE,
     Budget,
     JudgeEvaluator,
     OptimizeResult,
@@ -77,7 +78,8 @@ def split(dataset: str, aspect: str, dev_items: int, test_items: int, seed: int)
 
 
 def run_method(method: str, base: PromptedJudge, dev, test, client, budget: int, out: Path,
-               seed: int, passes: int = 1, space: dict[str, str] | None = None) -> tuple[OptimizeResult, float]:
+               seed: int, passes: int = 1, space: dict[str, str] | None = None,
+               min_coverage: float = DEFAULT_MIN_COVERAGE) -> tuple[OptimizeResult, float]:
     started = time.perf_counter()
     log(f"{method}: budget {budget} on {len(dev)} dev items")
 
@@ -89,7 +91,7 @@ def run_method(method: str, base: PromptedJudge, dev, test, client, budget: int,
     options: dict[str, Any] = {"passes": passes} if method == "stepwise" else {}
     if space:
         options["space"] = space
-    result = optimize(make_optimizer(method, client, seed=seed, **options), base, JudgeEvaluator(dev, client, seed=seed),
+    result = optimize(make_optimizer(method, client, seed=seed, **options), base, JudgeEvaluator(dev, client, seed=seed, min_coverage=min_coverage),
                       Budget(budget), method_folder(out, method, space), test_items=test, on_record=progress,
                       info={"data": f"{len(dev)} dev items", "backend": client.backend.identity})
     return result, time.perf_counter() - started
@@ -191,6 +193,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--space", nargs="*", default=[], metavar="FACTOR=V1,V2",
                         help="confine the searches to these factor values (as judgelab optimize --space); "
                              "each method then runs in METHOD-space/ under --out")
+    parser.add_argument("--min-coverage", type=float, default=DEFAULT_MIN_COVERAGE,
+                        help="share of dev items that must be rated for an objective (as judgelab optimize; "
+                             "0 reproduces runs recorded before the rule)")
     parser.add_argument("--no-write", action="store_true", help="print only")
     args = parser.parse_args(argv)
     dev, test = split(args.dataset, args.aspect, args.dev_items, args.test_items, args.seed)
@@ -203,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
     with make_client(args.model, cache=args.out / "cache.sqlite") as client:
         for method in args.methods:
             results[method] = run_method(method, base, dev, test, client, args.budget, args.out, args.seed,
-                                         args.stepwise_passes, parse_space(args.space))
+                                         args.stepwise_passes, parse_space(args.space), args.min_coverage)
         if args.trace:
             first = args.methods[0]
             traced = trace_table(first, trace(method_folder(args.out, first, parse_space(args.space)), dev, test, client, args.trace, args.seed))

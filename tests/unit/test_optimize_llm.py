@@ -3,11 +3,13 @@ tests/e2e/test_cli_optimize.py): proposals parsed, unusable ones recorded, budge
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
 
 from judgelab.data.item import Item
+from judgelab.errors import ConfigError
 from judgelab.judges.prompted import PromptedJudge
 from judgelab.judges.strategy import Strategy
 from judgelab.llm.types import Usage
@@ -189,3 +191,46 @@ def test_judge_evaluator_records_why_an_objective_is_undefined():
         evaluation = JudgeEvaluator(_items(), client).evaluate(BASE.model_copy(update={"strategy": Strategy(cot="none")}))
     assert evaluation.objective is None and evaluation.reason == "constant judge"
     assert evaluation.search_objective == 0.0
+
+
+@pytest.mark.parametrize("min_coverage, defined", [(0.5, False), (0.0, True)])
+def test_judge_evaluator_leaves_a_config_that_rates_too_few_items_undefined(min_coverage, defined):
+    ratings = {0: "1]]", 2: "4]]"}  # sentences 0 and 2 get a rating; 4 of 6 replies are unparsable
+
+    def reply(request, i):
+        number = int(re.search(r"sentence number (\d)", request.messages[-1].content).group(1))
+        return ratings.get(number, "I cannot rate this.")
+
+    with scripted_client(ScriptedBackend(reply)) as client:
+        evaluation = JudgeEvaluator(_items(), client, min_coverage=min_coverage).evaluate(
+            BASE.model_copy(update={"strategy": Strategy(cot="none")}))
+    assert evaluation.n_used == 2 and evaluation.unparsable == 4 and evaluation.value == pytest.approx(1.0)
+    if defined:
+        assert evaluation.objective == pytest.approx(100.0) and evaluation.reason is None
+    else:
+        assert evaluation.objective is None and evaluation.search_objective == 0.0
+        assert evaluation.reason.startswith("only 2 of 6 items have a usable rating, under min_coverage 0.5")
+
+
+def test_min_coverage_is_part_of_the_search_identity(tmp_path):
+    from judgelab.optimize.baselines import RandomSearch
+
+    class Recorded:
+        objective, min_coverage = "spearman", 0.5
+
+        def evaluate(self, config, items=None):
+            return Evaluation(objective=1.0, statistic="spearman", level="dataset", value=0.01, n_items=1, n_used=1)
+
+    optimize(RandomSearch(), BASE, Recorded(), 2, tmp_path)
+    stricter = Recorded()
+    stricter.min_coverage = 0.9
+    with pytest.raises(ConfigError, match="different min_coverage: 0.5 there"):
+        optimize(RandomSearch(), BASE, stricter, 3, tmp_path)
+    state = json.loads((tmp_path / "optimizer.json").read_text())
+    del state["min_coverage"]  # a folder written before the rule scored whatever the coverage: 0
+    (tmp_path / "optimizer.json").write_text(json.dumps(state))
+    with pytest.raises(ConfigError, match="different min_coverage: 0.0 there"):
+        optimize(RandomSearch(), BASE, Recorded(), 3, tmp_path)
+    legacy = Recorded()
+    legacy.min_coverage = 0.0
+    assert optimize(RandomSearch(), BASE, legacy, 3, tmp_path).evaluations == 3

@@ -17,7 +17,15 @@ from judgelab.data import load_items
 from judgelab.errors import ConfigError
 from judgelab.files import read_run_record
 from judgelab.llm.resolve import MODEL_STRING_HELP
-from judgelab.optimize.base import BEST, OBJECTIVES, Budget, JudgeEvaluator, OptimizeResult, optimize
+from judgelab.optimize.base import (
+    BEST,
+    DEFAULT_MIN_COVERAGE,
+    OBJECTIVES,
+    Budget,
+    JudgeEvaluator,
+    OptimizeResult,
+    optimize,
+)
 from judgelab.optimize.methods import METHODS, make_optimizer
 
 
@@ -34,6 +42,7 @@ def optimize_command(
     test: Path | None = typer.Option(None, "--test", help="Held-out items: the best and the start config are scored on them."),
     human: Path | None = typer.Option(None, "--human", help=HUMAN_HELP + " For --data and --test; only labelled items are used."),
     objective: str = typer.Option("spearman", "--objective", help=f"What to maximise: {', '.join(OBJECTIVES)}."),
+    min_coverage: float = typer.Option(DEFAULT_MIN_COVERAGE, "--min-coverage", help="A config's objective is undefined when fewer than this share of the dev items get a usable rating."),
     model: str | None = typer.Option(None, "--model", "-m", help=MODEL_STRING_HELP),
     model_name: str | None = typer.Option(None, "--model-name", help="Model name on an OpenAI-compatible server."),
     timeout: float | None = typer.Option(None, "--timeout", help=TIMEOUT_HELP),
@@ -73,7 +82,8 @@ def optimize_command(
     with client_from_options(model, model_name, cache, cache_path, price_in=price_in, price_out=price_out,
                              timeout=timeout) as client:
         optimizer = make_optimizer(method, client, seed=seed, **optimizer_settings(option, space))
-        evaluator = JudgeEvaluator(dev, client, objective=objective, examples_pool=pool, seed=seed)  # type: ignore[arg-type]
+        evaluator = JudgeEvaluator(dev, client, objective=objective, examples_pool=pool, seed=seed,  # type: ignore[arg-type]
+                                   min_coverage=min_coverage)
         info = {"data": str(data), "test": str(test) if test else None, "aspect": aspect,
                 "backend": client.backend.identity, "dev_items": len(dev)}
         with SearchProgress(console, budget) as progress:

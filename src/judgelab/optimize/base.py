@@ -71,6 +71,11 @@ class Budget:
 
 # -- evaluating one config ------------------------------------------------------------------------
 
+#: Share of the items that must get a usable rating for a config's objective to be defined.
+DEFAULT_MIN_COVERAGE = 0.5
+#: Identity values of run folders written before the key existed.
+LEGACY: dict[str, Any] = {"min_coverage": 0.0}
+
 
 @dataclass
 class Evaluation:
@@ -140,12 +145,19 @@ class JudgeEvaluator:
     when the judge's scale is the humans' scale, e.g. relevance 0-3); ``pairwise``: the share of
     same-source output pairs ordered as the humans order them. In-context examples come from
     ``examples_pool`` (default: the dev items; never the judged item itself).
+
+    ``min_coverage``: the objective is undefined when fewer than this share of the items get a
+    usable rating. A statistic over the few items a config happens to rate is not that config's
+    agreement (3 of 40 in the right order is a Spearman of 1.0), and a search would pick it.
     """
 
     def __init__(self, items: Sequence[Item], client: Client, *, objective: Objective = "spearman",
-                 examples_pool: Sequence[Item] | None = None, n_resamples: int = 200, seed: int = 0):
+                 examples_pool: Sequence[Item] | None = None, n_resamples: int = 200, seed: int = 0,
+                 min_coverage: float = DEFAULT_MIN_COVERAGE):
         if objective not in OBJECTIVES:
             raise ConfigError(f"unknown objective {objective!r}; choose from {', '.join(OBJECTIVES)}")
+        if not 0.0 <= min_coverage <= 1.0:
+            raise ConfigError(f"min_coverage is a share of the items, from 0 to 1; got {min_coverage:g}")
         if not items:
             raise ConfigError("the search needs dev items with human labels")
         self.items = list(items)
@@ -154,6 +166,7 @@ class JudgeEvaluator:
         self.examples_pool = list(examples_pool) if examples_pool is not None else self.items
         self.n_resamples = n_resamples
         self.seed = seed
+        self.min_coverage = min_coverage
 
     def evaluate(self, config: JudgeConfig, items: Sequence[Item] | None = None) -> Evaluation:
         items = list(items) if items is not None else self.items
@@ -184,7 +197,10 @@ class JudgeEvaluator:
         reason = None
         if value is None:
             reason = (estimate.reason if estimate is not None else None) or f"{self.objective} is undefined here"
-        return Evaluation(objective=None if value is None else 100.0 * value, statistic=self.objective,
+        elif hpss.coverage.n_used < self.min_coverage * len(items):
+            reason = (f"only {hpss.coverage.n_used} of {len(items)} items have a usable rating, under min_coverage "
+                      f"{self.min_coverage:g}: {self.objective} on them ({value:.3f}) is not the judge's agreement")
+        return Evaluation(objective=None if reason else 100.0 * value, statistic=self.objective,
                           level=level, value=value, ci=ci,
                           pairwise_agreement=_finite(pairwise.value) if pairwise is not None else None,
                           n_used=hpss.coverage.n_used, reason=reason, **counts)
@@ -402,9 +418,11 @@ class Search:
         if state_path.exists():
             earlier = json.loads(state_path.read_text(encoding="utf-8"))
             mine = self.identity()
-            theirs = {key: earlier.get(key) for key in mine}
+            # Folders written before min_coverage existed scored every config whatever its coverage.
+            theirs = {key: earlier.get(key, LEGACY.get(key)) for key in mine}
             if theirs != mine:
-                changed = ", ".join(key for key in mine if theirs.get(key) != mine[key])
+                changed = ", ".join(f"{key}: {theirs.get(key)!r} there" if key == "min_coverage" else key
+                                    for key in mine if theirs.get(key) != mine[key])
                 raise ConfigError(f"{out} holds another search (different {changed}); choose a new --out folder "
                                   "or rerun with the same options to resume")
         trajectory = out / TRAJECTORY
@@ -436,7 +454,8 @@ class Search:
     def identity(self) -> dict[str, Any]:
         """What must match for a folder to be resumed (the budget may grow)."""
         return {"method": self.optimizer.method, "settings": self.optimizer.settings(),
-                "objective": self.evaluator.objective, "base_digest": self.base.digest(),
+                "objective": self.evaluator.objective,
+                "min_coverage": getattr(self.evaluator, "min_coverage", None), "base_digest": self.base.digest(),
                 **{key: self.info.get(key) for key in ("data", "backend")}}
 
     def save_state(self, test: dict[str, Any] | None = None) -> None:
