@@ -91,8 +91,9 @@ def run_method(method: str, base: PromptedJudge, dev, test, client, budget: int,
     options: dict[str, Any] = {"passes": passes} if method == "stepwise" else {}
     if space:
         options["space"] = space
-    result = optimize(make_optimizer(method, client, seed=seed, **options), base, JudgeEvaluator(dev, client, seed=seed, min_coverage=min_coverage),
-                      Budget(budget), method_folder(out, method, space), test_items=test, on_record=progress,
+    evaluator = JudgeEvaluator(dev, client, seed=seed, min_coverage=min_coverage)
+    result = optimize(make_optimizer(method, client, seed=seed, **options), base, evaluator, Budget(budget),
+                      method_folder(out, method, space), test_items=test, on_record=progress,
                       info={"data": f"{len(dev)} dev items", "backend": client.backend.identity})
     return result, time.perf_counter() - started
 
@@ -205,13 +206,15 @@ def main(argv: list[str] | None = None) -> int:
     started, load_before = time.perf_counter(), load_avg()
     args.out.mkdir(parents=True, exist_ok=True)
     results = {}
+    space = parse_space(args.space)
     with make_client(args.model, cache=args.out / "cache.sqlite") as client:
         for method in args.methods:
             results[method] = run_method(method, base, dev, test, client, args.budget, args.out, args.seed,
-                                         args.stepwise_passes, parse_space(args.space), args.min_coverage)
+                                         args.stepwise_passes, space, args.min_coverage)
         if args.trace:
             first = args.methods[0]
-            traced = trace_table(first, trace(method_folder(args.out, first, parse_space(args.space)), dev, test, client, args.trace, args.seed))
+            folder = method_folder(args.out, first, space)
+            traced = trace_table(first, trace(folder, dev, test, client, args.trace, args.seed))
     rendered = table(results) + (f"\n\n{traced}" if args.trace else "")
     print(rendered)
     command = command_line("bench.bench_optimize_real", argv)

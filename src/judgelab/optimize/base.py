@@ -421,7 +421,8 @@ class Search:
             # Folders written before min_coverage existed scored every config whatever its coverage.
             theirs = {key: earlier.get(key, LEGACY.get(key)) for key in mine}
             if theirs != mine:
-                changed = ", ".join(f"{key}: {theirs.get(key)!r} there" if key == "min_coverage" else key
+                # A key older folders may lack is named with its value there: it may be the legacy one.
+                changed = ", ".join(f"{key}: {theirs.get(key)!r} there" if key in LEGACY else key
                                     for key in mine if theirs.get(key) != mine[key])
                 raise ConfigError(f"{out} holds another search (different {changed}); choose a new --out folder "
                                   "or rerun with the same options to resume")

@@ -21,7 +21,6 @@ from judgelab.judges.strategy import Strategy
 from judgelab.optimize.base import Search, SearchStopped
 from judgelab.optimize.space import (
     FACTOR_NAMES,
-    Space,
     StrategyOptimizer,
     changed,
     neighbour_rows,
@@ -69,15 +68,15 @@ class Greedy(StrategyOptimizer):
         while True:
             candidates = []
             for _ in range(self.width):
-                candidate = self._perturb(self.current, scores, rng, self.space)
+                candidate = self._perturb(self.current, scores, rng)
                 scores[row_of(candidate)] = self.evaluate(search, candidate, "perturb", parent=self.current.key())
                 candidates.append(candidate)
             # Ties keep the current strategy (max returns the first of equals).
             self.current = max([self.current, *candidates], key=lambda s: scores[row_of(s)])
 
-    @staticmethod
-    def _perturb(current: Strategy, scores: dict[int, float], rng: np.random.Generator, space: Space) -> Strategy:
+    def _perturb(self, current: Strategy, scores: dict[int, float], rng: np.random.Generator) -> Strategy:
         """One random factor, one random other value; redrawn while it names an evaluated strategy."""
+        space = self.space
         if all(row in scores for row in neighbour_rows(current, space)):
             raise SearchStopped(f"every neighbour of the current best ({current.key()}) was evaluated")
         # Factors the space fixes to one value cannot be perturbed (all 8 in the full space).

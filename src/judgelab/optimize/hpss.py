@@ -62,6 +62,7 @@ class HPSS(StrategyOptimizer):
                  space: Mapping[str, Any] | None = None):
         super().__init__(seed=seed, space=space)
         self.allowed = value_masks(self.space)  # per factor: which values the search may use
+        self.inside = row_mask(self.space)  # per space row: whether exploitation may pick it
         self.k, self.g, self.rho, self.temperature, self.lam = k, g, rho, temperature, lam
         self.exploitation, self.ucb, self.heuristic = exploitation, ucb, heuristic
         self.advantage = {name: np.zeros(len(values)) for name, values in FACTORS.items()}
@@ -186,7 +187,7 @@ class HPSS(StrategyOptimizer):
         for column, name in enumerate(FACTOR_NAMES):
             totals += self.advantage[name][indices[:, column]]
         totals[list(self.scores)] = -np.inf
-        totals[~row_mask(self.space)] = -np.inf
+        totals[~self.inside] = -np.inf
         if not np.isfinite(totals.max()):
             raise SearchStopped("every strategy of the search space was evaluated")
         return strategy_at(int(np.argmax(totals)))

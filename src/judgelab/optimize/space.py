@@ -113,10 +113,6 @@ def _values_text(name: str) -> str:
     return ", ".join(factor_text(value) for value in FACTORS[name])
 
 
-def is_full(space: Space) -> bool:
-    return all(len(space[name]) == len(FACTORS[name]) for name in FACTOR_NAMES)
-
-
 def space_settings(space: Space) -> dict[str, list[str]]:
     """The restricted factors and their values as text (how a search records its space)."""
     return {name: [factor_text(v) for v in space[name]] for name in FACTOR_NAMES if len(space[name]) < len(FACTORS[name])}
