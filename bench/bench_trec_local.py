@@ -266,15 +266,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--epochs", type=int, default=2, help="cross-encoder epochs (0: no cross-encoder)")
     parser.add_argument("--max-length", type=int, default=128)
+    return publish(run, section, SECTION, add_split_options(parser).parse_args(argv), argv)
+
+
+def add_split_options(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """The query folds and the docs switch that the DL 2019 benchmarks share."""
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--write", action="store_true", help="write the section of docs/benchmarks.md")
-    args = parser.parse_args(argv)
-    result = run(args)
-    (RESULTS_DIR / "trec_local.json").write_text(json.dumps(result, default=str))
-    rendered = section(result, args, command_line("bench.bench_trec_local", argv).strip())
+    return parser
+
+
+def publish(run_fn, section_fn, name: str, args: argparse.Namespace, argv: list[str] | None) -> int:
+    """Run, keep the result in ``RESULTS_DIR/<name>.json``, print the section, and write it with --write."""
+    result = run_fn(args)
+    (RESULTS_DIR / f"{name}.json").write_text(json.dumps(result, default=str))
+    rendered = section_fn(result, args, command_line(f"bench.{name}", argv).strip())
     print(rendered)
     if args.write:
-        write_doc_section(SECTION, rendered)
+        write_doc_section(name, rendered)
     return 0
 
 

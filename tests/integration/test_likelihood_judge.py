@@ -44,6 +44,20 @@ def test_fluent_output_outscores_its_scramble_and_rerun_is_cached(embedded_backe
     assert stats["calls"] == 2 and stats["cache_hits"] == 2
 
 
+def test_query_likelihood_prefers_the_passage_that_answers_the_query(embedded_backend, tmp_path):
+    """likelihood_of: input on relevance pairs (UPR): the query is the scored reply, and a passage
+    about the query's topic makes it more probable than an unrelated passage does."""
+    query = "what do cats eat"
+    passages = {"answers": "Cats are carnivores: what cats eat is mostly meat, such as fish, chicken and mice.",
+                "unrelated": "The city council approved a new budget for road repairs on Tuesday evening."}
+    pairs = [Item(id=name, qid="q1", docid=name, query=query, passage=text) for name, text in passages.items()]
+    client = Client(embedded_backend, cache=tmp_path / "cache.sqlite")
+    judgments = {j.item_id: j for j in LikelihoodJudge(aspect="relevance", likelihood_of="input").run(pairs, client)}
+    assert all(j.status == "ok" for j in judgments.values())
+    assert judgments["answers"].extra["tokens"] == judgments["unrelated"].extra["tokens"]  # the same reply: the query
+    assert judgments["answers"].score > judgments["unrelated"].score
+
+
 def test_a_server_backend_is_refused_before_any_call(llama_server):
     item = Item(id="a", source="cats", output="Cats purr.", dataset="demo")
     with Client(make_backend(llama_server.base_url, model_name="smollm")) as client:

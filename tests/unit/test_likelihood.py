@@ -87,3 +87,51 @@ def test_config_round_trip():
     judge = judge_from_dict({"kind": "likelihood", "aspect": "coherence", "reduce": "sum"})
     assert isinstance(judge, LikelihoodJudge) and judge_from_dict(judge.model_dump()) == judge
     assert len(judge.digest()) == 12
+
+
+def relevance_pair() -> Item:
+    return Item(id="p1", qid="q1", docid="d1", query="what do cats eat",
+                passage="Cats are carnivores and eat mostly meat.", label=2)
+
+
+def test_relevance_pairs_score_the_passage_given_the_query_by_default():
+    backend = ScriptedBackend(scored, capabilities=SCORING)
+    judgments = LikelihoodJudge(aspect="relevance").run([relevance_pair()], scripted_client(backend))
+    request = backend.requests[0]
+    assert judgments[0].status == "ok" and request.assistant_prefix == "Cats are carnivores and eat mostly meat."
+    prompt = request.messages[-1].content
+    assert prompt.startswith("Write a passage that answers the query below.") and "what do cats eat" in prompt
+
+
+def test_likelihood_of_input_scores_the_query_given_the_passage():
+    backend = ScriptedBackend(scored, capabilities=SCORING)
+    judgments = LikelihoodJudge(aspect="relevance", likelihood_of="input").run([relevance_pair()],
+                                                                               scripted_client(backend))
+    request = backend.requests[0]
+    assert request.score_prefix and request.assistant_prefix == "what do cats eat"
+    prompt = request.messages[-1].content
+    assert "Cats are carnivores" in prompt and "what do cats eat" not in prompt
+    assert prompt.endswith("Please write a question based on this passage.")  # UPR's wording, next to the reply
+    assert judgments[0].score == pytest.approx(-(4 + 2 + 4 + 3) / 4)
+
+
+def test_likelihood_of_input_on_data_to_text_scores_the_meaning_representation():
+    backend = ScriptedBackend(scored, capabilities=SCORING)
+    LikelihoodJudge(aspect="naturalness", likelihood_of="input").run(items()[:1], scripted_client(backend))
+    request = backend.requests[0]
+    assert request.assistant_prefix == "an MR" and "a much longer sentence" in request.messages[-1].content
+
+
+def test_likelihood_of_input_without_an_input_is_an_error_judgment_not_a_score():
+    backend = ScriptedBackend(scored, capabilities=SCORING)
+    no_source = Item(id="x", output="Cats purr.", dataset="demo")
+    judgments = LikelihoodJudge(aspect="fluency", likelihood_of="input").run([no_source], scripted_client(backend))
+    assert judgments[0].status == "error" and judgments[0].score is None and "no source" in judgments[0].reason
+    assert backend.calls == 0
+
+
+def test_unknown_direction_is_refused_by_the_config():
+    from judgelab.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="likelihood_of"):
+        judge_from_dict({"kind": "likelihood", "aspect": "relevance", "likelihood_of": "query"})

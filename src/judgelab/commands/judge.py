@@ -35,6 +35,7 @@ def judge(
     strategy: str | None = typer.Option(None, "--strategy", help="HPSS factors, e.g. 'scale=10,cot=none,order=TD-IC-ER'."),
     score: str | None = typer.Option(None, "--score", help="parsed (the written rating) or logprob (expected rating)."),
     reduce: str | None = typer.Option(None, "--reduce", help="Likelihood judge: mean (per token), sum or min of the output's token logprobs."),
+    likelihood_of: str | None = typer.Option(None, "--likelihood-of", help="Likelihood judge: score the output given the input (output, GPTScore) or the input given the output (input; for relevance the query given the passage, UPR)."),
     samples: int | None = typer.Option(None, "--samples", help="Self-consistency samples (with --temperature > 0)."),
     temperature: float | None = typer.Option(None, "--temperature"),
     examples_from: Path | None = typer.Option(None, "--examples-from", help="Labelled items for in-context examples (default: --data)."),
@@ -72,7 +73,7 @@ def judge(
             items = items[:limit]
     judge_config = judge_config_from_options(config, method, aspect, family=family, task=task, criteria=_text_or_file(criteria),
                                  strategy=strategy, score=score, samples=samples, temperature=temperature,
-                                 reduce=reduce)
+                                 reduce=reduce, likelihood_of=likelihood_of)
     judge_config = rebind_members(judge_config, member or [])
     pool = list(load_items(examples_from)) if examples_from else None
     with client_from_options(model or judge_config.model, model_name, cache, cache_path, concurrency, rpm,

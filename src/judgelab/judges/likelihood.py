@@ -12,6 +12,12 @@ One forward pass per item and nothing generated: about the cost of reading the p
 backend that returns the logprobs of a given reply (``prefix_scoring``: the embedded model);
 others are refused before any call. Every judgment keeps the token count and all three
 reductions in ``extra``, so a run can be re-reduced without new calls.
+
+``likelihood_of="input"`` turns the direction round: the model reads the judged text and the
+*input* is scored as its reply (for relevance: the query's log-probability given the passage, the
+unsupervised re-ranker of Sachan et al. 2022, "UPR"; for data-to-text: the meaning representation
+given the sentence). A passage that answers a query makes that query likely, whatever the
+passage's own fluency, which the output direction mostly measures.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from judgelab.llm.types import Completion, Request
 from judgelab.prompts.render import family_for, render_likelihood_prompt
 
 Reduce = Literal["mean", "sum", "min"]
+Direction = Literal["output", "input"]
 
 
 class LikelihoodJudge(JudgeConfig):
@@ -46,6 +53,9 @@ class LikelihoodJudge(JudgeConfig):
     instruction: str | None = None
     #: How token logprobs become the score: ``mean`` (per token), ``sum`` (whole output), ``min`` (worst token).
     reduce: Reduce = "mean"
+    #: Which text's log-probability is the score: the judged ``output`` given the input (GPTScore), or
+    #: the ``input`` (a relevance item's query, else its source) given the judged text (UPR).
+    likelihood_of: Direction = "output"
 
     def run(self, items: Sequence[Item], client: Client, on_judgment: OnJudgment | None = None) -> list[Judgment]:
         if not items:
@@ -73,13 +83,15 @@ class LikelihoodJudge(JudgeConfig):
         return judgments  # type: ignore[return-value]
 
     def _request(self, family: str, item: Item) -> Request:
-        output = (item.output or "").strip()
-        if not output:
-            raise ConfigError("the item has no output to score")
-        messages = render_likelihood_prompt(family, self.aspect, item, task=self.task,
-                                            instruction=self.instruction)
-        return Request(messages=tuple(messages), assistant_prefix=output, score_prefix=True, max_tokens=1,
-                       temperature=0.0)
+        judged, given = (item.judged or "").strip(), (item.prompt or "").strip()
+        if not judged:
+            raise ConfigError(f"the item has no {'passage' if item.kind == 'relevance' else 'output'} to score")
+        if self.likelihood_of == "input" and not given:
+            raise ConfigError(f"likelihood_of: input, but the item has no {'query' if item.kind == 'relevance' else 'source'}")
+        messages = render_likelihood_prompt(family, self.aspect, item, task=self.task, instruction=self.instruction,
+                                            likelihood_of=self.likelihood_of)
+        return Request(messages=tuple(messages), assistant_prefix=judged if self.likelihood_of == "output" else given,
+                       score_prefix=True, max_tokens=1, temperature=0.0)
 
     def _judgment(self, item: Item, completion: Completion, usage) -> Judgment:
         logprobs = [t.logprob for t in completion.prefix_logprobs or ()]

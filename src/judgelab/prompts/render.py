@@ -45,8 +45,11 @@ DATASET_FAMILIES = {
 
 
 def family_for(items: Sequence[Item], family: str | None = None) -> str:
-    """``family`` if given, else the one that fits the items' benchmark (``dataset``), else generic."""
-    return family or DATASET_FAMILIES.get(items[0].dataset or "", "generic")
+    """``family`` if given, else the one that fits the items' benchmark (``dataset``), else relevance
+    for query-passage pairs (the generic family shows an output they lack), else generic."""
+    if family or items[0].dataset in DATASET_FAMILIES:
+        return family or DATASET_FAMILIES[items[0].dataset]
+    return "relevance" if items[0].kind == "relevance" else "generic"
 
 
 # Forced start of the reply when the rating comes first: the next token is the rating, so
@@ -305,15 +308,18 @@ ASPECT_ADJECTIVES = {
 
 
 def render_likelihood_prompt(family: str, aspect: str, item: Item, *, task: str | None = None,
-                             instruction: str | None = None) -> list[Message]:
-    """The user message a likelihood judge scores ``item.output`` against (prompts/likelihood/prompt.j2).
+                             instruction: str | None = None, likelihood_of: str = "output") -> list[Message]:
+    """The user message a likelihood judge scores its reply against (prompts/likelihood/prompt.j2):
+    with ``likelihood_of="output"`` an instruction and the input, the judged text being the reply;
+    with ``"input"`` the judged text and an instruction to write the input, which is the reply.
     An aspect missing from ``ASPECT_ADJECTIVES`` is used as written ("Write a concise summary")."""
     if family == "pairwise":
         raise ConfigError("a likelihood judge scores one output; the pairwise family compares two")
     module = family_module(family)
     quality = ASPECT_ADJECTIVES.get(aspect.lower(), aspect)
     text = environment().get_template("likelihood/prompt.j2").render(
-        family=family, quality=quality, item=item, task=task, instruction=instruction, fam=module)
+        family=family, quality=quality, item=item, task=task, instruction=instruction, fam=module,
+        likelihood_of=likelihood_of)
     return list(_messages(text.strip(), None))
 
 
