@@ -9,7 +9,8 @@ With ``--stack-with-hanna-raters`` (HANNA) or ``--stack-with [LABEL=]JUDGMENTS``
 item ids the file uses), the judge's scores get a row of their own and a second stacked row that
 adds them as an input: "stacked (cross-encoder + similarity + LABEL)".
 
-Results accumulate in ~/.cache/judgelab/bench_trained.json ($JUDGELAB_BENCH_RESULTS) (one entry per dataset/aspect, replaced when rerun),
+Results accumulate in ~/.cache/judgelab/bench_trained.json ($JUDGELAB_BENCH_RESULTS) (one entry per dataset/aspect/kind
+and set of --stack-with members, replaced when rerun),
 so a long benchmark can be run piece by piece on a shared machine; --write renders every entry
 into this benchmark's section of docs/benchmarks.md.
 """
@@ -249,6 +250,7 @@ def run_by_source(name: str, aspect: str, args: argparse.Namespace) -> dict[str,
             _spearman_or_none(targets.labels[fold == k], column[fold == k]) for k in range(args.folds)]
     return {"dataset": name, "aspect": aspect, "kind": "by_source", "n_items": len(items),
             "n_groups": len({i.group for i in items}), "folds": args.folds,
+            "extra_members": [label for label, _ in files],
             "spec": spec.model_dump(mode="json", include={"epochs", "max_length", "batch_size", "train_layers", "inputs",
                                                            "loss", "learning_rate", "val_fraction",
                                                            "select_on_validation"}),
@@ -370,6 +372,10 @@ def render(results: dict[str, Any]) -> str:
 def render_by_source(results: dict[str, Any]) -> str:
     """The ``--by-source`` entries: ``train --stack`` fitted on some sources, scored on the others."""
     entries = [e for e in results.get("entries", []) if e.get("kind") == "by_source"]
+    first_seen: dict[tuple[str, str], int] = {}
+    for entry in entries:  # variants of one dataset/aspect (other --stack-with members) side by side
+        first_seen.setdefault((entry["dataset"], entry["aspect"]), len(first_seen))
+    entries.sort(key=lambda e: first_seen[e["dataset"], e["aspect"]])
     lines = ["`train --stack` as a user runs it, scored on sources it never saw: k folds over the sources; in each, "
              "the cross-encoder and the similarity scorer are trained on the other folds' training groups, the "
              "stacker on their validation groups (`--val-fraction`), `--stack-with` files are members; then the "
@@ -385,7 +391,7 @@ def render_by_source(results: dict[str, Any]) -> str:
     for entry in entries:
         for scorer, block in entry["rows"].items():
             per_fold = [v for v in block.get("per_fold_dataset_spearman") or [] if v is not None]
-            lines.append(f"| {entry['dataset']} / {entry['aspect']} | {entry['n_items']} ({entry['n_groups']}) | "
+            lines.append(f"| {_entry_name(entry)} | {entry['n_items']} ({entry['n_groups']}) | "
                          f"{entry['folds']} | {scorer} | {_cell(block, 'dataset')} | {_cell(block, 'group')} | "
                          f"{f'{np.mean(per_fold):.3f}' if per_fold else 'n/a'} |")
     lines += ["", *render_stack_vs_members(entries)]
@@ -396,29 +402,39 @@ def render_by_source(results: dict[str, Any]) -> str:
                            + f" (alpha {f['alpha']:g}, inner CV ρ "
                            f"{'n/a' if f['cv_spearman'] is None else format(f['cv_spearman'], '.2f')}; "
                            f"{f['val_items']} validation items)" for f in entry["stackers"])
-        lines.append(f"- {entry['dataset']}/{entry['aspect']}: `{entry.get('command', '?')}`; {entry['spec']}; train "
+        lines.append(f"- {_entry_name(entry)}: `{entry.get('command', '?')}`; {entry['spec']}; train "
                      f"{np.mean(entry['train_seconds']):.0f}s per fold ({entry['date']}, load {entry['load']}). {chosen}")
     return "\n".join(lines)
+
+
+def _entry_name(entry: dict[str, Any]) -> str:
+    """``dataset / aspect``, and the ``--stack-with`` members when the entry has any (the HANNA
+    raters are named in the rows already)."""
+    extra = [m for m in entry.get("extra_members", ()) if m != HANNA_RATERS]
+    return f"{entry['dataset']} / {entry['aspect']}" + (f" (+ {', '.join(extra)})" if extra else "")
 
 
 def render_stack_vs_members(entries: list[dict[str, Any]]) -> list[str]:
     """The stack minus each of its members on the held-out items: the paired group bootstrap of
     ``judgelab meta --baseline`` (same resamples of sources for both), from the stored predictions,
     so the question "is the stack ever worse than a member out of sample?" has an interval."""
-    lines = ["Stack (this release) minus each member alone, pooled held-out predictions, Spearman; 95% paired "
+    lines = ["Stack (this release) minus each member alone, and minus UniEval's published predictions where the "
+             "set has them, pooled held-out predictions, Spearman; 95% paired "
              "bootstrap over sources (1,000 resamples, as `judgelab meta --baseline`) and its p-value. At the group "
              "level both are compared on the groups where neither is constant.", "",
              "| dataset / aspect | member | difference, dataset [95% CI] | p | difference, group [95% CI] | p |",
              "|---|---|---|---:|---|---:|"]
     for entry in entries:
         for member, (dataset, group) in stack_minus_members(entry).items():
-            lines.append(f"| {entry['dataset']} / {entry['aspect']} | {member} | {_difference(dataset)} | "
+            lines.append(f"| {_entry_name(entry)} | {member} | {_difference(dataset)} | "
                          f"{dataset.p_value:.2f} | {_difference(group)} | {group.p_value:.2f} |")
     return lines
 
 
 #: Stored prediction columns of a --by-source entry that are not stack members.
 NOT_MEMBERS = frozenset({"ids", "fold", "stack (this release)", "stack (previous stacker)", "UniEval (published)"})
+#: Columns the stack is compared with in the paired table: its members, and UniEval's published scores.
+COMPARED = "UniEval (published)"
 
 
 def stored_predictions(entry: dict[str, Any]) -> tuple[dict[str, Item], Dataset, dict[str, np.ndarray]]:
@@ -432,13 +448,14 @@ def stored_predictions(entry: dict[str, Any]) -> tuple[dict[str, Item], Dataset,
 
 
 def stack_minus_members(entry: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
-    """{member: (dataset-level, group-level) Comparison of the stack against that member}."""
+    """{member: (dataset-level, group-level) Comparison of the stack against that member}, and against
+    UniEval's published scores where the entry has them."""
     from judgelab.metrics.compare import compare_scores
 
     _, held, columns = stored_predictions(entry)
     human, groups = held.human_scores(entry["aspect"]), [item.group for item in held]
     out = {}
-    for member in (label for label in columns if label not in NOT_MEMBERS):
+    for member in (label for label in columns if label not in NOT_MEMBERS or label == COMPARED):
         compared = compare_scores(human, columns["stack (this release)"], columns[member], groups,
                                   levels=("dataset", "group"), methods=("spearman",))
         out[_by_source_label(member)] = (compared["dataset"]["spearman"], compared["group"]["spearman"])
@@ -464,15 +481,29 @@ def load_results() -> dict[str, Any]:
     return json.loads(RESULTS.read_text()) if RESULTS.exists() else {"entries": []}
 
 
+def entry_key(entry: dict[str, Any]) -> tuple:
+    """One stored entry per dataset, aspect, kind and set of ``--stack-with`` members, so a stack
+    with extra members sits beside the one without them instead of replacing it."""
+    return entry["dataset"], entry["aspect"], entry.get("kind"), tuple(entry.get("extra_members", ()))
+
+
 def store(results: dict[str, Any], entry: dict[str, Any]) -> None:
-    key = (entry["dataset"], entry["aspect"], entry.get("kind"))
-    results["entries"] = [e for e in results["entries"] if (e["dataset"], e["aspect"], e.get("kind")) != key] + [entry]
+    results["entries"] = [e for e in results["entries"] if entry_key(e) != entry_key(entry)] + [entry]
     save_results(results)
 
 
 def save_results(results: dict[str, Any]) -> None:
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(results, indent=1))
+
+
+def by_source_section(title: str | None) -> tuple[str, str]:
+    """(marker name, heading) of the docs section a --by-source run writes: the main one, or one of
+    its own (``--section-title``), so that entries measured on another machine are not rendered
+    away by a results file that lacks them."""
+    if not title:
+        return "bench_trained_by_source", BY_SOURCE_HEADING
+    return "bench_trained_by_source_" + re.sub(r"[^a-z0-9]+", "_", title.lower()).strip("_"), f"## {title}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -496,6 +527,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="measure train --stack as a user runs it: fit on some sources, score the others "
                              "(k folds over sources), instead of the cross-validated table")
     parser.add_argument("--val-fraction", type=float, default=0.3, help="with --by-source: train --stack's --val-fraction")
+    parser.add_argument("--section-title", default=None,
+                        help="with --by-source --write: write into a section of this title instead of the main one")
     parser.add_argument("--distill", action="store_true", help="also the HANNA distillation curve")
     parser.add_argument("--distill-sizes", default="25,50,100")
     parser.add_argument("--teacher-judge", default=None, help="one HANNA LLM rater (prefix); default: all averaged")
@@ -519,7 +552,8 @@ def main(argv: list[str] | None = None) -> int:
         section = render_by_source(results)
         print(section)
         if args.write:
-            write_doc_section("bench_trained_by_source", section, heading=BY_SOURCE_HEADING)
+            name, heading = by_source_section(args.section_title)
+            write_doc_section(name, section, heading=heading)
             log(f"wrote {DOC.relative_to(ROOT)}")
         return 0
     section = render(results)
