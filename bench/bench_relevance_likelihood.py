@@ -18,7 +18,7 @@ criterion-grade rows are on the same pairs. Reported:
 reply in every pair of a query, so its prior probability is a per-query offset that says nothing of
 the passage; removing it needs no label, only the other judged pairs of the query.
 
-    .venv/bin/python -m bench.bench_relevance_likelihood --pairs 900 --write   # ~15 min of 1.5B calls
+    .venv/bin/python -m bench.bench_relevance_likelihood --pairs 900 --write   # ~25 min of 1.5B calls (per direction)
 
 Every call goes through a completion cache in ~/.cache/judgelab/bench/, so a rerun resumes.
 """
@@ -26,16 +26,22 @@ Every call goes through a completion cache in ~/.cache/judgelab/bench/, so a rer
 from __future__ import annotations
 
 import argparse
-import time
 from collections import defaultdict
 from datetime import datetime, timezone
 from typing import Any
 
 import numpy as np
 
-from bench.bench_trec_local import add_split_options, candidate_labels, cosines, fold_of_query, publish
-from bench.bench_trema import RESULTS_DIR, SHARED, _label_of, agreement_row, published, slice_items, table_a
-from bench.common import describe_machine, load_avg, log
+from bench.bench_trec_local import (
+    add_split_options,
+    candidate_labels,
+    cosines,
+    fold_of_query,
+    judged_with_cost,
+    publish,
+)
+from bench.bench_trema import SHARED, _label_of, agreement_row, published, slice_items, table_a
+from bench.common import describe_machine, log
 from judgelab.data import load_items
 from judgelab.data.item import Item
 from judgelab.metrics.ir import qrels_from_labels, read_runs
@@ -50,26 +56,11 @@ AUTHORS = ("TREMA-4prompts/llama3-8b", "TREMA-sumdecompose/llama3-8b", "TREMA-4p
 def likelihoods(items: list[Item], model: str, direction: str) -> tuple[dict[str, float], dict[str, Any]]:
     """item id -> mean token logprob of the query (``input``) or passage (``output``), and the cost."""
     from judgelab.judges.likelihood import LikelihoodJudge
-    from judgelab.llm.resolve import make_client
 
-    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     judge = LikelihoodJudge(aspect="relevance", likelihood_of=direction)
-    done = [0]
-
-    def progress(_judgment) -> None:
-        done[0] += 1
-        if done[0] % 50 == 0 or done[0] == len(items):
-            log(f"  {DIRECTIONS[direction]}: {done[0]}/{len(items)} pairs")
-
-    with make_client(model, cache=RESULTS_DIR / "likelihood-cache.sqlite") as client:
-        before, started = client.stats(), time.perf_counter()
-        judgments = judge.run(items, client, on_judgment=progress)
-        after = client.stats()
+    judgments, cost = judged_with_cost(judge, items, model, "likelihood-cache.sqlite", f"{DIRECTIONS[direction]}:")
     scores = {j.item_id: float(j.score) for j in judgments if j.ok}
-    return scores, {"paid_calls": after["calls"] - before["calls"],
-                    "cache_hits": after["cache_hits"] - before["cache_hits"],
-                    "wall_s": round(time.perf_counter() - started), "failed": len(items) - len(scores),
-                    "load": load_avg()}
+    return scores, {**cost, "failed": len(items) - len(scores)}
 
 
 def centred_per_query(scores: dict[str, float], items: list[Item]) -> dict[str, float]:
@@ -184,7 +175,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", default=MODEL)
     parser.add_argument("--directions", nargs="+", choices=tuple(DIRECTIONS), default=["input"],
                         help="input: the query given the passage (UPR); output: the passage given the query")
-    parser.add_argument("--folds", type=int, default=5)
     return publish(run, section, SECTION, add_split_options(parser).parse_args(argv), argv)
 
 if __name__ == "__main__":

@@ -47,6 +47,8 @@ DEFAULT_SETS = ("topical_chat:coherence,topical_chat:overall,sfres:naturalness,s
 INPUTS = {"sfres": ("source", "reference"), "sfhot": ("source", "reference"), "topical_chat": ("source", "context")}
 UNIEVAL_NAME = {"qags_cnndm": "qags_cnndm", "qags_xsum": "qags_xsum"}
 HANNA_RATERS = "LLM raters"
+#: The column of UniEval's published predictions in a --by-source entry (compared, not a member).
+UNIEVAL = "UniEval (published)"
 
 
 def shared_benchmarks() -> Path:
@@ -117,7 +119,7 @@ def run_one(name: str, aspect: str, args: argparse.Namespace) -> dict[str, Any]:
     rows = {"cross-encoder (ours)": agreement(point.predictions, targets.labels, targets)}
     unieval = unieval_scores(UNIEVAL_NAME.get(name, name), aspect)
     if unieval:
-        rows["UniEval (published)"] = agreement(np.array([unieval.get(i.id, np.nan) for i in targets.items]),
+        rows[UNIEVAL] = agreement(np.array([unieval.get(i.id, np.nan) for i in targets.items]),
                                                 targets.labels, targets)
     features = []
     try:
@@ -240,7 +242,7 @@ def run_by_source(name: str, aspect: str, args: argparse.Namespace) -> dict[str,
     targets = human_targets(items, aspect, name)
     unieval = unieval_scores(UNIEVAL_NAME.get(name, name), aspect)
     if unieval:
-        scores["UniEval (published)"] = np.array([unieval.get(i.id, np.nan) for i in items])
+        scores[UNIEVAL] = np.array([unieval.get(i.id, np.nan) for i in items])
     rows = {_by_source_label(label): agreement(column, targets.labels, targets) for label, column in scores.items()}
     fold = np.full(len(items), -1)
     for k, (_, held) in enumerate(kfold_by_group(Dataset(items), args.folds, seed=args.seed)):
@@ -432,9 +434,7 @@ def render_stack_vs_members(entries: list[dict[str, Any]]) -> list[str]:
 
 
 #: Stored prediction columns of a --by-source entry that are not stack members.
-NOT_MEMBERS = frozenset({"ids", "fold", "stack (this release)", "stack (previous stacker)", "UniEval (published)"})
-#: Columns the stack is compared with in the paired table: its members, and UniEval's published scores.
-COMPARED = "UniEval (published)"
+NOT_MEMBERS = frozenset({"ids", "fold", "stack (this release)", "stack (previous stacker)", UNIEVAL})
 
 
 def stored_predictions(entry: dict[str, Any]) -> tuple[dict[str, Item], Dataset, dict[str, np.ndarray]]:
@@ -455,7 +455,7 @@ def stack_minus_members(entry: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
     _, held, columns = stored_predictions(entry)
     human, groups = held.human_scores(entry["aspect"]), [item.group for item in held]
     out = {}
-    for member in (label for label in columns if label not in NOT_MEMBERS or label == COMPARED):
+    for member in (label for label in columns if label not in NOT_MEMBERS - {UNIEVAL}):
         compared = compare_scores(human, columns["stack (this release)"], columns[member], groups,
                                   levels=("dataset", "group"), methods=("spearman",))
         out[_by_source_label(member)] = (compared["dataset"]["spearman"], compared["group"]["spearman"])

@@ -72,27 +72,35 @@ LEARNED = {"naive Bayes": lambda: NaiveBayesAggregator(),
 def expected_grades(items: list[Item], model: str) -> tuple[dict[str, dict[str, float]], dict[str, Any]]:
     """item id -> the four expected criterion grades (pairs with an unparsable grade are left out)."""
     from judgelab.judges.trema import TremaJudge
+
+    judge = TremaJudge(mode="four-prompts", aggregator={"method": "sum"}, grade_score="logprob")
+    judgments, cost = judged_with_cost(judge, items, model, "trema-cache.sqlite", "graded")
+    grades = {j.item_id: dict(j.criteria) for j in judgments if j.ok and len(j.criteria or {}) == len(CRITERIA)}
+    return grades, {**cost, "failed": len(items) - len(grades)}
+
+
+def judged_with_cost(judge, items: list[Item], model: str, cache: str, verb: str) -> tuple[list, dict[str, Any]]:
+    """``judge`` run over ``items`` through a completion cache in ``RESULTS_DIR`` (a rerun resumes), and
+    what the run cost: paid calls, cache hits, wall seconds and the load at the end."""
     from judgelab.llm.resolve import make_client
 
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-    judge = TremaJudge(mode="four-prompts", aggregator={"method": "sum"}, grade_score="logprob")
-    with make_client(model, cache=RESULTS_DIR / "trema-cache.sqlite") as client:
+    with make_client(model, cache=RESULTS_DIR / cache) as client:
         before, started = client.stats(), time.perf_counter()
-        judgments = judge.run(items, client, on_judgment=_progress(len(items)))
+        judgments = judge.run(items, client, on_judgment=_progress(len(items), verb))
         after = client.stats()
-    grades = {j.item_id: dict(j.criteria) for j in judgments if j.ok and len(j.criteria or {}) == len(CRITERIA)}
-    cost = {"paid_calls": after["calls"] - before["calls"], "cache_hits": after["cache_hits"] - before["cache_hits"],
-            "wall_s": round(time.perf_counter() - started), "failed": len(items) - len(grades), "load": load_avg()}
-    return grades, cost
+    return judgments, {"paid_calls": after["calls"] - before["calls"],
+                       "cache_hits": after["cache_hits"] - before["cache_hits"],
+                       "wall_s": round(time.perf_counter() - started), "load": load_avg()}
 
 
-def _progress(total: int):
+def _progress(total: int, verb: str):
     done = [0]
 
     def on_judgment(_judgment) -> None:
         done[0] += 1
         if done[0] % 25 == 0 or done[0] == total:
-            log(f"  graded {done[0]}/{total} pairs")
+            log(f"  {verb} {done[0]}/{total} pairs")
     return on_judgment
 
 
@@ -263,7 +271,6 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.bench_trec_local", description=__doc__.split("\n")[0])
     parser.add_argument("--pairs", type=int, default=300, help="slice graded by the LLM (0: no LLM rows)")
     parser.add_argument("--model", default=MODEL)
-    parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--epochs", type=int, default=2, help="cross-encoder epochs (0: no cross-encoder)")
     parser.add_argument("--max-length", type=int, default=128)
     return publish(run, section, SECTION, add_split_options(parser).parse_args(argv), argv)
@@ -271,6 +278,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def add_split_options(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """The query folds and the docs switch that the DL 2019 benchmarks share."""
+    parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--write", action="store_true", help="write the section of docs/benchmarks.md")
     return parser
