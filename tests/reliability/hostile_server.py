@@ -12,7 +12,9 @@ Per POST (a chat completion), by ``mode``:
   (JSON allows leading white space), so no gap between bytes ever reaches a per-read timeout (the
   model list is trickled the same way);
 - ``"bad_schema"``: a 200 whose JSON violates the schema: the message content is an object and
-  ``prompt_tokens`` is ``"many"``.
+  ``prompt_tokens`` is ``"many"``;
+- ``"echo_model"``: a well-formed reply whose ``model`` field, like the id in the model list, holds
+  the bearer token the request carried (secrets can come back outside the reply text).
 
 ``bad_first=N``: each distinct request body gets its mode's answer on its first N attempts and a
 well-formed reply afterwards. GET ``/v1/models`` lists one model (in ``echo_error`` mode with a 401 or
@@ -76,9 +78,9 @@ class HostileServer:
         return "ok" if self.bad_first is not None and attempt > self.bad_first else self.mode
 
 
-def completion(content: object, prompt_tokens: object = 12) -> bytes:
+def completion(content: object, prompt_tokens: object = 12, model: str = MODEL) -> bytes:
     return json.dumps({
-        "id": "c1", "object": "chat.completion", "created": 0, "model": MODEL,
+        "id": "c1", "object": "chat.completion", "created": 0, "model": model,
         "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
         "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": 3, "total_tokens": 15},
     }).encode()
@@ -97,6 +99,9 @@ def _handler_for(server: HostileServer) -> type[BaseHTTPRequestHandler]:
                 if "authorization" in self.headers:
                     server.authorization.append(self.headers["authorization"])
 
+        def _echoed_model(self) -> str:
+            return f"{MODEL}-{self.headers.get('authorization', '').removeprefix('Bearer ')}"
+
         def _headers_text(self) -> str:
             return "; ".join(f"{name}: {value}" for name, value in self.headers.items())
 
@@ -112,7 +117,8 @@ def _handler_for(server: HostileServer) -> type[BaseHTTPRequestHandler]:
 
         def do_GET(self) -> None:  # noqa: N802 - http.server's naming
             self._received()
-            models = json.dumps({"object": "list", "data": [{"id": MODEL, "object": "model"}]}).encode()
+            name = self._echoed_model() if server.mode == "echo_model" else MODEL
+            models = json.dumps({"object": "list", "data": [{"id": name, "object": "model"}]}).encode()
             if server.mode == "echo_error" and server.error_status in (401, 403):
                 self._error(server.error_status)
             elif server.mode == "trickle":
@@ -134,6 +140,8 @@ def _handler_for(server: HostileServer) -> type[BaseHTTPRequestHandler]:
                 self._send(200, completion({"text": "Rating: [[3]]"}, prompt_tokens="many"))
             elif mode == "trickle":
                 self._trickle(completion("Rating: [[3]]"))
+            elif mode == "echo_model":
+                self._send(200, completion("Rating: [[3]]", model=self._echoed_model()))
 
         def _trickle(self, reply: bytes) -> None:
             self.send_response(200)
