@@ -7,9 +7,9 @@ from pathlib import Path
 
 from judgelab.data.item import Item
 from judgelab.judges.prompted import PromptedJudge
-from judgelab.judges.strategy import Strategy
 from judgelab.llm.backends.openai_compat import OpenAICompatibleBackend
 from judgelab.llm.client import Client
+from judgelab.strategy import Strategy
 
 _TOPICS = ("a bike lane plan", "a library opening", "a flood warning", "a school budget", "a bus strike",
            "a new park", "a bridge repair", "a water price rise", "a museum exhibit", "a storm clean-up")

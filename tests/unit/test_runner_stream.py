@@ -15,11 +15,11 @@ import pytest
 
 from judgelab.data import Item, Judgment
 from judgelab.data.io import load_judgments, save_items
+from judgelab.data.stream import chunks, count_lines, iter_items
 from judgelab.errors import BackendError, ConfigError, DataError
 from judgelab.judges.base import JudgeConfig
 from judgelab.llm.backends.none import no_llm_client
 from judgelab.runner import run_judge
-from judgelab.runner.stream import chunks, count_lines, iter_items
 
 JUDGED: list[str] = []  # ids each run of LengthJudge was given, to check what a resume re-judges
 FAIL_AFTER: list[int] = []  # [n]: the backend "goes away" once n items are judged

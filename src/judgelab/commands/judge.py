@@ -13,9 +13,9 @@ from judgelab.errors import ConfigError
 from judgelab.judges.base import JudgeConfig, judge_from_dict, load_judge
 from judgelab.judges.pairwise import PairwiseJudge  # noqa: F401 - registers the 'pairwise' kind
 from judgelab.judges.prompted import PromptedJudge  # noqa: F401 - registers the 'prompted' kind
-from judgelab.judges.strategy import Strategy
 from judgelab.llm.resolve import MODEL_STRING_HELP
 from judgelab.runner.run import check_out_folder, run_judge
+from judgelab.strategy import Strategy
 
 
 def register(app: typer.Typer) -> None:
@@ -64,7 +64,7 @@ def judge(
     if stream:
         from itertools import islice
 
-        from judgelab.runner.stream import iter_items
+        from judgelab.data.stream import iter_items
 
         items = islice(iter_items(data), limit) if limit else iter_items(data)
     else:

@@ -20,7 +20,7 @@ def report(
 ) -> None:
     """Write RUN_DIR/report.html from the run's files (open it in any browser, offline)."""
     from judgelab.cli import console
-    from judgelab.runner.stream import iter_items, streamable
+    from judgelab.data.stream import iter_items, streamable
 
     items = None
     if data is not None:

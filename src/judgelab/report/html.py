@@ -154,7 +154,7 @@ def _row(data: Mapping[str, Any]) -> Row:
 
 def _items_of(record: Mapping[str, Any], wanted: set[str]) -> Iterator[Item]:
     """The run's items from the data file run.json names, streamed when it is JSON lines."""
-    from judgelab.runner.stream import iter_items, streamable
+    from judgelab.data.stream import iter_items, streamable
 
     data = record.get("data")
     if not data or not Path(data).is_file():

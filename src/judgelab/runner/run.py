@@ -38,13 +38,13 @@ from filelock import FileLock, Timeout
 from judgelab.data.io import JsonlAppender, load_items, load_judgments, save_judgments
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
+from judgelab.data.stream import chunks, count_lines, distinct_ids, iter_items
 from judgelab.errors import ConfigError, JudgelabError
 from judgelab.files import PRIVATE_FILE, private_dir, read_run_record, write_atomic
 from judgelab.judges.base import JudgeConfig
 from judgelab.llm.client import Client
 from judgelab.llm.types import Usage
 from judgelab.runner.progress import RunProgress
-from judgelab.runner.stream import chunks, count_lines, distinct_ids, iter_items
 
 #: Items per chunk of a streamed run: big enough for the client's concurrency and shared
 #: prompt prefixes, small enough that memory does not depend on the dataset.

@@ -14,7 +14,7 @@ from collections.abc import Container, Iterable, Iterator
 from itertools import islice
 from pathlib import Path
 
-from judgelab.data.io import _validate, iter_jsonl, open_binary  # the data layer's, so errors read the same
+from judgelab.data.io import _validate, iter_jsonl, open_binary  # one reader, so errors read the same
 from judgelab.data.item import Item
 from judgelab.errors import DataError
 from judgelab.files import regular_file
