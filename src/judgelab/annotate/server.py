@@ -8,7 +8,9 @@ JavaScript; ``static/annotate.js`` only adds the keyboard (digits rate, ``s`` sk
 * it binds 127.0.0.1 and refuses other Host headers (a DNS-rebinding page cannot read it); bound to
   another address it asks for a random token in the URL (then a cookie) on every request;
 * every POST carries the session's CSRF token and must come from the page's own origin; cookies are
-  HttpOnly and SameSite=Strict;
+  HttpOnly and SameSite=Strict; a POST outside any session is refused before its body is read, one
+  inside may be at most ``MAX_POST`` bytes, and its fields must be text (no file uploads);
+* one server per labels file (``lock_labels``): two would hand out the same items;
 * a Content-Security-Policy allows scripts, styles and images from the app itself only (no inline
   script or style), and every response says ``nosniff``, no framing, and a ``same-origin`` referrer
   policy (the token never leaves in a Referer; ``no-referrer`` would make Chrome send ``Origin: null``
