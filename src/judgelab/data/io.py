@@ -33,6 +33,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
+from judgelab.csv_cells import read_cell, safe_cell
 from judgelab.data.item import Item, ItemKind
 from judgelab.data.judgment import Judgment
 from judgelab.errors import ConfigError, DataError, DataWarning
@@ -563,7 +564,7 @@ def _csv_rows(data: bytes, where: str, delimiter: str, schema: _Schema, *, check
             if len(cells) != len(header):
                 raise DataError(f"this row has {len(cells)} cells but the header has {len(header)}",
                                 where, start)
-            yield start, dict(zip(header, cells, strict=True))
+            yield start, dict(zip(header, map(read_cell, cells), strict=True))
     except csv.Error as err:
         raise DataError(f"bad CSV: {err}", where, reader.line_num) from None
 
@@ -842,7 +843,7 @@ def _csv_bytes(columns: list[str], rows: list[dict[str, Any]], delimiter: str) -
     writer = csv.writer(out, delimiter=delimiter, lineterminator="\r\n")
     writer.writerow(columns)
     for row in rows:
-        writer.writerow(["" if (v := row.get(c)) is None else v for c in columns])
+        writer.writerow(["" if (v := row.get(c)) is None else safe_cell(v) for c in columns])
     return out.getvalue().encode("utf-8")
 
 
