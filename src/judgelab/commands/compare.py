@@ -53,6 +53,8 @@ def compare(
     human: Human = None,
     human_ids: HumanIds = None,
     calibration: Annotated[str, typer.Option("--calibration", help=CALIBRATION_HELP)] = "auto",
+    target: Annotated[str, typer.Option(
+        "--target", help="'population': new inputs like these; 'items': exactly these inputs.")] = "population",
     bootstrap: Annotated[int, typer.Option("--bootstrap", help="Bootstrap resamples for the judge-only interval.")
     ] = 1000,
     seed: Seed = 0,
@@ -74,7 +76,7 @@ def compare(
     items, judged, labels, ids, sample_file = _load(data, judgments, human, human_ids, aspect, field)
     result = compare_systems(items, judged, baseline=baseline, candidate=candidate, margin=margin, alpha=alpha,
                              higher_is_better=higher_is_better, estimator=estimator, pairing=pairing, aspect=aspect,
-                             judge=judge, human=labels, human_ids=ids, sample=sample_file, calibration=calibration,
+                             judge=judge, human=labels, human_ids=ids, sample=sample_file, calibration=calibration, target=target,
                              n_resamples=bootstrap, seed=seed)
     if junit is not None:
         _write(junit, result.junit_xml(), append=False)

@@ -53,7 +53,7 @@ ESTIMATORS = ("auto", "corrected", "human", "judge")
 PAIRINGS = ("auto", "paired", "unpaired")
 MIN_PAIRS = 2  # an interval needs two paired inputs (labelled ones, for the label-based estimators)
 JUDGE_ONLY_WARNING = ("judge-only has no bias correction: without human labels the interval covers the judge's "
-                      "difference, not the humans'; label a random sample (judgelab sample) to correct it")
+                      "difference, not the humans'; label both outputs of a random sample of inputs to correct it")
 
 
 @dataclass(frozen=True)
@@ -171,7 +171,7 @@ def compare_systems(items: Iterable[Item], judgments: Iterable[Judgment], *, bas
                     estimator: str = "auto", pairing: str = "auto", aspect: str | None = None,
                     judge: str | None = None, human: Mapping[str, Any] | None = None,
                     human_ids: Iterable[str] | str | None = None, sample: SampleFile | None = None,
-                    calibration: str = "auto", n_resamples: int = 1000, seed: int = 0,
+                    calibration: str = "auto", target: str = "population", n_resamples: int = 1000, seed: int = 0,
                     skewness_correction: bool = True) -> Comparison:
     """Estimate ``candidate - baseline`` and decide whether the candidate is worse by more than ``margin``.
 
@@ -179,7 +179,8 @@ def compare_systems(items: Iterable[Item], judgments: Iterable[Judgment], *, bas
     ``human_ids``: the ids whose own human score is a label, or ``"all"``; ``sample``: how the
     labels were drawn). ``estimator``: ``auto`` (corrected with labels, judge-only without),
     ``corrected``, ``human``, ``judge``. ``pairing``: ``auto`` (paired when the systems share their
-    inputs), ``paired`` (required: an error without shared inputs), ``unpaired``.
+    inputs), ``paired`` (required: an error without shared inputs), ``unpaired``. ``calibration``,
+    ``target``, ``skewness_correction``: as in :mod:`judgelab.evaluate.estimators`.
     """
     _check_options(baseline, candidate, margin, alpha, estimator, pairing)
     items, kind = items_of_one_kind(items)
@@ -196,7 +197,7 @@ def compare_systems(items: Iterable[Item], judgments: Iterable[Judgment], *, bas
     paired, pairing_reason = _pairing(kept, baseline, candidate, pairing, built.labelled if has_labels else None,
                                       chosen, sample)
     common = {"n_resamples": n_resamples, "seed": seed, "confidence": 1 - alpha,
-              "skewness_correction": skewness_correction, "calibration": calibration}
+              "skewness_correction": skewness_correction, "calibration": calibration, "target": target}
     if paired:
         value, low, high, n, n_labelled, reason = _paired(kept, built, baseline, candidate, chosen, **common)
     else:
@@ -315,7 +316,7 @@ def _pairing(items: list[Item], baseline: str, candidate: str, requested: str, l
 
 
 def _paired(items: list[Item], built, baseline: str, candidate: str, estimator: str, *, n_resamples: int, seed: int,
-            confidence: float, skewness_correction: bool, calibration: str):
+            confidence: float, skewness_correction: bool, calibration: str, target: str):
     """The difference as one mean over shared inputs: judge and human values are output differences."""
     base, cand = _inputs_of(items, baseline), _inputs_of(items, candidate)
     shared = sorted(set(base) & set(cand))
@@ -336,7 +337,7 @@ def _paired(items: list[Item], built, baseline: str, candidate: str, estimator: 
     else:
         design = stratified_design(problem, labelled)
         labelled_problem = problem.with_human(np.where(labelled[:, None], problem.human, np.nan))
-        options = {"confidence": confidence, "skewness_correction": skewness_correction}
+        options = {"confidence": confidence, "skewness_correction": skewness_correction, "target": target}
         estimates = (human_only(labelled_problem, design, **options) if estimator == "human" else
                      corrected(labelled_problem, design, calibration=calibration, seed=seed, **options))
     return (float(estimates.value[0]), float(estimates.ci[0, 0]), float(estimates.ci[0, 1]), len(shared),
