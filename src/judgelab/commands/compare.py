@@ -12,7 +12,6 @@ from rich.markup import escape
 from judgelab.commands.evaluate import (
     CALIBRATION_HELP,
     Aspect,
-    Data,
     Field,
     Human,
     HumanIds,
@@ -28,7 +27,8 @@ def register(app: typer.Typer) -> None:
 
 
 def compare(
-    data: Data,
+    data: Annotated[Path, typer.Option(
+        "--data", "-d", help="Items (JSONL/JSON/CSV/Parquet) with system_id, and group_id: the input each answers.")],
     judgments: Annotated[Path, typer.Option(
         "--judgments", "-j", help="The judge's verdicts on both systems' items: a run folder, its judgments.jsonl, "
                                   "or any file with item_id and score/label.")],
