@@ -25,6 +25,7 @@ _COMMAND_MODULES = [
     ("judgelab.commands.similarity", "app"),
     ("judgelab.commands.train", "app"),
     ("judgelab.commands.evaluate", "app"),
+    ("judgelab.commands.compare", "app"),
     ("judgelab.commands.annotate", "app"),
 ]
 
