@@ -12,10 +12,10 @@ import traceback
 import warnings
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
 from judgelab import __version__
+from judgelab.commands._common import console, err_console
 from judgelab.errors import JudgelabError
 from judgelab.redact import redact
 
@@ -29,8 +29,6 @@ app = typer.Typer(
 models_app = typer.Typer(help="List and install the embedded models.", no_args_is_help=True)
 app.add_typer(models_app, name="models")
 
-console = Console()
-err_console = Console(stderr=True)
 _state: dict = {"debug": False, "showwarning": warnings.showwarning}
 
 

@@ -112,6 +112,12 @@ def test_run_time_layers_never_import_upward():
     assert KNOWN_UPWARD - upward == set(), "an edge in KNOWN_UPWARD is gone: remove it from the list"
 
 
+def test_no_module_imports_the_command_line_entry_point():
+    """Commands print through ``commands._common``'s consoles; none imports back the ``cli`` that registers it."""
+    graph = module_graph(SRC)
+    assert sorted(source for source, targets in graph.items() if "judgelab.cli" in targets) == []
+
+
 def test_no_circle_between_folders():
     assert circles_across_folders(module_graph(SRC), ignore=KNOWN_UPWARD) == []
 

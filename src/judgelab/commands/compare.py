@@ -65,7 +65,7 @@ def compare(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of the text lines.")] = False,
 ) -> None:
     """Candidate - baseline with its interval; exit 1 when the candidate is significantly worse by more than --margin."""
-    from judgelab.cli import console
+    from judgelab.commands._common import console
     from judgelab.evaluate.two_systems import compare_systems
 
     if bootstrap < 1:

@@ -115,7 +115,7 @@ def evaluate(
         "--out", "-o", help="Also write a report folder: systems.json, systems.csv, pairs.csv, report.html.")] = None,
 ) -> None:
     """Leaderboard of systems from a judge, corrected with a few human labels (prediction-powered)."""
-    from judgelab.cli import console
+    from judgelab.commands._common import console
     from judgelab.evaluate import evaluate as run_evaluate
 
     if not 0 < confidence < 1:
@@ -249,7 +249,7 @@ def sample(
     seed: Seed = 0,
 ) -> None:
     """Choose which units to label: stratified by system, or active; --plan: how many are needed."""
-    from judgelab.cli import console
+    from judgelab.commands._common import console
 
     if plan is not None:
         if judgments is None:

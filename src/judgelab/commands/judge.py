@@ -57,7 +57,7 @@ def judge(
                                             "verdicts from FILE (a judgments file or run folder) for this run; repeatable."),
 ) -> None:
     """Judge items with an LLM and compare with the human labels they carry."""
-    from judgelab.cli import console
+    from judgelab.commands._common import console
 
     if out is not None:
         check_out_folder(out)  # before anything is loaded: a wrong --out costs nothing
@@ -85,7 +85,7 @@ def judge(
                                chunk_size=(chunk_size or 1000) if stream else None, **options)
         except KeyboardInterrupt:
             where = f"kept in {out}; rerun the same command to resume" if out else "lost: no --out folder"
-            from judgelab.cli import err_console
+            from judgelab.commands._common import err_console
 
             err_console.print(f"interrupted: the judgments finished so far are {where}")
             raise SystemExit(130) from None  # typer would turn the KeyboardInterrupt into a return value

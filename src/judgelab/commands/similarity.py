@@ -22,7 +22,7 @@ def similarity_weights(
     csv: Path | None = typer.Option(None, "--csv", help="Also write the table as CSV."),
 ) -> None:
     """Print the standardised weights (one row per score class, one column per feature, plus bias)."""
-    from judgelab.cli import console
+    from judgelab.commands._common import console
     from judgelab.judges.similarity import SimilarityJudge, weight_table
 
     judge = load_judge(config)
