@@ -26,6 +26,7 @@ _COMMAND_MODULES = [
     ("judgelab.commands.train", "app"),
     ("judgelab.commands.evaluate", "app"),
     ("judgelab.commands.annotate", "app"),
+    ("judgelab.commands.audit", "app"),
 ]
 
 

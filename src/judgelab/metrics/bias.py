@@ -59,10 +59,10 @@ def both_order_verdict(verdict: Sequence[Any], verdict_swapped: Sequence[Any]) -
     """The position correction: the verdict both orders agree on, a tie where they disagree, None
     where either is missing. Averaging the two orders' preferences gives the same credit."""
     first, second = as_verdicts(verdict, "verdict"), as_verdicts(verdict_swapped, "verdict_swapped")
-    return np.where(~_given(first, second), None, np.where(first == second, first, "tie")).astype(object)
+    return np.where(~has_verdict(first, second), None, np.where(first == second, first, "tie")).astype(object)
 
 
-def _given(*verdicts: np.ndarray) -> np.ndarray:
+def has_verdict(*verdicts: np.ndarray) -> np.ndarray:
     """Where every one of the verdict arrays has a verdict."""
     return np.logical_and.reduce([np.not_equal(v, None) for v in verdicts])
 
@@ -114,7 +114,7 @@ def position_bias_both_orders(verdict: Sequence[Any], verdict_swapped: Sequence[
     first, second = as_verdicts(verdict, "verdict"), as_verdicts(verdict_swapped, "verdict_swapped")
     if len(first) != len(second):
         raise ValueError(f"{len(first)} verdicts but {len(second)} swapped verdicts")
-    both = _given(first, second)
+    both = has_verdict(first, second)
     first, second = first[both], second[both]
     groups = None if groups is None else np.asarray(groups, dtype=object)[both]
     options = {"n_resamples": n_resamples, "seed": seed, "confidence": confidence}
@@ -150,8 +150,8 @@ def position_bias_one_order(judge: Sequence[Any], human: Sequence[Any], groups=N
     ``a`` also reflects which output was better): ``difference`` is judge minus humans, paired.
     Comparisons where either gave no verdict are left out."""
     judge_v, human_v = _paired_verdicts(judge, human)
-    keep = _given(judge_v, human_v)
-    groups = _bootstrap_units(groups, keep)
+    keep = has_verdict(judge_v, human_v)
+    groups = _kept(groups, keep)
     options = {"n_resamples": max(n_resamples, 1), "seed": seed, "confidence": confidence}
     judge_rate = first_position_rate(judge_v[keep], groups, **options)
     human_rate = first_position_rate(human_v[keep], groups, **options)
@@ -166,12 +166,6 @@ def _paired_verdicts(judge: Sequence[Any], human: Sequence[Any]) -> tuple[np.nda
     return judge_v, human_v
 
 
-def _bootstrap_units(groups, keep: np.ndarray) -> np.ndarray:
-    """Groups of the kept rows; each row its own unit when there are none. A paired difference
-    needs the bootstrap replicates of both shares, which a Wilson interval does not give."""
-    return np.flatnonzero(keep) if groups is None else np.asarray(groups, dtype=object)[keep]
-
-
 # -- ties -------------------------------------------------------------------------------------
 def tie_rates(judge: Sequence[Any], human: Sequence[Any] | None = None, groups=None, *, n_resamples: int = 1000,
               seed: int = 0, confidence: float = 0.95) -> dict[str, Any]:
@@ -180,11 +174,11 @@ def tie_rates(judge: Sequence[Any], human: Sequence[Any] | None = None, groups=N
     options = {"n_resamples": n_resamples, "seed": seed, "confidence": confidence}
     if human is None:
         verdicts = as_verdicts(judge, "judge")
-        given = _given(verdicts)
+        given = has_verdict(verdicts)
         return {"judge_tie_rate": share(verdicts == "tie", given, "tie_rate", groups, **options)}
     judge_v, human_v = _paired_verdicts(judge, human)
-    keep = _given(judge_v, human_v)
-    units = _bootstrap_units(groups, keep)
+    keep = has_verdict(judge_v, human_v)
+    units = _kept(groups, keep)
     options["n_resamples"] = max(n_resamples, 1)
     ones = np.ones(int(keep.sum()))
     judge_rate = share(judge_v[keep] == "tie", ones, "tie_rate", units, **options)
@@ -209,7 +203,7 @@ def self_preference(judge: Sequence[Any], human: Sequence[Any], system_a: Sequen
     difference (judge minus humans). A positive difference is self-preference beyond the humans'."""
     judge_v, human_v = _paired_verdicts(judge, human)
     own_a, own_b = in_family(system_a, family), in_family(system_b, family)
-    given = _given(judge_v, human_v)
+    given = has_verdict(judge_v, human_v)
     keep = (own_a ^ own_b) & given
     if not keep.any():
         raise ValueError(f"no comparison has exactly one system of the family {family!r}")
@@ -218,7 +212,7 @@ def self_preference(judge: Sequence[Any], human: Sequence[Any], system_a: Sequen
     def own_credit(verdicts: np.ndarray) -> np.ndarray:
         return (verdicts == own_side) + 0.5 * (verdicts == "tie")
 
-    units = _bootstrap_units(groups, keep)
+    units = _kept(groups, keep)
     options = {"n_resamples": max(n_resamples, 1), "seed": seed, "confidence": confidence}
     ones = np.ones(int(keep.sum()))
     judge_rate = share(own_credit(judge_v[keep]), ones, "own_family_win_share", units, rule="ties count half",
