@@ -36,7 +36,7 @@ PROBES = ("swap", "pad", "reformat")
 #: Says nothing about the instruction: a judge that prefers the padded output prefers length or politeness.
 PAD_TEXT = ("\n\nI hope this answer is helpful. Please let me know if you have any further questions or if there "
             "is anything else I can help you with. Thank you for your question, and have a wonderful day!")
-_MARKDOWN = re.compile(r"(^\s{0,3}#{1,6}\s|^\s*[-*+]\s|^\s*\d+\.\s|\*\*|__|`)", re.MULTILINE)
+_MARKDOWN = re.compile(r"(^[ \t]{0,3}#{1,6}[ \t]|^[ \t]*[-*+][ \t]|^[ \t]*\d+\.[ \t]|\*\*|__|`)", re.MULTILINE)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
@@ -80,7 +80,7 @@ def padded(text: str) -> str:
 def reformatted(text: str) -> str:
     """Markdown as plain text; plain text as markdown (a heading, a bullet per sentence)."""
     if _MARKDOWN.search(text):
-        plain = re.sub(r"^\s{0,3}#{1,6}\s+|^\s*[-*+]\s+|^\s*\d+\.\s+", "", text, flags=re.MULTILINE)
+        plain = re.sub(r"^[ \t]{0,3}#{1,6}[ \t]+|^[ \t]*[-*+][ \t]+|^[ \t]*\d+\.[ \t]+", "", text, flags=re.MULTILINE)
         return re.sub(r"\*\*|__|`", "", plain)
     sentences = [s for s in _SENTENCE_END.split(text.strip()) if s]
     return "## Answer\n\n" + "\n".join(f"- {sentence}" for sentence in sentences)

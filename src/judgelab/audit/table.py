@@ -52,7 +52,8 @@ class AuditReport:
         if isinstance(result, Difference):
             self.rows.append(Row(section, name, result.difference, result.ci, result.b.n, reading))
         else:
-            self.rows.append(Row(section, name, result.value, result.ci, result.n, reading or result.reason or ""))
+            # why there is no value beats what the value would have meant
+            self.rows.append(Row(section, name, result.value, result.ci, result.n, result.reason or reading))
 
     def row(self, name: str) -> Row:
         return next(row for row in self.rows if row.name == name)
@@ -141,7 +142,7 @@ def _verbosity_row(report, rows, first, second, human, cluster, confidence) -> N
     coefficient = bias.verbosity_pairwise(first, *lengths, human, cluster, judge_swapped=second,
                                           confidence=confidence)
     report.add("verbosity", "length coefficient", coefficient,
-               coefficient.reason or (coefficient.rule or "") + " (characters); > 0: prefers the longer")
+               f"{coefficient.rule} (characters); > 0: prefers the longer")
 
 
 def _self_preference_row(report, rows, first, human, family, cluster, options) -> None:
