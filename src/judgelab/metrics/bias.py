@@ -86,8 +86,11 @@ def share(hits: np.ndarray, trials: np.ndarray, statistic: str, groups=None, *, 
               "n_groups": None if labels is None else len(labels)}
     if total == 0:
         return Estimate(value=float("nan"), reason="nothing to count", **common)
-    resamples = GroupBootstrap(n_groups, n_resamples, seed).replicate(
-        lambda counts: (counts @ hit_sums) / (counts @ trial_sums))
+    def resampled(counts: np.ndarray) -> np.ndarray:
+        with np.errstate(invalid="ignore", divide="ignore"):  # a resample without trials: NaN, left out
+            return (counts @ hit_sums) / (counts @ trial_sums)
+
+    resamples = GroupBootstrap(n_groups, n_resamples, seed).replicate(resampled)
     value = float(hit_sums.sum() / total)
     single_trials = groups is None and np.all(np.isin(trials, (0.0, 1.0))) and np.all(np.isin(hits, (0.0, 1.0)))
     if single_trials:
@@ -305,7 +308,7 @@ def _fit(response: np.ndarray, columns: list[np.ndarray], groups, *, binary: boo
     cov = {"cov_type": "HC0"} if groups is None else {"cov_type": "cluster",
                                                       "cov_kwds": {"groups": group_codes(groups)[0]}}
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), np.errstate(over="ignore"):  # exp overflows on the way to separation
             warnings.simplefilter("error", PerfectSeparationWarning)
             result = model.fit(**cov)
     except (PerfectSeparationError, PerfectSeparationWarning):
