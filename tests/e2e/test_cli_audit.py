@@ -143,3 +143,21 @@ def test_probes_with_the_small_model_on_llmbar_pairs(tmp_path, benchmarks_dir, t
     assert probes["swap"]["toward_perturbed"] is None and probes["pad"]["toward_perturbed"] is not None
     again = run_cli(*args, timeout=600)  # every request cached: the same figures
     assert again.returncode == 0 and json.loads(again.stdout)["probes"] == probes
+
+
+def test_a_pairwise_run_folder_is_audited_from_its_verdicts_of_both_orders(small):
+    # As PairwiseJudge writes them: the final label (a flip is a tie) and each order's verdict.
+    folder, items, _ = small
+    orders = [("a", "a"), ("a", "b"), ("b", "b"), ("a", "b"), (None, "a"), ("b", "a")]
+    judgments = [{"item_id": f"c{i}", "label": None if first is None else first if first == second else "tie",
+                  "status": "ok" if first else "unparsable", "reason": None if first else "original order: no verdict",
+                  "judge": "pairwise/abc", "extra": {"verdicts": {"original": first, "swapped": second}}}
+                 for i, (first, second) in enumerate(orders)]
+    run = folder / "run"
+    run.mkdir()
+    write_jsonl(run / "judgments.jsonl", judgments)
+    rows, report = _audit_json("-d", items, "-j", run)
+    assert report["both_orders"] and report["judge"] == "pairwise/abc"
+    assert rows["flip rate"]["value"] == pytest.approx(3 / 5) and rows["flip rate"]["n"] == 5
+    # first-shown picks: original 'a' on c0, c1, c3 and swapped 'b' on c1, c2, c3: 6 of 10 decisive verdicts
+    assert rows["first-position rate (both orders)"]["value"] == pytest.approx(6 / 10)

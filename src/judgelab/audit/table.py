@@ -98,12 +98,13 @@ def audit(verdicts: Verdicts, comparisons: dict[str, Comparison], *, family: str
         report.add("position", "first-position rate, judge - humans", one_order["difference"],
                    "> 0: the judge picks the first-shown output more than the humans do")
         ties = bias.tie_rates(first, human, cluster, **options)
-        report.add("ties", "tie rate, judge", ties["judge_tie_rate"])
+        report.add("ties", "tie rate, judge", ties["judge_tie_rate"], "of the original order's verdicts")
         report.add("ties", "tie rate, humans", ties["human_tie_rate"])
         report.add("ties", "tie rate, judge - humans", ties["difference"])
         _accuracy_rows(report, first, second, human, cluster, options)
     else:
-        report.add("ties", "tie rate, judge", bias.tie_rates(first, None, cluster, **options)["judge_tie_rate"])
+        report.add("ties", "tie rate, judge", bias.tie_rates(first, None, cluster, **options)["judge_tie_rate"],
+                   "of the original order's verdicts")
         report.not_measured.append("judge-minus-human rates and accuracy: no human labels")
     _verbosity_row(report, rows, first, second, human if has_human else None, cluster, confidence)
     _self_preference_row(report, rows, first, human, family, cluster, options)
