@@ -90,7 +90,8 @@ def test_a_verdict_outside_a_b_tie_is_named_with_file_and_line(capsys, small):
 
 @pytest.mark.parametrize(("change", "message"), [
     ("self", "compared with itself"),
-    ("human", "not a comparison in the data"),
+    ("human", "not in the data"),
+    ("human-score", "a pairwise verdict is 'a', 'b' or 'tie'"),
     ("baseline", "is not a system in the data"),
     ("unknown-item", "not in the data"),
     ("probe", "choose among"),
@@ -103,6 +104,8 @@ def test_bad_input_exits_2_with_one_line_and_writes_nothing(capsys, small, chang
         args[1] = write_jsonl(folder / "self.jsonl", [{"id": "c0", "system_a": "x", "system_b": "x", "label": "a"}])
     elif change == "human":
         args += ["--human", write_jsonl(folder / "labels.jsonl", [{"item_id": "zz", "label": "a"}])]
+    elif change == "human-score":
+        args += ["--human", write_jsonl(folder / "labels.jsonl", [{"item_id": "c0", "value": 4}])]
     elif change == "baseline":
         args += ["--baseline", "nobody"]
     elif change == "unknown-item":
@@ -161,3 +164,15 @@ def test_a_pairwise_run_folder_is_audited_from_its_verdicts_of_both_orders(small
     assert rows["flip rate"]["value"] == pytest.approx(3 / 5) and rows["flip rate"]["n"] == 5
     # first-shown picks: original 'a' on c0, c1, c3 and swapped 'b' on c1, c2, c3: 6 of 10 decisive verdicts
     assert rows["first-position rate (both orders)"]["value"] == pytest.approx(6 / 10)
+
+
+def test_human_labels_from_several_annotators_replace_the_items_labels(small):
+    folder, items, judgments = small  # the judge always says "a"
+    labels = write_jsonl(folder / "labels.jsonl", [
+        {"item_id": "c0", "value": "b", "annotator": "x"}, {"item_id": "c0", "value": "b", "annotator": "y"},
+        {"item_id": "c1", "value": "a", "annotator": "x"}, {"item_id": "c1", "value": "b", "annotator": "y"},
+        {"item_id": "c2", "value": "a", "annotator": "x"}])
+    rows, _ = _audit_json("-d", items, "-j", judgments, "--human", labels)
+    # humans: c0 b, c1 tie (a and b), c2 a; c3-c5 unlabelled. Decisive: c0, c2 -> first-position rate 1/2
+    assert rows["first-position rate, humans"]["value"] == pytest.approx(0.5)
+    assert rows["tie rate, humans"]["value"] == pytest.approx(1 / 3) and rows["tie rate, humans"]["n"] == 3

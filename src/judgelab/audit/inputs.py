@@ -10,7 +10,7 @@ pairwise run) or published ones at a dotted ``field`` (Chatbot Arena: ``predicti
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -142,15 +142,25 @@ def read_comparisons(path: Path | str) -> dict[str, Comparison]:
 
 
 def read_human_labels(path: Path | str, comparisons: dict[str, Comparison]) -> dict[str, Comparison]:
-    """The comparisons with their human verdict replaced by a labels file's (``item_id`` and
-    ``label`` or ``value``); a label for a comparison not in the data is refused with its line."""
-    where = str(path)
-    labelled = dict(comparisons)
-    for line, record in _jsonl_rows(Path(path)):
-        item_id = str(record.get("item_id"))
-        if item_id not in comparisons:
-            raise DataError(f"a human label for {item_id!r}, which is not a comparison in the data", where, line)
-        label = record.get("label", record.get("value"))
-        current = labelled[item_id]
-        labelled[item_id] = Comparison(**{**current.__dict__, "human": _checked(label, where, line, "the label")})
+    """The comparisons with their human verdict replaced by a labels file's (annotate's
+    labels.jsonl, or any file with ``item_id`` and ``label``/``value``; read by
+    :func:`judgelab.data.labels.load_labels`): by the annotators' mean preference when several
+    labelled an item (a > tie > b), as ``judgelab evaluate --human`` does. Labels for comparisons
+    not in the data are refused; comparisons nobody labelled keep no human verdict."""
+    from judgelab.data.labels import PREFERENCES, load_labels, refuse_unknown_ids
+
+    labels = load_labels(path)
+    refuse_unknown_ids(labels, comparisons)
+    preferences: dict[str, list[float]] = {}
+    for label in labels:
+        if label.value not in PREFERENCES:
+            where, _, line = label.where.rpartition(":")
+            raise DataError(f"the label is {label.value!r}: a pairwise verdict is 'a', 'b' or 'tie'",
+                            where or None, int(line) if line.isdigit() else None)
+        preferences.setdefault(label.item_id, []).append(PREFERENCES[label.value])
+    labelled = {}
+    for item_id, comparison in comparisons.items():
+        mean = sum(preferences[item_id]) / len(preferences[item_id]) if item_id in preferences else None
+        human = None if mean is None else "a" if mean > 0.5 else "b" if mean < 0.5 else "tie"
+        labelled[item_id] = replace(comparison, human=human)
     return labelled

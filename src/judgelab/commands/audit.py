@@ -33,7 +33,8 @@ def audit(
     judge: Annotated[str | None, typer.Option(
         "--judge", help="Keep this judge's rows when the file holds several (a name or a prefix naming one).")] = None,
     human: Annotated[Path | None, typer.Option(
-        "--human", help="Human labels (item_id and label a/b/tie) replacing the items' label.")] = None,
+        "--human", help="Human labels replacing the items' label: annotate's labels.jsonl or any file with item_id "
+        "and label/value a/b/tie (several annotators: their mean preference).")] = None,
     family: Annotated[str | None, typer.Option(
         "--family", help="The judge's model family as it appears in system names (e.g. gpt-4): adds self-preference.")] = None,
     baseline: Annotated[str | None, typer.Option(
