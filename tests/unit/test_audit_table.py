@@ -5,16 +5,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from judgelab.audit import Comparison, Verdicts, audit
+from judgelab.audit import Pair, Verdicts, audit
 from judgelab.errors import ConfigError, DataError
 
 
-def _comparisons(n: int = 40, seed: int = 0) -> dict[str, Comparison]:
+def _comparisons(n: int = 40, seed: int = 0) -> dict[str, Pair]:
     rng = np.random.default_rng(seed)
     out = {}
     for i in range(n):
         system_a, system_b = ("x", "y") if i % 2 == 0 else ("y", "x")
-        out[f"c{i}"] = Comparison(id=f"c{i}", group=f"q{i // 2}", human=str(rng.choice(["a", "b", "tie"])),
+        out[f"c{i}"] = Pair(id=f"c{i}", group=f"q{i // 2}", human=str(rng.choice(["a", "b", "tie"])),
                                   system_a=system_a, system_b=system_b, output_a="w " * int(rng.integers(5, 50)),
                                   output_b="w " * int(rng.integers(5, 50)))
     return out

@@ -8,8 +8,8 @@
 This package sits above ``judges/`` (the probes run a judge) and below ``commands/``.
 """
 
-from judgelab.audit.inputs import Comparison, Verdicts, read_comparisons, read_human_labels, read_verdicts
+from judgelab.audit.inputs import Pair, Verdicts, read_comparisons, read_human_labels, read_verdicts
 from judgelab.audit.table import AuditReport, Row, audit
 
-__all__ = ["AuditReport", "Comparison", "Row", "Verdicts", "audit", "read_comparisons", "read_human_labels",
+__all__ = ["AuditReport", "Pair", "Row", "Verdicts", "audit", "read_comparisons", "read_human_labels",
            "read_verdicts"]

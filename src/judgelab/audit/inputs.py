@@ -37,8 +37,8 @@ class Verdicts:
 
 
 @dataclass(frozen=True)
-class Comparison:
-    """One pairwise comparison: what the audit needs of an item."""
+class Pair:
+    """One pairwise comparison (an item): what the audit needs of it."""
 
     id: str
     group: str
@@ -116,12 +116,12 @@ def _jsonl_rows(path: Path) -> Iterable[tuple[int, dict[str, Any]]]:
     return iter_jsonl(path)
 
 
-def read_comparisons(path: Path | str) -> dict[str, Comparison]:
+def read_comparisons(path: Path | str) -> dict[str, Pair]:
     """The comparisons of an items file (JSON lines): ``id``, and as available ``label`` (the human
     verdict), ``group_id``, ``system_a``/``system_b``, ``output_a``/``output_b``. A system compared
     with itself, a repeated id or a label outside a/b/tie is refused with its line."""
     where = str(path)
-    out: dict[str, Comparison] = {}
+    out: dict[str, Pair] = {}
     for line, record in _jsonl_rows(Path(path)):
         item_id = record.get("id")
         if item_id is None:
@@ -132,7 +132,7 @@ def read_comparisons(path: Path | str) -> dict[str, Comparison]:
         system_a, system_b = record.get("system_a"), record.get("system_b")
         if system_a is not None and system_a == system_b:
             raise DataError(f"system {system_a!r} is compared with itself", where, line)
-        out[item_id] = Comparison(
+        out[item_id] = Pair(
             id=item_id, group=str(record.get("group_id") or item_id),
             human=_checked(record.get("label"), where, line, "the label"),
             system_a=system_a, system_b=system_b, output_a=record.get("output_a"), output_b=record.get("output_b"))
@@ -141,7 +141,7 @@ def read_comparisons(path: Path | str) -> dict[str, Comparison]:
     return out
 
 
-def read_human_labels(path: Path | str, comparisons: dict[str, Comparison]) -> dict[str, Comparison]:
+def read_human_labels(path: Path | str, comparisons: dict[str, Pair]) -> dict[str, Pair]:
     """The comparisons with their human verdict replaced by a labels file's (annotate's
     labels.jsonl, or any file with ``item_id`` and ``label``/``value``; read by
     :func:`judgelab.data.labels.load_labels`): by the annotators' mean preference when several

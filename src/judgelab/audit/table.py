@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from judgelab.audit.inputs import Comparison, Verdicts
+from judgelab.audit.inputs import Pair, Verdicts
 from judgelab.errors import ConfigError, DataError
 from judgelab.metrics import bias
 from judgelab.metrics.compare import Comparison as Difference
@@ -64,7 +64,7 @@ class AuditReport:
                 "not_measured": self.not_measured}
 
 
-def audit(verdicts: Verdicts, comparisons: dict[str, Comparison], *, family: str | None = None,
+def audit(verdicts: Verdicts, comparisons: dict[str, Pair], *, family: str | None = None,
           baseline: str | None = None, n_resamples: int = 1000, seed: int = 0,
           confidence: float = 0.95) -> AuditReport:
     """Audit one judge's verdicts on ``comparisons`` (every judged id must be one of them)."""
@@ -119,7 +119,7 @@ def _accuracy_rows(report: AuditReport, first, second, human, cluster, options) 
     groups = None if cluster is None else cluster[keep]
     report.add("accuracy", "accuracy, original order",
                pairwise_accuracy(human[keep], first[keep], groups=groups, **options)["accuracy"],
-               "against the human label, ties count half")
+               "on the comparisons with a decisive human label; a judge tie counts half")
     if second is not None:
         corrected = bias.both_order_verdict(first, second)
         keep &= bias.has_verdict(corrected)
@@ -128,7 +128,7 @@ def _accuracy_rows(report: AuditReport, first, second, human, cluster, options) 
                                      **options)["accuracy"], "a verdict that flips with the order is a tie")
 
 
-def _lengths(rows: list[Comparison]) -> tuple[np.ndarray, np.ndarray] | None:
+def _lengths(rows: list[Pair]) -> tuple[np.ndarray, np.ndarray] | None:
     if not all(c.output_a is not None and c.output_b is not None for c in rows):
         return None
     return (np.array([len(c.output_a) for c in rows], dtype=float),  # type: ignore[arg-type]
