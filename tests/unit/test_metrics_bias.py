@@ -164,3 +164,10 @@ def test_length_controlled_equals_raw_when_lengths_carry_nothing():
     wins = rng.choice([0.0, 0.5, 1.0], 2000, p=[0.3, 0.1, 0.6])
     result = bias.length_controlled_win_rate(wins, rng.normal(400, 50, 2000), rng.normal(400, 50, 2000))
     assert result["length_controlled_win_rate"].value == pytest.approx(result["win_rate"].value, abs=0.02)
+
+
+def test_a_judge_that_always_prefers_the_longer_output_separates():
+    rng = np.random.default_rng(7)
+    length_a, length_b = rng.normal(500, 100, 100), rng.normal(500, 100, 100)
+    coefficient = bias.verbosity_pairwise(np.where(length_a > length_b, "a", "b"), length_a, length_b)
+    assert np.isnan(coefficient.value) and coefficient.reason.startswith("perfect separation")
