@@ -27,6 +27,7 @@ _COMMAND_MODULES = [
     ("judgelab.commands.evaluate", "app"),
     ("judgelab.commands.compare", "app"),
     ("judgelab.commands.annotate", "app"),
+    ("judgelab.commands.audit", "app"),
 ]
 
 
