@@ -59,7 +59,7 @@ def audit(
     """Measure a pairwise judge's biases (position, ties, verbosity, self-preference) with intervals."""
     from judgelab.audit import audit as audit_verdicts
     from judgelab.audit import read_comparisons, read_human_labels, read_verdicts
-    from judgelab.cli import console
+    from judgelab.commands._common import console
 
     if bootstrap < 1:
         raise ConfigError("--bootstrap must be 1 or more: the paired differences need resamples")
