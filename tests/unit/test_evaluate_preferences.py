@@ -89,7 +89,7 @@ def test_corrected_two_systems_equals_ppi_python_point_estimate():
 
 @pytest.mark.parametrize("estimand", ["win-prob", "bradley-terry"])
 def test_intervals_and_rank_sets_cover_on_a_simulation(estimand):
-    """Truth: the all-human value on the same comparisons (target "comparisons"); 120 draws of 300 labels."""
+    """Truth: the all-human value on the same comparisons (target "items"); 120 draws of 300 labels."""
     a, b, judge, human = simulate(n=2500, seed=5)
     truth = rank_systems(a, b, human, human, labelled=np.ones(len(a), dtype=bool), estimand=estimand)
     true_value = truth.estimates["human"].value
@@ -101,7 +101,7 @@ def test_intervals_and_rank_sets_cover_on_a_simulation(estimand):
     for _ in range(120):
         labelled = np.zeros(len(a), dtype=bool)
         labelled[rng.choice(len(a), 300, replace=False)] = True
-        report = rank_systems(a, b, judge, human, labelled=labelled, estimand=estimand, target="comparisons",
+        report = rank_systems(a, b, judge, human, labelled=labelled, estimand=estimand, target="items",
                               seed=int(rng.integers(1 << 30)))
         for name in hits:
             est = report.estimates[name]

@@ -223,14 +223,14 @@ def _check_systems_compared(item: Item) -> None:
         raise PydanticCustomError("incomplete_item", "required field is missing: a comparison between systems "
                                   "needs both system_a and system_b", {"field": missing})
     if item.system_a == item.system_b:
-        raise PydanticCustomError("self_comparison", "system {system!r} is compared with itself",
-                                  {"field": "system_b", "system": item.system_a})
+        raise PydanticCustomError("self_comparison", "system {system} is compared with itself",
+                                  {"field": "system_b", "system": repr(item.system_a)})
     if isinstance(item.label, str) and item.label in TIE_ALIASES:
         item.extra.setdefault("label_as_published", item.label)
         item.label = "tie"
     if item.label is not None and item.label not in VERDICTS:
-        raise PydanticCustomError("verdict", "{label!r} is not a verdict: a comparison's label is a, b or tie",
-                                  {"field": "label", "label": item.label})
+        raise PydanticCustomError("verdict", "{label} is not a verdict: a comparison's label is a, b or tie",
+                                  {"field": "label", "label": repr(item.label)[:40]})
 
 
 def _check_aspect_scales(per_aspect: Any) -> None:

@@ -26,8 +26,8 @@ for all systems, the one that minimises the trace of the estimate's covariance (
 
 Variances come from each estimate's linearisation (a comparison moves the two systems it
 involves, in opposite directions), so differences between systems are paired automatically.
-``target="population"``: comparisons like these; ``"comparisons"``: exactly these (the value all
-of them labelled by humans would give; a finite-population correction, what bench/ checks).
+``target="population"``: comparisons like these; ``"items"``: exactly these comparisons (the value
+all of them labelled by humans would give; a finite-population correction, what bench/ checks).
 
 Rank sets hold **simultaneously**: with probability >= the confidence level every system's true
 rank is in its set. ``max-t`` (default) takes the critical value of the largest studentised
@@ -40,7 +40,7 @@ it, K - systems surely below it].
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,6 +49,8 @@ from scipy import stats
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
+from judgelab.data.item import VERDICTS, Item
+from judgelab.data.judgment import Judgment
 from judgelab.data.labels import PREFERENCES
 from judgelab.errors import ConfigError
 from judgelab.evaluate.compare import Pairs, pairwise
@@ -58,7 +60,8 @@ from judgelab.metrics.bradley_terry import fit_bradley_terry, laplacian, laplaci
 
 ESTIMANDS = ("win-prob", "bradley-terry", "baseline-win-rate")
 RANK_METHODS = ("max-t", "bonferroni", "holm")
-TARGETS = ("population", "comparisons")
+ESTIMATORS = ("judge", "human", "corrected")
+TARGETS = ("population", "items")
 MEASURES = {"win-prob": "win probability (ties half)", "bradley-terry": "Bradley-Terry strength (log-odds)",
             "baseline-win-rate": "win rate against {baseline} (ties half)"}
 MIN_LABELS = 2
@@ -148,7 +151,7 @@ def components(data: Comparisons, rows: np.ndarray | None = None) -> list[list[s
 
 
 def require_connected(data: Comparisons) -> None:
-    parts = components(data)
+    parts = sorted(components(data), key=len)  # the small groups first: usually the ones cut off
     if len(parts) > 1:
         shown = " | ".join("{" + ", ".join(part[:6]) + (", ..." if len(part) > 6 else "") + "}" for part in parts[:4])
         raise ConfigError(f"the comparisons do not connect the systems: {len(parts)} separate groups ({shown}); "
@@ -225,7 +228,7 @@ def _mean_labelled(data: Comparisons, sides: _Sides, lam: float | None, target: 
     value = lam * np.nan_to_num(judge_all) + residual_mean
     fraction = n / data.n
     scale = n / max(n - 1, 1)
-    cov = scale * (1 - fraction) * sides.gram(v_residual) if target == "comparisons" else scale * (
+    cov = scale * (1 - fraction) * sides.gram(v_residual) if target == "items" else scale * (
         (1 - fraction) * sides.gram(v_residual) + fraction * sides.gram(v_human))
     reason = [None if c >= MIN_LABELS else f"{c} labelled comparison(s): an interval needs {MIN_LABELS}"
               for c in counts]
@@ -423,6 +426,15 @@ class PreferenceReport(SystemsReport):
         sets = self.rank_sets[estimator]
         return sets.rank, sets.best, sets.worst
 
+    def effective_labels(self) -> dict[str, float] | None:
+        """Per system, how many labelled comparisons alone would give its corrected interval's width,
+        halved: a comparison labels two systems at once, so the total is in comparisons (against a
+        baseline each comparison labels one system, and nothing is halved)."""
+        per_system = super().effective_labels()
+        if per_system is None or self.estimand == "baseline-win-rate":
+            return per_system
+        return {s: None if v is None else v / 2 for s, v in per_system.items()}
+
     def to_dict(self) -> dict[str, Any]:
         out = super().to_dict()
         out |= {"estimand": self.estimand, "baseline": self.baseline,
@@ -484,24 +496,33 @@ def leaderboard(data: Comparisons, *, estimand: str = "win-prob", baseline: str 
 
 def _estimators(data: Comparisons, estimand: str, baseline: str | None, target: str, confidence: float,
                 judge_weight: float | None) -> dict[str, SystemEstimates]:
-    labelled = int(data.labelled.sum()) >= MIN_LABELS
+    names = ESTIMATORS if int(data.labelled.sum()) >= MIN_LABELS else ("judge",)
+    judge = estimate(data, "judge", estimand=estimand, baseline=baseline, confidence=confidence)
+    return {"judge": judge} | {name: estimate(data, name, estimand=estimand, baseline=baseline, target=target,
+                                              confidence=confidence, judge_weight=judge_weight,
+                                              start=judge.value) for name in names[1:]}
+
+
+def estimate(data: Comparisons, estimator: str, *, estimand: str = "win-prob", baseline: str | None = None,
+             target: str = "population", confidence: float = 0.95, judge_weight: float | None = None,
+             start: np.ndarray | None = None) -> SystemEstimates:
+    """One estimator (``judge``, ``human``, ``corrected``) of one estimand, without the checks and
+    rank sets of :func:`leaderboard` (for simulations that call it thousands of times).
+    ``start``: Bradley-Terry strengths to tune lambda at (default: the judge-only fit's)."""
+    if estimator not in ESTIMATORS:
+        raise ConfigError(f"estimator {estimator!r}: choose {', '.join(ESTIMATORS)}")
+    lam = 0.0 if estimator == "human" else judge_weight
     if estimand == "bradley-terry":
-        judge = _bt_judge(data, confidence)
-        out = {"judge": judge}
-        if labelled:
-            out["human"] = _bt_labelled(data, 0.0, target, confidence, judge.value)
-            out["corrected"] = _bt_labelled(data, judge_weight, target, confidence, judge.value)
-        return out
+        if estimator == "judge":
+            return _bt_judge(data, confidence)
+        if start is None and estimator == "corrected" and judge_weight is None:
+            start = _bt_judge(data, confidence).value
+        return _bt_labelled(data, lam, target, confidence, start)
     base = None if baseline is None or estimand != "baseline-win-rate" else data.systems.index(baseline)
     sides = _Sides.of(data, base)
-    out = {"judge": _mean_judge(data, sides, confidence)}
-    if labelled:
-        out["human"] = _mean_labelled(data, sides, 0.0, target, confidence)
-        out["corrected"] = _mean_labelled(data, sides, judge_weight, target, confidence)
-    if base is not None:
-        for name, est in out.items():
-            out[name] = _without_baseline(est, base, baseline)
-    return out
+    out = _mean_judge(data, sides, confidence) if estimator == "judge" else _mean_labelled(
+        data, sides, lam, target, confidence)
+    return out if base is None else _without_baseline(out, base, baseline)
 
 
 def _without_baseline(est: SystemEstimates, base: int, name: str) -> SystemEstimates:
@@ -516,3 +537,79 @@ def _without_baseline(est: SystemEstimates, base: int, name: str) -> SystemEstim
     ci[~np.isfinite(value)] = np.nan
     return SystemEstimates(est.estimator, est.systems, value, ci, est.n_units, est.n_labelled, tuple(reason),
                            est.confidence, cov=est.cov, df=est.df, info=est.info)
+
+
+# -- from items and judgments ---------------------------------------------------------------------------
+def evaluate_comparisons(items: Iterable[Item], judgments: Iterable[Judgment], *, judge: str | None = None,
+                         human: Mapping[str, float] | None = None, human_ids: Iterable[str] | str | None = None,
+                         estimand: str = "win-prob", baseline: str | None = None, target: str = "population",
+                         rank_method: str = "max-t", confidence: float = 0.95, seed: int = 0) -> PreferenceReport:
+    """:func:`rank_systems` on comparison items (``system_a``, ``system_b``) and a judge's verdicts.
+
+    A judgment judged in both orders (``judgelab judge`` with a pairwise judge and ``swap``) counts
+    as the mean of its two verdicts, which removes the judge's position bias on average. Human
+    verdicts: ``human`` {item id: preference for a} (a labels file), else the items' own ``label``
+    for the ids in ``human_ids`` ("all": every item's)."""
+    from judgelab.errors import DataError
+    from judgelab.metrics.align import judgments_by_item, select_judgments
+
+    items = list(items)
+    unnamed = next((item for item in items if item.system_a is None), None)
+    if unnamed is not None:
+        raise DataError(f"item {unnamed.id!r} names no systems: ranking systems needs system_a and system_b on "
+                        "every comparison")
+    chosen = select_judgments(judgments, None, judge)
+    by_item, unknown = judgments_by_item(chosen, {item.id for item in items})
+    verdicts = [_judge_preference(by_item.get(item.id)) for item in items]
+    values, source = _human_preferences(items, human, human_ids)
+    data = comparisons([i.system_a for i in items], [i.system_b for i in items], verdicts, values)
+    coverage = {"units": data.n, "judged": int(data.judged.sum()), "without_verdict": int((~data.judged).sum()),
+                "unknown_judgments": unknown}
+    return leaderboard(data, estimand=estimand, baseline=baseline, target=target, rank_method=rank_method,
+                       confidence=confidence, seed=seed, coverage=coverage, label_source=source)
+
+
+def _judge_preference(judgment: Judgment | None) -> float | None:
+    """The judge's preference for a: the mean over both orders when it judged both."""
+    if judgment is None or not judgment.ok or judgment.label not in VERDICTS:
+        return None
+    both = judgment.extra.get("verdicts")
+    if isinstance(both, Mapping) and len(both) == 2 and all(v in VERDICTS for v in both.values()):
+        return float(np.mean([PREFERENCES[v] for v in both.values()]))
+    return PREFERENCES[judgment.label]
+
+
+def _human_preferences(items: list[Item], human: Mapping[str, float] | None, human_ids):
+    """(a human preference per item or None, where they came from)."""
+    from judgelab.errors import DataError
+
+    if human is None and human_ids is None:
+        return None, None
+    position = {item.id: k for k, item in enumerate(items)}
+    values: list[float | None] = [None] * len(items)
+    if human is not None:
+        unknown = [i for i in human if i not in position]
+        if unknown:
+            raise DataError(f"{len(unknown)} labelled id(s) are not comparisons of the data: "
+                            f"{', '.join(map(repr, unknown[:5]))}")
+        for item_id, value in human.items():
+            values[position[item_id]] = value
+        if human_ids is not None and human_ids != "all":
+            outside = sorted(set(human) - set(human_ids))
+            if outside:
+                raise DataError(f"{len(outside)} labelled comparison(s) are not in the sample the id list names "
+                                f"(e.g. {outside[0]!r})")
+        return values, "labels file"
+    wanted = position if human_ids == "all" else list(human_ids)
+    unknown = [i for i in wanted if i not in position]
+    if unknown:
+        raise DataError(f"{len(unknown)} listed id(s) are not comparisons of the data: "
+                        f"{', '.join(map(repr, unknown[:5]))}")
+    for item_id in wanted:
+        item = items[position[item_id]]
+        if item.label is None:
+            if human_ids == "all":
+                continue
+            raise DataError(f"listed comparison {item_id!r} has no human verdict (label)")
+        values[position[item_id]] = PREFERENCES[item.label]
+    return values, "items' own labels"
