@@ -49,7 +49,8 @@ def _load(data: Path, judgments: Path | None, human: Path | None, human_ids: str
 
     items = load_items(data)
     pairwise = bool(items) and items[0].kind == "pairwise"
-    verdicts = VERDICTS if pairwise else None  # a comparison's verdict outside a/b/tie: named with its line
+    # comparisons between systems: a verdict outside a/b/tie is named with its line as it is read
+    verdicts = VERDICTS if pairwise and items[0].system_a is not None else None
     judged = load_judgments(judgments, field=field, labels=verdicts) if judgments is not None else []
     sample_file = None
     ids: Any = None

@@ -151,8 +151,8 @@ def load_judgments(source: PathLike | pd.DataFrame, *, field: str | None = None,
             record["extra"] = {**(extra or {}), **{key: record.pop(key) for key in unknown}}
         judgment = _validate(Judgment, record, where, line)
         if labels is not None and judgment.ok and judgment.label not in labels:
-            raise DataError(f"{_short(judgment.label)} is not a verdict: give one of {', '.join(labels)}",
-                            where, line, field or "label")
+            given = "no label" if judgment.label is None else f"{_short(judgment.label)} is not a verdict"
+            raise DataError(f"{given}: give one of {', '.join(labels)}", where, line, field or "label")
         judgments.append(judgment)
     return judgments if judge is None else select_judge(judgments, judge, where)
 
