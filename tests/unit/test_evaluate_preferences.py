@@ -177,3 +177,15 @@ def test_disconnected_graph_names_its_components_and_baseline_must_exist():
         rank_systems(["x", "y"], ["y", "x"], ["a", "b"], estimand="baseline-win-rate", baseline="z")
     with pytest.raises(ConfigError, match="marked labelled but have no human verdict"):
         rank_systems(["x", "y"], ["y", "x"], ["a", "b"], [None, "a"], labelled=[True, True])
+
+
+def test_a_system_that_wins_everything_has_no_strength_and_says_why():
+    a = ["top", "top", "top", "x", "x", "y", "x", "y"]
+    b = ["x", "y", "z", "y", "z", "z", "y", "z"]
+    human = ["a", "a", "a", "tie", "a", "b", "b", "a"]
+    report = rank_systems(a, b, human, human, estimand="bradley-terry")
+    human_est = report.estimates["human"]
+    assert np.isnan(human_est.value).all()
+    assert human_est.reason[0] == "no finite strength: a system wins or loses all its comparisons"
+    # win probabilities stay defined: top won all three
+    assert rank_systems(a, b, human, human).estimates["human"].value[report.systems.index("top")] == 1.0

@@ -103,10 +103,9 @@ def comparisons(system_a: Sequence, system_b: Sequence, judge: Sequence, human: 
     same = np.flatnonzero(names_a == names_b)
     if len(same):
         raise ConfigError(f"comparison {same[0]} compares system {str(names_a[same[0]])!r} with itself")
-    systems = tuple(sorted(set(names_a) | set(names_b)))
-    codes = {name: k for k, name in enumerate(systems)}
-    a = np.array([codes[s] for s in names_a], dtype=int)
-    b = np.array([codes[s] for s in names_b], dtype=int)
+    names, codes = np.unique(np.concatenate([names_a, names_b]), return_inverse=True)
+    systems = tuple(str(name) for name in names)
+    a, b = codes[: len(names_a)], codes[len(names_a):]
     judge_pref = preferences(judge, len(a), "judge")
     human_pref = preferences(human, len(a), "human") if human is not None else np.full(len(a), np.nan)
     if labelled is not None:
@@ -122,23 +121,31 @@ def comparisons(system_a: Sequence, system_b: Sequence, judge: Sequence, human: 
 
 
 def preferences(verdicts: Sequence | None, n: int, who: str) -> np.ndarray:
-    """Preferences for a: "a" 1, "tie" 0.5, "b" 0, numbers in [0, 1] as they are, None/NaN missing."""
+    """Preferences for a: "a" 1, "tie" 0.5, "b" 0, numbers in [0, 1] as they are, None/NaN missing.
+
+    Each distinct value is read once (a million verdicts hold three or four)."""
     if verdicts is None:
         return np.full(n, np.nan)
-    values = list(verdicts)
-    if len(values) != n:
-        raise ConfigError(f"{len(values)} {who} verdicts for {n} comparisons")
-    out = np.full(n, np.nan)
-    for k, value in enumerate(values):
-        if value is None or (isinstance(value, float) and np.isnan(value)):
-            continue
-        if isinstance(value, str) and value in PREFERENCES:
-            out[k] = PREFERENCES[value]
-        elif isinstance(value, (int, float, np.number)) and not isinstance(value, bool) and 0 <= value <= 1:
-            out[k] = float(value)
-        else:
-            raise ConfigError(f"{who} verdict {value!r} of comparison {k} is not a, b, tie or a preference in [0, 1]")
-    return out
+    values = np.asarray(verdicts, dtype=object)
+    if values.shape != (n,):
+        raise ConfigError(f"{values.size} {who} verdicts for {n} comparisons")
+    # the text of each value with its type ("str:a", "float:0.5"), so that True and 1 stay apart
+    keys = np.char.add(np.array([type(v).__name__ + ":" for v in values], dtype=str), values.astype(str))
+    distinct, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    mapped = np.empty(len(distinct))
+    for k, position in enumerate(first):
+        mapped[k] = _preference(values[position], position, who)
+    return mapped[inverse]
+
+
+def _preference(value: Any, position: int, who: str) -> float:
+    if value is None or (isinstance(value, (float, np.floating)) and np.isnan(value)):
+        return np.nan
+    if isinstance(value, str) and value in PREFERENCES:
+        return PREFERENCES[value]
+    if isinstance(value, (int, float, np.number)) and not isinstance(value, (bool, np.bool_)) and 0 <= value <= 1:
+        return float(value)
+    raise ConfigError(f"{who} verdict {value!r} of comparison {position} is not a, b, tie or a preference in [0, 1]")
 
 
 def components(data: Comparisons, rows: np.ndarray | None = None) -> list[list[str]]:

@@ -55,13 +55,26 @@ def fit_bradley_terry(n_systems: int, a: np.ndarray, b: np.ndarray, weight: np.n
         return laplacian(n_systems, i, j, total_weight * p * (1 - p))[1:, 1:]
 
     scale = float(np.abs(total_weight).sum()) or 1.0  # the gradient grows with the weights: a relative tolerance
-    result = optimize.minimize(loss, np.zeros(n_systems - 1), jac=True, hess=hessian, method="trust-exact",
-                               options={"gtol": 1e-10 * scale, "maxiter": 200})
+    try:
+        result = optimize.minimize(loss, np.zeros(n_systems - 1), jac=True, hess=hessian, method="trust-exact",
+                                   options={"gtol": 1e-10 * scale, "maxiter": 200})
+        finite = bool(np.all(np.isfinite(result.x)))
+    except (ValueError, np.linalg.LinAlgError):  # a system that wins everything: the Hessian vanishes on the way
+        finite = False
+    if not finite:  # bounded quasi-Newton instead; a strength at the bound is reported as unbounded below
+        result = optimize.minimize(loss, np.zeros(n_systems - 1), jac=True, method="L-BFGS-B",
+                                   bounds=[(-2 * UNBOUNDED, 2 * UNBOUNDED)] * (n_systems - 1))
     beta = np.concatenate([[0.0], result.x])
     beta -= beta.mean()
     # trust-exact reports failure when it cannot improve in the last digits; the gradient says whether it is there
     stationary = float(np.max(np.abs(loss(result.x)[1]), initial=0.0)) < 1e-6 * scale
-    converged = stationary and bool(np.all(np.abs(beta) < UNBOUNDED))
+    # a system that wins (or loses) all of its comparisons has no finite strength, though the gradient
+    # vanishes on the way there and the optimiser stops somewhere large
+    weight_of = np.bincount(i, total_weight, n_systems) + np.bincount(j, total_weight, n_systems)
+    wins_of = np.bincount(i, total_mass, n_systems) + np.bincount(j, total_weight - total_mass, n_systems)
+    tolerance = 1e-9 * scale
+    extreme = (weight_of > 0) & ((wins_of <= tolerance) | (wins_of >= weight_of - tolerance))
+    converged = stationary and not extreme.any() and bool(np.all(np.abs(beta) < UNBOUNDED))
     return BradleyTerryFit(beta, converged, int(result.nit))
 
 
