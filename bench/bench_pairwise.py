@@ -26,6 +26,7 @@ estimators run with ``target="items"``: the truth is a value of these comparison
 from __future__ import annotations
 
 import argparse
+import json
 import time
 from pathlib import Path
 
@@ -163,10 +164,16 @@ def run(draws: int, judges: list[str], sizes: tuple[int, ...], seed: int = 0, pp
         results["rows"][(short, "all", "BT judge")] = [_scores(strengths.value, strengths.ci, rank_sets(
             strengths, "max-t"), truth["bt"], truth_rank["bt"])]
         for n in sizes:
+            done = _cached(draws, seed, ppr_tie, short, n)
+            if done is not None:  # resumed: this (judge, n) was finished by an earlier run
+                rows, lambdas = done
+                results["rows"].update({(short, n, name): scored for name, scored in rows.items()})
+                results["lambda"][(short, n)] = float(np.mean(lambdas))
+                continue
             started = time.perf_counter()
             rows: dict[str, list] = {}
             lambdas = []
-            for chosen in samples[n]:
+            for draw_index, chosen in enumerate(samples[n]):
                 mask = np.zeros(n_all, dtype=bool)
                 mask[chosen] = True
                 data = Comparisons(full.systems, full.a, full.b, judge_pref, np.where(mask, human_pref, np.nan))
@@ -177,7 +184,7 @@ def run(draws: int, judges: list[str], sizes: tuple[int, ...], seed: int = 0, pp
                                    start=judged_bt(full) if key == "bt" else None)
                     if name == "corrected":
                         lambdas.append(est.info["judge_weight"])
-                    seed_sets = int(rng.integers(1 << 30))
+                    seed_sets = draw_index  # the same with or without a resumed run
                     rows.setdefault(name, []).append(_scores(est.value, est.ci, rank_sets(est, "max-t", seed=seed_sets,
                                                                                             n_draws=MAX_T_DRAWS),
                                                              truth[key], truth_rank[key]))
@@ -197,8 +204,31 @@ def run(draws: int, judges: list[str], sizes: tuple[int, ...], seed: int = 0, pp
             for name, scored in rows.items():
                 results["rows"][(short, n, name)] = scored
             results["lambda"][(short, n)] = float(np.mean(lambdas))
+            _cache(draws, seed, ppr_tie, short, n, (rows, lambdas))
             log(f"{short} n={n}: {draws} draws in {time.perf_counter() - started:.0f} s, lambda {np.mean(lambdas):.2f}")
     return results
+
+
+CACHE = Path(__file__).resolve().parents[1] / "runs" / "bench_pairwise"  # runs/ is git-ignored
+
+
+def _cache_path(draws: int, seed: int, ppr_tie: float, short: str, n: int) -> Path:
+    return CACHE / f"{short}-n{n}-draws{draws}-seed{seed}-tie{ppr_tie:g}.json"
+
+
+def _cached(draws: int, seed: int, ppr_tie: float, short: str, n: int):
+    path = _cache_path(draws, seed, ppr_tie, short, n)
+    if not path.exists():
+        return None
+    stored = json.loads(path.read_text())
+    return stored["rows"], stored["lambdas"]
+
+
+def _cache(draws: int, seed: int, ppr_tie: float, short: str, n: int, done) -> None:
+    """Each finished (judge, n) is kept, so a killed run resumes where it stopped (same draws, same seed)."""
+    CACHE.mkdir(parents=True, exist_ok=True)
+    rows, lambdas = done
+    _cache_path(draws, seed, ppr_tie, short, n).write_text(json.dumps({"rows": rows, "lambdas": lambdas}))
 
 
 _BT_CACHE: dict[int, np.ndarray] = {}
