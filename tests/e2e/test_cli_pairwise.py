@@ -50,7 +50,7 @@ def test_win_probability_table_with_simultaneous_rank_sets(arena):
     assert "win probability (ties half); 400 labelled comparisons" in shown
     assert "rank sets hold for every system at once (max-t)" in shown
     out = json.loads(_evaluate(arena, "--json").stdout)
-    assert set(out["estimators"]) == {"judge", "human", "corrected"} and len(out["systems"]) == 20
+    assert set(out["estimators"]) == {"judge", "human", "corrected", "shrunk"} and len(out["systems"]) == 20
     corrected = out["estimators"]["corrected"]
     assert 0 < corrected["info"]["judge_weight"] <= 1
     for system in out["systems"]:

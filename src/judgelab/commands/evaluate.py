@@ -241,7 +241,8 @@ def systems_tables(report, width: int = 120) -> list[Any]:
     if report.kind == "comparisons":
         lines.append(f"[dim]rank sets hold for every system at once ({report.options['rank_method']}); judge-only "
                      "values are the judge's, not the humans': their intervals do not cover its bias. "
-                     "human/corrected: normal intervals from the labelled comparisons, a uniform sample.[/]")
+                     "human/corrected: t intervals from the labelled comparisons, a uniform sample; shrunk: "
+                     "empirical Bayes toward the judge, a model without that guarantee.[/]")
         return lines
     lines.append("[dim]judge-only intervals resample sources and stay on the judge's scale: they do not cover the "
                  "judge's bias. human/corrected: design-based t intervals; shrunk: empirical Bayes.[/]")

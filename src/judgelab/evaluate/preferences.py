@@ -12,7 +12,7 @@ A comparison ``c`` shows system ``a[c]`` first and ``b[c]`` second; a verdict is
 * ``baseline-win-rate``: the win rate against one named system, over the comparisons with it
   (AlpacaEval's).
 
-Each with three estimators: ``judge`` (the judge's verdicts only: how precisely the judge's own
+Each with three estimators (and ``shrunk``, below): ``judge`` (the judge's verdicts only: how precisely the judge's own
 value is known, not the human one), ``human`` (the labelled comparisons only) and ``corrected``
 (prediction-powered). For the two means the corrected estimate is PPI++ (Angelopoulos et al.
 2023b): ``lambda * judge mean over every comparison + mean over the labelled ones of (human -
@@ -23,6 +23,12 @@ human verdicts minus lambda times theirs on the judge's. Lambda ("power tuning")
 for all systems, the one that minimises the trace of the estimate's covariance (clipped to
 [0, 1]): 0 ignores the judge, 1 is plain PPI. Whatever the judge's bias, the estimate is unbiased
 (to first order), because the labelled comparisons are a random sample.
+
+``shrunk`` (as for pointwise items, :func:`judgelab.evaluate.estimators.shrunk`): the corrected
+estimates pulled toward what the judge's values predict for them (Fay-Herriot empirical Bayes), more
+so where a system has few labels. It ranks systems better than the corrected estimate with few
+labels (bench/bench_pairwise.py), at the price of a model: its intervals hold on average over
+systems, and its rank sets carry no simultaneous guarantee.
 
 Variances come from each estimate's linearisation (a comparison moves the two systems it
 involves, in opposite directions), so differences between systems are paired automatically.
@@ -54,7 +60,7 @@ from judgelab.data.judgment import Judgment
 from judgelab.data.labels import PREFERENCES
 from judgelab.errors import ConfigError
 from judgelab.evaluate.compare import Pairs, pairwise
-from judgelab.evaluate.estimators import SystemEstimates
+from judgelab.evaluate.estimators import SystemEstimates, shrunk
 from judgelab.evaluate.systems import SystemsReport
 from judgelab.metrics.bradley_terry import fit_bradley_terry, laplacian, laplacian_inverse, side_gram
 
@@ -506,9 +512,12 @@ def _estimators(data: Comparisons, estimand: str, baseline: str | None, target: 
                 judge_weight: float | None) -> dict[str, SystemEstimates]:
     names = ESTIMATORS if int(data.labelled.sum()) >= MIN_LABELS else ("judge",)
     judge = estimate(data, "judge", estimand=estimand, baseline=baseline, confidence=confidence)
-    return {"judge": judge} | {name: estimate(data, name, estimand=estimand, baseline=baseline, target=target,
-                                              confidence=confidence, judge_weight=judge_weight,
-                                              start=judge.value) for name in names[1:]}
+    out = {"judge": judge} | {name: estimate(data, name, estimand=estimand, baseline=baseline, target=target,
+                                             confidence=confidence, judge_weight=judge_weight,
+                                             start=judge.value) for name in names[1:]}
+    if "corrected" in out:  # a point ranking that leans on the judge where labels are few: a model, no guarantee
+        out["shrunk"] = shrunk(out["corrected"], judge.value)
+    return out
 
 
 def estimate(data: Comparisons, estimator: str, *, estimand: str = "win-prob", baseline: str | None = None,
