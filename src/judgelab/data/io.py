@@ -26,7 +26,7 @@ import re
 import sys
 import threading
 import warnings
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -119,7 +119,7 @@ def judgments_file(path: PathLike) -> Path:
 
 
 def load_judgments(source: PathLike | pd.DataFrame, *, field: str | None = None,
-                   judge: str | None = None) -> list[Judgment]:
+                   judge: str | None = None, labels: Collection[str] | None = None) -> list[Judgment]:
     """Read judgments: this toolkit's (a judgments file or its run folder), any JSONL/JSON/CSV/
     Parquet/DataFrame with an ``item_id`` column plus ``score`` and/or ``label``, or judge outputs
     published in another layout (``{"item_id", "judge", "prediction": {"coherence": 3.3}}``) with
@@ -132,6 +132,9 @@ def load_judgments(source: PathLike | pd.DataFrame, *, field: str | None = None,
     ``judge``: keep the rows of the judge with this name, else of the judges whose name starts with
     it (``Mistral-7B`` for ``Mistral-7B/eval_prompt_1`` ... ``_4``); a ``ConfigError`` lists the
     judges when none matches. Rows whose ``status`` is not ``ok`` stay failures (without a value).
+
+    ``labels``: the verdicts an ok judgment may give (``("a", "b", "tie")`` for comparisons); any
+    other label is a DataError naming the file and line.
 
     The one reader of judgment files: ``meta --judgments/--baseline``, ensemble members, trainers'
     teachers and stacked members all read through it.
@@ -147,7 +150,11 @@ def load_judgments(source: PathLike | pd.DataFrame, *, field: str | None = None,
         extra = record.get("extra")
         if unknown and (extra is None or isinstance(extra, dict)):  # else validation reports 'extra'
             record["extra"] = {**(extra or {}), **{key: record.pop(key) for key in unknown}}
-        judgments.append(_validate(Judgment, record, where, line))
+        judgment = _validate(Judgment, record, where, line)
+        if labels is not None and judgment.ok and judgment.label not in labels:
+            given = "no label" if judgment.label is None else f"{_short(judgment.label)} is not a verdict"
+            raise DataError(f"{given}: give one of {', '.join(labels)}", where, line, field or "label")
+        judgments.append(judgment)
     return judgments if judge is None else select_judge(judgments, judge, where)
 
 

@@ -183,6 +183,8 @@ def _join_items(rows: list[Row], items: Iterable[Item], aspect: str | None) -> N
 def _pair_text(item: Item) -> str | None:
     if item.output_a is not None:
         return f"A: {item.output_a}\n\nB: {item.output_b}"
+    if item.system_a is not None:  # a comparison between systems without its texts (Arena votes)
+        return f"A: {item.system_a}\n\nB: {item.system_b}"
     return item.passage
 
 
