@@ -25,13 +25,13 @@ from typing import Any
 import numpy as np
 from statsmodels.stats.proportion import proportion_confint
 
+from judgelab.data.item import TIE_ALIASES as PUBLISHED_TIES
 from judgelab.metrics.bootstrap import GroupBootstrap, group_codes, percentile_ci
 from judgelab.metrics.compare import paired_difference
 from judgelab.metrics.results import Estimate
 
-VERDICTS = ("a", "b", "tie")
-#: Labels that mean a tie in published data (Chatbot Arena's "both are bad").
-TIE_ALIASES = frozenset({"tie", "tie (bothbad)"})
+#: Labels that mean a tie: "tie" and the published aliases the data layer reads as one.
+TIE_ALIASES = frozenset({"tie", *PUBLISHED_TIES})
 
 
 # -- inputs -----------------------------------------------------------------------------------
