@@ -53,7 +53,7 @@ class HostileServer:
         self.stopping = threading.Event()
         self._attempts: Counter = Counter()
         self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer((host, 0), _handler_for(self))
+        self._httpd = _QuietServer((host, 0), _handler_for(self))
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, name="hostile-server", daemon=True)
 
@@ -82,6 +82,15 @@ class HostileServer:
         if self.only is not None and self.only.encode() not in body:
             return "ok"
         return "ok" if self.bad_first is not None and attempt > self.bad_first else self.mode
+
+
+class _QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request: object, client_address: object) -> None:
+        """A client that hung up before its answer was sent is no server error (it prints nothing)."""
+        import sys
+
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
 
 def completion(content: object, prompt_tokens: object = 12) -> bytes:
