@@ -26,6 +26,13 @@ from tests.reliability.scenario import judged_ids, make_items
 N_ITEMS = 6
 
 
+def _start(command: list[str]) -> subprocess.Popen:
+    # A shell's background job starts with SIGINT ignored, and Python then keeps it ignored: give the
+    # child the default disposition, as a terminal's Ctrl-C finds it.
+    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+
+
 def _wait_for(condition, timeout: float = 60) -> None:
     ends = time.monotonic() + timeout
     while not condition():
@@ -40,7 +47,7 @@ def test_a_signal_mid_run_marks_the_run_interrupted_and_no_call_is_paid_twice(tm
     data = save_items(items, tmp_path / "items.jsonl")
     with HostileServer("ok", delay=1.0) as server:
         command = [*judge_command(data, tmp_path, server.base_url), "--model-name", "m", "--concurrency", "1"]
-        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        process = _start(command)
         _wait_for(lambda: server.posts >= 3 or process.poll() is not None)  # the third call is in flight
         process.send_signal(signum)
         out, err = process.communicate(timeout=60)
@@ -67,7 +74,7 @@ def test_a_second_ctrl_c_stops_at_once_without_waiting_for_the_call_in_flight(tm
     data = save_items(make_items(2), tmp_path / "items.jsonl")
     with HostileServer("ok", delay=30.0) as server:
         command = [*judge_command(data, tmp_path, server.base_url), "--model-name", "m", "--concurrency", "1"]
-        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        process = _start(command)
         _wait_for(lambda: server.posts >= 1 or process.poll() is not None)
         started = time.monotonic()
         process.send_signal(signal.SIGINT)
