@@ -67,7 +67,7 @@ def judge(
         from judgelab.runner.stream import check_ids, iter_items
 
         items = islice(iter_items(data), limit) if limit else iter_items(data)
-        check_ids(data, limit)  # a duplicate id anywhere is refused before the model loads and any call is paid
+        check_ids(data, limit or None)  # a duplicate id anywhere is refused before the model loads and any call is paid
     else:
         items = load_items(data)
         if limit:
