@@ -78,6 +78,7 @@ def main() -> None:
     # Run folders, reports, configs and the cache hold the user's data: owner-only, whoever writes them.
     os.umask(0o077)
     _state["showwarning"], warnings.showwarning = warnings.showwarning, _show_warning
+    _state.pop("signal_exit", None)
     in_main_thread = threading.current_thread() is threading.main_thread()  # where Python runs signal handlers
     on_term = signal.signal(signal.SIGTERM, _terminate) if in_main_thread else None  # as cleanly as Ctrl-C
     try:
@@ -89,14 +90,15 @@ def main() -> None:
 
 
 def _terminate(signum: int, frame: object) -> None:
+    _state["signal_exit"] = Terminated.exit_code  # where click turns it into 130, as for Ctrl-C
     raise Terminated()
 
 
 def _main() -> None:
     try:
         code = app(standalone_mode=False)
-        if isinstance(code, int) and code:  # click returns (not raises) 130 after Ctrl-C
-            sys.exit(code)
+        if isinstance(code, int) and code:  # click returns (not raises) 130 after Ctrl-C, and after SIGTERM
+            sys.exit(_state.get("signal_exit", code) if code == 130 else code)
     except JudgelabError as exc:
         if _state["debug"]:
             _print_traceback(exc)
@@ -106,9 +108,9 @@ def _main() -> None:
     except (typer.Exit, SystemExit) as exc:
         code = getattr(exc, "exit_code", getattr(exc, "code", 0))
         sys.exit(code or 0)
-    except typer.Abort as exc:  # click's word for Ctrl-C (or SIGTERM: errors.Terminated) outside a run
+    except typer.Abort:  # click's word for Ctrl-C (or SIGTERM: errors.Terminated) outside a run
         err_console.print("aborted")
-        sys.exit(getattr(exc.__cause__, "exit_code", 130))
+        sys.exit(_state.get("signal_exit", 130))
     except Exception as exc:
         if _is_usage_error(exc):
             exc.show()

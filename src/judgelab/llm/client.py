@@ -150,12 +150,21 @@ class Client:
         if self._closed:
             return
         self._closed = True
-        self._run(self.backend.aclose())
+        self._run(self._aclose())
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=10)
         self._loop.close()
         if self.cache is not None:
             self.cache.close()
+
+    async def _aclose(self) -> None:
+        # Tasks an interrupted call left cancelling end first (as asyncio.run does), so closing the
+        # loop destroys no pending task ("Task was destroyed but it is pending!" on stderr).
+        leftovers = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+        for task in leftovers:
+            task.cancel()
+        await asyncio.gather(*leftovers, return_exceptions=True)
+        await self.backend.aclose()
 
     def __enter__(self) -> Client:
         return self
