@@ -17,7 +17,9 @@ Per POST (a chat completion), by ``mode``:
   the bearer token the request carried (secrets can come back outside the reply text).
 
 ``bad_first=N``: each distinct request body gets its mode's answer on its first N attempts and a
-well-formed reply afterwards. GET ``/v1/models`` lists one model (in ``echo_error`` mode with a 401 or
+well-formed reply afterwards. ``only="text"``: only requests whose body holds that text get the mode's
+answer (one item of several trickles); the others get a well-formed reply. ``delay``: seconds each
+well-formed reply takes (a call stays in flight that long, for the signal tests). GET ``/v1/models`` lists one model (in ``echo_error`` mode with a 401 or
 403 it answers that status, echoing the headers). Hand-written on ``http.server`` because the faults
 are the point: a framework would not let a handler trickle bytes or break the schema.
 """
@@ -37,19 +39,23 @@ class HostileServer:
     """``with HostileServer("echo") as server: server.base_url`` (``host`` may be a non-loopback address)."""
 
     def __init__(self, mode: str = "ok", *, host: str = "127.0.0.1", error_status: int = 400,
-                 trickle_bytes: int = 10, trickle_gap: float = 1.0, bad_first: int | None = None):
+                 trickle_bytes: int = 10, trickle_gap: float = 1.0, bad_first: int | None = None,
+                 only: str | None = None, delay: float = 0.0):
         self.mode = mode
         self.error_status = error_status
         self.trickle_bytes = trickle_bytes
         self.trickle_gap = trickle_gap
         self.bad_first = bad_first
+        self.only = only
+        self.delay = delay
+        self.replies = 0  # well-formed chat-completion replies sent in full
         self.authorization: list[str] = []  # every Authorization header received (GET and POST), in order
         self.requests = 0  # requests of any kind received
         self.posts = 0  # chat-completion attempts received
         self.stopping = threading.Event()
         self._attempts: Counter = Counter()
         self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer((host, 0), _handler_for(self))
+        self._httpd = _QuietServer((host, 0), _handler_for(self))
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, name="hostile-server", daemon=True)
 
@@ -75,7 +81,18 @@ class HostileServer:
             digest = hashlib.sha256(body).hexdigest()
             self._attempts[digest] += 1
             attempt = self._attempts[digest]
+        if self.only is not None and self.only.encode() not in body:
+            return "ok"
         return "ok" if self.bad_first is not None and attempt > self.bad_first else self.mode
+
+
+class _QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request: object, client_address: object) -> None:
+        """A client that hung up before its answer was sent is no server error (it prints nothing)."""
+        import sys
+
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
 
 def completion(content: object, prompt_tokens: object = 12, model: str = MODEL) -> bytes:
@@ -131,7 +148,14 @@ def _handler_for(server: HostileServer) -> type[BaseHTTPRequestHandler]:
             self._received()
             mode = server.mode_for(body)
             if mode == "ok":
-                self._send(200, completion("Rating: [[3]]"))
+                if server.delay and server.stopping.wait(server.delay):
+                    return
+                try:
+                    self._send(200, completion("Rating: [[3]]"))
+                except OSError:  # the client gave up meanwhile: the reply was paid for and lost
+                    return
+                with server._lock:
+                    server.replies += 1
             elif mode == "echo":
                 self._send(200, completion(f"Rating: [[3]] (you sent {self._headers_text()})"))
             elif mode == "echo_error":

@@ -64,9 +64,10 @@ def judge(
     if stream:
         from itertools import islice
 
-        from judgelab.data.stream import iter_items
+        from judgelab.data.stream import check_ids, iter_items
 
         items = islice(iter_items(data), limit) if limit else iter_items(data)
+        check_ids(data, limit or None)  # a duplicate id anywhere is refused before the model loads and any call is paid
     else:
         items = load_items(data)
         if limit:
@@ -83,12 +84,12 @@ def judge(
             result = run_judge(judge_config, items if stream else list(items), client, out, data_path=str(data),
                                show_progress=True, engine=engine, workers=workers,
                                chunk_size=(chunk_size or 1000) if stream else None, **options)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (errors.Terminated)
             where = f"kept in {out}; rerun the same command to resume" if out else "lost: no --out folder"
             from judgelab.commands._common import err_console
 
             err_console.print(f"interrupted: the judgments finished so far are {where}")
-            raise SystemExit(130) from None  # typer would turn the KeyboardInterrupt into a return value
+            raise SystemExit(getattr(exc, "exit_code", 130)) from None  # typer would return the KeyboardInterrupt
     if save_config:  # only now: bad input anywhere (data, examples, model, run folder) leaves no file behind
         _save(judge_config, save_config)
     print_run(console, result)
