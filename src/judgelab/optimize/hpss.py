@@ -68,6 +68,7 @@ class HPSS(StrategyOptimizer):
         self.advantage = {name: np.zeros(len(values)) for name, values in FACTORS.items()}
         self.updates = {name: np.zeros(len(values), dtype=np.int64) for name, values in FACTORS.items()}
         self.visits = {name: np.zeros(len(values), dtype=np.int64) for name, values in FACTORS.items()}
+        self._idle = False  # the last round evaluated nothing
         self.scores: dict[int, float] = {}  # P: space row -> f, in evaluation order
         self.population: list[Strategy] = []  # B
         self.counts = {"explore": 0, "exploit": 0, "free": 0, "stall": 0}
@@ -110,16 +111,21 @@ class HPSS(StrategyOptimizer):
     def round(self, search: Search, rng: np.random.Generator) -> None:
         """Mutate every member of B g times, then keep the k best of B and the new strategies."""
         new: list[Strategy] = []
-        if self._stalled():
+        if self._stalled() or self._idle:
             # Not in the spec: every neighbour of B is evaluated, so no mutation could ever
-            # evaluate anything again; exploitation is the one move left.
+            # evaluate anything again; or the last round's mutations all chose evaluated
+            # neighbours (free), as they do when the advantages make the few unevaluated ones
+            # nearly impossible to draw (a confined space, a start far better than its variants):
+            # mutating on would spin without end. Exploitation is the one move left.
             self.counts["stall"] += 1
             new.append(self.exploit(search))
+        evaluations = search.evaluations
         for parent in list(self.population):
             for _ in range(self.g):
                 child = self.mutate(search, parent, rng)
                 if child is not None:
                     new.append(child)
+        self._idle = search.evaluations == evaluations
         self.population = self._best(self.population + new)
 
     def mutate(self, search: Search, parent: Strategy, rng: np.random.Generator) -> Strategy | None:
