@@ -26,7 +26,7 @@ from judgelab.judges.base import JudgeConfig, judge_class, judge_kinds, load_jud
 from judgelab.judges.contract import ContractExample
 from judgelab.llm import Client, CompletionCache, Request
 from judgelab.llm.backends.base import Capabilities
-from judgelab.optimize.base import Evaluation, JudgeEvaluator, load_trajectory, optimize
+from judgelab.optimize.base import Evaluation, JudgeEvaluator, Optimizer, load_trajectory, optimize
 from judgelab.optimize.methods import METHODS, make_optimizer
 from tests.doubles import ScriptedBackend, scripted_client
 
@@ -120,6 +120,22 @@ def shuffled(items: list[Item]) -> list[Item]:
         mixed = rng.sample(items, len(items))
         if tuple(i.id for i in mixed) not in orders:
             return mixed
+
+
+def test_a_kind_or_optimiser_without_an_example_is_told_what_to_add():
+    class Unlisted(JudgeConfig):  # no registry_name: never registered, so judge_kinds() stays as it is
+        kind: str = "unlisted"
+
+    class Idle(Optimizer):
+        method = "idle"
+
+        def run(self, search) -> None:
+            return None
+
+    with pytest.raises(NotImplementedError, match=r"define the classmethod Unlisted\.contract_example\(folder\)"):
+        Unlisted.contract_example(Path("."))
+    with pytest.raises(NotImplementedError, match=r"define the classmethod Idle\.contract_example\(\)"):
+        Idle.contract_example()
 
 
 # -- judges: a config survives its file -------------------------------------------------------------
