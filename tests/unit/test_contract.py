@@ -33,10 +33,10 @@ from tests.doubles import ScriptedBackend, scripted_client
 #: Checks a kind cannot take, and why: the only place a kind is let off. (Kinds that call no LLM
 #: skip the failing-call check by their ``uses_llm``, below.)
 EXCLUDED: dict[tuple[str, str], str] = {
-    ("trained", "judging"): "running a trained judge loads a fine-tuned cross-encoder with torch (seconds to load, "
-                            "minutes to train one to load); its run is checked end to end in "
-                            "tests/integration/test_trained_judge.py. Its save/reload/digest and its refusal to run "
-                            "unfitted are checked here.",
+    ("trained", "judging"): "running a trained judge needs fine-tuned cross-encoder weights loaded with torch (and "
+                            "training even a small one takes minutes); its run is checked end to end in "
+                            "tests/integration/test_trained_judge.py. Here: its save/reload/digest and its refusal to "
+                            "run unfitted.",
     ("similarity", "independent_verdicts"): "the similarity judge rates an output by its similarity to the other "
                                             "outputs of its group (UCLWI), so a twin added to the group moves its "
                                             "peers' verdicts; the twin and its original still get one verdict.",
@@ -268,7 +268,7 @@ class CountingEvaluator:
         return getattr(self.inner, name)
 
 
-class Search:
+class ExampleSearch:
     """One optimiser's example search: the base judge, its dev items, a scripted model and a cache."""
 
     def __init__(self, method: str, folder: Path):
@@ -310,7 +310,7 @@ def comparable(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
 @pytest.mark.parametrize("method", list(METHODS))
 def test_an_optimiser_keeps_its_budget_and_resumes_from_its_trajectory(method, tmp_path, monkeypatch):
     monkeypatch.setenv("JUDGELAB_HOME", str(tmp_path / "home"))
-    search = Search(method, tmp_path)
+    search = ExampleSearch(method, tmp_path)
     short, full = 3, 6
 
     whole, whole_evaluator, whole_backend = search.run(full, tmp_path / "whole", tmp_path / "whole.sqlite")
