@@ -99,7 +99,8 @@ def judge_config_from_options(config: Path | None, method: str | None, aspect: s
     """The config file if given (else a default judge of kind ``method``), with command-line options laid over it."""
     if config and method:
         raise ConfigError("give either --config or --method: the config file names its own kind")
-    base = load_judge(config).model_dump() if config else {"kind": method or "prompted"}
+    # As JSON: the file paths in it are then absolute, so resolving them again below leaves them be.
+    base = load_judge(config).model_dump(mode="json") if config else {"kind": method or "prompted"}
     if aspect:
         base["aspect"] = aspect
     if base.get("kind") == "prompted" and not base.get("aspect"):

@@ -13,13 +13,14 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, ClassVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 import yaml
 from pydantic import (
     AfterValidator,
     BaseModel,
     ConfigDict,
+    PlainSerializer,
     SerializerFunctionWrapHandler,
     ValidationError,
     ValidationInfo,
@@ -35,6 +36,9 @@ from judgelab.llm.client import Client
 from judgelab.llm.location import check_server_url
 from judgelab.llm.types import Completion, Request, Usage
 from judgelab.parse import parse_questions
+
+if TYPE_CHECKING:
+    from judgelab.judges.contract import ContractExample
 
 #: Called with each judgment as soon as it is final (for streaming writes and progress).
 OnJudgment = Callable[[Judgment], None]
@@ -68,10 +72,17 @@ def _resolve_against_config(path: Path, info: ValidationInfo) -> Path:
     return path if path.is_absolute() or base_dir is None else Path(base_dir) / path
 
 
+def _absolute_text(path: Path) -> str:
+    """A path as dumped (digests, run records): absolute and without ``..``, so one file is one
+    text however the config reached it (``saved/../weights`` from a file in ``saved/``, or a
+    config file named by a relative path). ``abspath``: symbolic links are left as written."""
+    return Path(os.path.abspath(path)).as_posix()
+
+
 #: A file a fitted judge refers to (weights, an index): relative paths in a config file are
 #: resolved against that file's folder, and ``save`` writes them relative to it again, so a
 #: fitted judge's folder can be moved or shared as a whole.
-ConfigPath = Annotated[Path, AfterValidator(_resolve_against_config)]
+ConfigPath = Annotated[Path, AfterValidator(_resolve_against_config), PlainSerializer(_absolute_text, when_used="json")]
 
 _REGISTRY: dict[str, type[JudgeConfig]] = {}
 
@@ -137,6 +148,16 @@ class JudgeConfig(BaseModel):
     def fitted(self) -> bool:
         """False when ``run`` needs ``fit`` first (then ``run`` raises a ConfigError saying so)."""
         return True
+
+    # -- the contract every kind is checked against ---------------------------------------------
+    @classmethod
+    def contract_example(cls, folder: Path) -> ContractExample:
+        """A small runnable example of this kind (config, items, the scripted model's replies) for
+        the contract test, tests/unit/test_contract.py; files it needs go under ``folder``."""
+        raise NotImplementedError(
+            f"judge kind {cls.registry_name!r} ({cls.__name__}) gives the contract test nothing to check: define "
+            f"the classmethod {cls.__name__}.contract_example(folder) -> judgelab.judges.contract.ContractExample "
+            "(a config, three or more items and the scripted model's reply; see the other kinds)")
 
     # -- helpers every judge uses ------------------------------------------------------------
     @property
@@ -316,6 +337,15 @@ def _yaml_line_finder(text: str) -> LineOf:
         return line
 
     return line_of
+
+
+def judge_class(kind: str) -> type[JudgeConfig]:
+    """The config class of a registered judge kind."""
+    import judgelab.judges  # noqa: F401
+
+    if kind not in _REGISTRY:
+        raise ConfigError(f"unknown judge kind {kind!r}; choose from {', '.join(sorted(_REGISTRY))}")
+    return _REGISTRY[kind]
 
 
 def judge_kinds(trainable_only: bool = False) -> list[str]:

@@ -28,7 +28,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import jinja2
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -45,6 +45,9 @@ from judgelab.llm.client import Client
 from judgelab.llm.types import Completion, Request, ResponseFormat, Usage
 from judgelab.parse import parse_json
 from judgelab.prompts.render import TEMPLATE_DIR
+
+if TYPE_CHECKING:
+    from judgelab.judges.contract import ContractExample
 
 Variant = Literal["vanilla", "coarse", "fine"]
 GENERIC_TASK = ("The evaluation task is to judge the overall quality of a machine-generated response "
@@ -173,6 +176,18 @@ class ActiveCriticJudge(JudgeConfig):
         for index, reply in zip(scorable, overall, strict=True):
             judgments[index] = self.emit(self._judgment(items[index], reply, per_criterion.get(index)), on_judgment)
         return judgments  # type: ignore[return-value]
+
+    @classmethod
+    def contract_example(cls, folder: Path) -> ContractExample:
+        from judgelab.judges.contract import ContractExample, pointwise_items, quality_in, user_text
+
+        def overall(request: Request, _: int) -> str:
+            return json.dumps({"Explanation": "Clear.", "Score Of Overall": 20 * quality_in(user_text(request))})
+
+        fitted = cls(variant="coarse", task="The evaluation task is to judge summaries of news articles.",
+                     criteria=(Criterion(name="Coherence", definition="well organised"),))
+        return ContractExample(fitted, pointwise_items("overall"), overall,
+                               unfitted=fitted.model_copy(update={"task": None, "criteria": ()}))
 
     def _use_constraints(self, client: Client) -> bool:
         supported = client.backend.capabilities.json_schema

@@ -24,7 +24,7 @@ import warnings
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, model_validator
@@ -39,6 +39,9 @@ from judgelab.judges.stacking import fit_stacker, predict_stacked
 from judgelab.llm.client import Client
 from judgelab.llm.types import Request, Usage
 from judgelab.metrics.align import human_value, infer_aspect
+
+if TYPE_CHECKING:
+    from judgelab.judges.contract import ContractExample
 
 Aggregate = Literal["mean", "median", "trimmed_mean", "vote", "weighted", "stack", "best", "llm_vote"]
 Metric = Literal["spearman", "pearson", "kendall", "accuracy"]
@@ -130,6 +133,15 @@ class EnsembleJudge(JudgeConfig):
         if self.aggregate == "best":
             return self.selection is not None
         return self.aggregate not in _LEARNED or self.learned is not None
+
+    @classmethod
+    def contract_example(cls, folder: Path) -> ContractExample:
+        from judgelab.judges.contract import ContractExample, pointwise_items, rating_reply
+
+        members = tuple(Member(name=name, judge={"kind": "prompted", "aspect": "coherence", "criteria": criteria})
+                        for name, criteria in (("plain", "Coherence."), ("detailed", "Coherence: well organised.")))
+        return ContractExample(cls(members=members, aspect="coherence"), pointwise_items("coherence"), rating_reply,
+                               unfitted=cls(members=members, aspect="coherence", aggregate="weighted"))
 
     # -- members ------------------------------------------------------------------------------
     def with_member_file(self, name: str, path: str | Path) -> EnsembleJudge:
@@ -247,7 +259,7 @@ class EnsembleJudge(JudgeConfig):
         usage = sum((j.usage for m in by_member.values() if (j := m.get(item.id)) is not None), Usage())
         member_values = {m.name: (None if np.isnan(v) else float(v)) for m, v in zip(self.members, row, strict=True)}
         if np.isnan(row).all():
-            return self.error(item, "no member judged this item (all failed or absent)", usage)
+            return self.error(item, _no_member_judged(item, by_member), usage)
         extra: dict[str, Any] = {"members": member_values}
         if self.aggregate == "vote":
             pairwise = item.kind == "pairwise"
@@ -303,7 +315,7 @@ class EnsembleJudge(JudgeConfig):
             verdicts = [(m.name, by_member[m.name].get(item.id)) for m in self.members]
             verdicts = [(name, j) for name, j in verdicts if j is not None and j.ok]
             if not verdicts:
-                results[r] = self.emit(self.error(item, "no member judged this item (all failed or absent)"), on_judgment)
+                results[r] = self.emit(self.error(item, _no_member_judged(item, by_member)), on_judgment)
                 continue
             scale = self.scale or (item.aspect_scale(self.aspect) if self.aspect else None) or item.scale or (1.0, 5.0)
             messages = render_vote_prompt(item, self.aspect, verdicts, scale)
@@ -353,6 +365,13 @@ def _fmt(value: float | None) -> str:
 
 
 # -- helpers ----------------------------------------------------------------------------------------
+def _no_member_judged(item: Item, by_member: dict[str, dict[str, Judgment]]) -> str:
+    """Why an item has no verdict: each member's own reason (a failed call, an unparsable reply)."""
+    reasons = [f"{name}: {judged[item.id].reason or judged[item.id].status}" for name, judged in by_member.items()
+               if item.id in judged and not judged[item.id].ok]
+    return "no member judged this item (all failed or absent)" + (f"; {'; '.join(reasons)}" if reasons else "")
+
+
 def task_of(item: Item, task_field: str) -> str:
     """The item's task for per-task selection: a field (subset, dataset, group_id) or ``extra.KEY``."""
     if task_field.startswith("extra."):

@@ -23,8 +23,9 @@ passage's own fluency, which the output direction mostly measures.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from statistics import fmean
-from typing import ClassVar, Literal
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
@@ -33,6 +34,9 @@ from judgelab.judges.base import JudgeConfig, OnJudgment, usage_of
 from judgelab.llm.client import Client
 from judgelab.llm.types import Completion, Request
 from judgelab.prompts.render import family_for, render_likelihood_prompt
+
+if TYPE_CHECKING:
+    from judgelab.judges.contract import ContractExample
 
 Reduce = Literal["mean", "sum", "min"]
 Direction = Literal["output", "input"]
@@ -81,6 +85,21 @@ class LikelihoodJudge(JudgeConfig):
 
         client.complete_all([request for _, request in pending], on_done=finish, errors="return")
         return judgments  # type: ignore[return-value]
+
+    @classmethod
+    def contract_example(cls, folder: Path) -> ContractExample:
+        from judgelab.judges.contract import ContractExample, pointwise_items, quality_in
+        from judgelab.llm.backends.base import Capabilities
+        from judgelab.llm.types import TokenLogprob
+
+        def scored(request: Request, _: int) -> Completion:
+            """Each word of the scored reply is a token, more probable the higher the stated quality."""
+            logprob = -1.0 / quality_in(request.assistant_prefix)
+            return Completion(text="", prompt_tokens=20, prefix_logprobs=tuple(
+                TokenLogprob(token=word, logprob=logprob) for word in request.assistant_prefix.split()))
+
+        return ContractExample(cls(aspect="coherence"), pointwise_items("coherence"), scored,
+                               capabilities=Capabilities(assistant_prefix=True, prefix_scoring=True))
 
     def _request(self, family: str, item: Item) -> Request:
         judged, given = (item.judged or "").strip(), (item.prompt or "").strip()

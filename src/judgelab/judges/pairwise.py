@@ -21,7 +21,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
@@ -36,6 +37,9 @@ from judgelab.prompts.render import (
     render_pairwise_prompt,
     render_reference_prompt,
 )
+
+if TYPE_CHECKING:
+    from judgelab.judges.contract import ContractExample
 
 Order = Literal["original", "swapped"]
 # Room for what each CoT mode makes the judge write: a label, or an explanation then the verdict.
@@ -111,6 +115,19 @@ class PairwiseJudge(JudgeConfig):
         # A request the backend rejects (too long for the context, invalid) fails its item only.
         client.complete_all(requests, on_done=settle, errors="return")
         return judgments  # type: ignore[return-value]
+
+    @classmethod
+    def contract_example(cls, folder: Path) -> ContractExample:
+        from judgelab.judges.contract import ContractExample, quality_in
+
+        def prefers_quality(request: Request, _: int) -> str:
+            shown = request.messages[-1].content.split("# Output (a):\n", 1)[1].split("# Output (b):\n", 1)
+            return "Output (a)" if quality_in(shown[0]) >= quality_in(shown[1]) else "Output (b)"
+
+        items = [Item(id=f"p{k}", instruction=f"Answer question {k}.", output_a=f"Answer {k} of quality {a}.",
+                      output_b=f"Answer {k} of quality {b}.", label="a" if a > b else "b")
+                 for k, (a, b) in enumerate([(3, 1), (1, 2), (2, 1), (1, 3)])]
+        return ContractExample(cls(), items, prefers_quality)
 
     @property
     def orders(self) -> tuple[Order, ...]:

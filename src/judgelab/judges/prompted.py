@@ -14,8 +14,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from statistics import fmean
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
 
@@ -40,6 +41,9 @@ from judgelab.prompts.render import (
     render_reference_prompt,
 )
 from judgelab.strategy import Strategy
+
+if TYPE_CHECKING:
+    from judgelab.judges.contract import ContractExample
 
 ScoreMode = Literal["parsed", "logprob"]
 # Room for what each CoT mode makes the judge write (a dialectic reference needs the most).
@@ -147,6 +151,13 @@ class PromptedJudge(JudgeConfig):
 
         client.complete_all([self._request(rendered) for _, rendered, _ in pending], on_done=finish, errors="return")
         return judgments  # type: ignore[return-value]
+
+    @classmethod
+    def contract_example(cls, folder: Path) -> ContractExample:
+        from judgelab.judges.contract import ContractExample, pointwise_items, rating_reply
+
+        judge = cls(aspect="coherence", criteria="Coherence: the summary is well organised.")
+        return ContractExample(judge, pointwise_items("coherence"), rating_reply)
 
     # -- stages -------------------------------------------------------------------------------
     def resolve_family(self, items: Sequence[Item]) -> str:

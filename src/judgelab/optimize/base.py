@@ -240,6 +240,19 @@ def _usage_delta(before: Usage, after: Usage) -> Usage:
 # -- the optimiser interface ---------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class OptimizerExample:
+    """What the contract test (tests/unit/test_contract.py) needs to run one optimiser's search."""
+
+    #: The start config; None: the prompted judge's contract example (whose items are the dev items).
+    base: JudgeConfig | None = None
+    #: The scripted LLM's reply to this optimiser's proposal prompts, None for any other prompt (the
+    #: judge's own example answers those); None for optimisers that ask the LLM nothing.
+    proposal: Callable[[Any, int], str | None] | None = None
+    #: Settings for ``make_optimizer`` that keep the search small (e.g. a confined strategy space).
+    options: dict[str, Any] = field(default_factory=dict)
+
+
 class Optimizer(ABC):
     """Proposes configs and calls ``search.evaluate`` until ``BudgetSpent`` (or it has nothing left).
 
@@ -255,6 +268,14 @@ class Optimizer(ABC):
 
     @abstractmethod
     def run(self, search: Search) -> None: ...
+
+    @classmethod
+    def contract_example(cls) -> OptimizerExample:
+        """A small search of this optimiser for the contract test, tests/unit/test_contract.py."""
+        raise NotImplementedError(
+            f"optimiser {cls.method!r} ({cls.__name__}) gives the contract test nothing to run: define the classmethod "
+            f"{cls.__name__}.contract_example() -> judgelab.optimize.base.OptimizerExample (its proposal replies and "
+            "settings; see the other optimisers)")
 
     def check(self, base: JudgeConfig) -> None:
         """Raise ``ConfigError`` if the search cannot start from ``base`` (before any folder is written)."""

@@ -10,6 +10,7 @@ stop the search (a model too weak to propose would otherwise loop for ever).
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -20,8 +21,8 @@ from judgelab.errors import ConfigError, RequestError
 from judgelab.judges.base import JudgeConfig
 from judgelab.llm.client import Client
 from judgelab.llm.types import Request, Usage
-from judgelab.optimize.base import BudgetSpent, Optimizer, Search, SearchStopped
-from judgelab.optimize.space import StrategyOptimizer, one_factor_variants, outside
+from judgelab.optimize.base import BudgetSpent, Optimizer, OptimizerExample, Search, SearchStopped
+from judgelab.optimize.space import StrategyOptimizer, one_factor_variants, outside, restricted_space
 from judgelab.parse import parse_json
 from judgelab.strategy import FACTORS, Strategy
 
@@ -150,6 +151,15 @@ class APE(_Proposer, Optimizer):
                 for _ in range(self.per_prompt):
                     self._resample(search, parent)
 
+    @classmethod
+    def contract_example(cls) -> OptimizerExample:
+        def variation(request: Request, _: int) -> str | None:
+            if not request.messages[-1].content.startswith("Generate a variation"):
+                return None
+            return f"Output: Rate how well organised the summary is (wording {request.seed % 3})."
+
+        return OptimizerExample(proposal=variation)
+
     def queue(self) -> list[str]:
         ranked = sorted(self.scores, key=lambda text: -self.scores[text])  # stable: ties keep age order
         return ranked[: self.queue_size]
@@ -238,6 +248,18 @@ class OPRO(_Proposer, StrategyOptimizer):
             self.scores[strategy.key()] = self.evaluate(search, strategy, "init")
         while True:
             self._step(search)
+
+    @classmethod
+    def contract_example(cls) -> OptimizerExample:
+        space = restricted_space(cls.CONTRACT_SPACE)
+        choices = [dict(zip(space, values, strict=True)) for values in itertools.product(*space.values())]
+
+        def proposal(request: Request, _: int) -> str | None:
+            if not request.messages[-1].content.startswith("You are optimising the prompting strategy"):
+                return None
+            return json.dumps({name: _plain(value) for name, value in choices[request.seed % len(choices)].items()})
+
+        return OptimizerExample(proposal=proposal, options={"space": cls.CONTRACT_SPACE})
 
     def prompt(self, aspect: str) -> str:
         ranges = "\n".join(f"- {name}: {', '.join(json.dumps(_plain(v)) for v in values)}"

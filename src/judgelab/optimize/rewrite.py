@@ -21,7 +21,8 @@ from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
 from judgelab.errors import ConfigError
 from judgelab.llm.client import Client
-from judgelab.optimize.base import Optimizer, Search
+from judgelab.llm.types import Request
+from judgelab.optimize.base import Optimizer, OptimizerExample, Search
 from judgelab.optimize.llm_search import (
     _Proposer,
     clean_instruction,
@@ -85,6 +86,15 @@ class PromptRewrite(_Proposer, Optimizer):
         self.scores: dict[str, float] = {}
         self.current: str | None = None
         self._setup_proposals()
+
+    @classmethod
+    def contract_example(cls) -> OptimizerExample:
+        def rewritten(request: Request, _: int) -> str | None:
+            if not request.messages[-1].content.startswith("You improve the instruction"):
+                return None
+            return f"Rate how well organised the summary is, rewrite {request.seed % 4}."
+
+        return OptimizerExample(proposal=rewritten, options={"m": 3})
 
     def settings(self) -> dict[str, Any]:
         return {"seed": self.seed, "m": self.m, "from_best": self.from_best, "temperature": self.temperature,

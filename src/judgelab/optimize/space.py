@@ -14,13 +14,13 @@ from __future__ import annotations
 import functools
 import itertools
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from judgelab.errors import ConfigError
 from judgelab.judges.base import JudgeConfig
-from judgelab.optimize.base import Optimizer, Search
+from judgelab.optimize.base import Optimizer, OptimizerExample, Search
 from judgelab.strategy import FACTORS, Strategy, factor_text, parse_factor_text
 
 #: Every factor's allowed values, in ``FACTORS`` order.
@@ -165,6 +165,15 @@ class StrategyOptimizer(Optimizer):
         # The full space adds nothing, so runs recorded before sub-spaces existed still resume.
         restricted = space_settings(self.space)
         return {**super().settings(), **({"space": restricted} if restricted else {})}
+
+    #: The contract test's search space, six strategies: small enough to get past the start in a
+    #: few evaluations. Factors it does not vary keep the default strategy's value.
+    CONTRACT_SPACE: ClassVar[dict[str, list[Any]]] = {
+        **{name: [getattr(Strategy(), name)] for name in FACTORS}, "scale": [5, 10], "cot": ["prefix", "none", "suffix"]}
+
+    @classmethod
+    def contract_example(cls) -> OptimizerExample:
+        return OptimizerExample(options={"space": cls.CONTRACT_SPACE})
 
     def check(self, base: JudgeConfig) -> None:
         self._start_of(base)
