@@ -11,11 +11,18 @@ nothing is paid or written on the way. Bounds are lowered through their document
 from __future__ import annotations
 
 import json
+import os
+import resource
+import subprocess
+import sys
+import tracemalloc
+import zlib
 from pathlib import Path
 
 import pytest
 
-from judgelab.data.io import save_items
+from judgelab.data.io import load_items, save_items
+from judgelab.errors import DataError, JudgelabError
 from tests.reliability.hostile_server import HostileServer
 from tests.reliability.scenario import fast_judge, make_items, server_client
 from tests.reliability.test_hostile_input import _cli_in_process
@@ -59,3 +66,132 @@ def test_impossible_token_counts_are_a_malformed_reply_not_accounting(usage, fie
         assert "malformed reply" in judgment.reason and field in judgment.reason, judgment.reason
     assert server.posts == 4
     assert (client.usage.calls, client.usage.prompt_tokens, client.usage.completion_tokens) == (0, 0, 0)
+
+
+# ---- 10. a gzip bomb -------------------------------------------------------------------------------------------
+def _gzip_bomb(path: Path, unpacked_mib: int) -> Path:
+    """``unpacked_mib`` MiB of zeros in about a thousandth of that: one 64 MiB gzip member (64 KB),
+    repeated (gzip readers unpack concatenated members as one stream). Built in a fraction of a second."""
+    packer = zlib.compressobj(9, zlib.DEFLATED, 31)  # 31: the gzip container
+    zeros = bytes(2**20)
+    member = b"".join([*(packer.compress(zeros) for _ in range(64)), packer.flush()])
+    path.write_bytes(member * max(1, unpacked_mib // 64))
+    return path
+
+
+def _peak_traced(read) -> tuple[BaseException | None, int]:
+    """What ``read()`` raised and the peak of Python's allocations meanwhile (tracemalloc: a bytes
+    object of the unpacked data would show here whole)."""
+    tracemalloc.start()
+    try:
+        read()
+        raised = None
+    except Exception as exc:  # noqa: BLE001 - the caller checks what it is
+        raised = exc
+    finally:
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    return raised, peak
+
+
+@pytest.mark.parametrize("reader", ["load_items", "load_judgments", "stream"])
+def test_a_gzip_bomb_is_refused_once_unpacked_past_the_bound(reader, tmp_path, monkeypatch):
+    """128 MiB of zeros in a 130 KB file (read whole, or streamed as JSON lines): refused with the
+    file's name once 4 MiB are unpacked (the bound, lowered for the test); the unpacked data is never
+    held whole (it was: gzip.decompress, or one 128 MiB 'line' for a stream)."""
+    from judgelab.data.io import load_judgments
+    from judgelab.runner.stream import iter_items
+
+    bomb = _gzip_bomb(tmp_path / "items.jsonl.gz", 128)
+    monkeypatch.setenv("JUDGELAB_MAX_INPUT_BYTES", "4M")
+    read = {"load_items": lambda: load_items(bomb), "load_judgments": lambda: load_judgments(bomb),
+            "stream": lambda: list(iter_items(bomb))}[reader]
+    raised, peak = _peak_traced(read)
+    assert isinstance(raised, DataError), raised
+    message = str(raised)
+    assert message.startswith(str(bomb)) and "over the 4 MiB limit" in message, message
+    assert "JUDGELAB_MAX_INPUT_BYTES" in message
+    assert peak < 24 * 2**20, f"peak {peak / 2**20:.0f} MiB"
+
+
+def test_a_3gb_gzip_bomb_through_the_cli_exits_2_with_low_memory(tmp_path):
+    """The issue's case at full size with the default bound (128 MiB): a 3 MB file that unpacks to 3 GB,
+    as ``meta --data`` in a separate process. It used to peak at 3.4 GB; now one line, exit 2, and the
+    process's peak RSS stays far below the unpacked size."""
+    bomb = _gzip_bomb(tmp_path / "bomb.jsonl.gz", 3 * 1024)
+    good = save_items(make_items(2), tmp_path / "items.jsonl")
+    judgments = tmp_path / "judgments.jsonl"
+    judgments.write_text("".join(json.dumps({"item_id": f"it-{i:04d}", "score": 3}) + "\n" for i in range(2)))
+    rss = tmp_path / "maxrss"
+    report_rss = ("import atexit, resource, sys; out = sys.argv.pop(1); atexit.register(lambda: open(out, 'w')"
+                  ".write(str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))); sys.argv[0] = 'judgelab'; "
+                  "from judgelab.cli import main; main()")
+    env = {k: v for k, v in os.environ.items() if k != "JUDGELAB_MAX_INPUT_BYTES"}
+    for command in (["meta", "--data", bomb, "--judgments", judgments], ["meta", "--data", good, "--judgments", bomb]):
+        done = subprocess.run([sys.executable, "-c", report_rss, str(rss), *map(str, command)], capture_output=True,
+                              text=True, timeout=300, env=env, preexec_fn=_cap_memory)
+        lines = [line for line in done.stderr.splitlines() if line.strip()]
+        assert done.returncode == 2, done.stderr
+        assert len(lines) == 1 and lines[0].startswith(f"error: {bomb}: "), done.stderr
+        assert "over the 128 MiB limit" in lines[0], lines[0]
+        peak_mib = int(rss.read_text()) / 1024  # Linux reports kilobytes
+        assert peak_mib < 700, f"peak RSS {peak_mib:.0f} MiB"
+
+
+def _cap_memory() -> None:  # the old reader stops at 4 GB instead of eating the machine
+    resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+
+
+def test_a_plain_file_past_the_bound_is_refused_before_it_is_read(tmp_path, monkeypatch):
+    """The same bound for a plain file read whole (its size on disk): a located line, nothing read."""
+    path = save_items(make_items(50), tmp_path / "items.jsonl")
+    monkeypatch.setenv("JUDGELAB_MAX_INPUT_BYTES", str(path.stat().st_size - 1))
+    with pytest.raises(DataError, match=r"items\.jsonl: .* over the .* limit on one input"):
+        load_items(path)
+    monkeypatch.setenv("JUDGELAB_MAX_INPUT_BYTES", str(path.stat().st_size))
+    assert len(load_items(path)) == 50
+
+
+# ---- 11. a request larger than the bound -------------------------------------------------------------------------
+def test_a_request_past_the_bound_is_not_sent_and_fails_its_item_alone(tmp_path, capsys, monkeypatch):
+    """An item that loads (the file is within the bound) but whose prompt is larger than the bound: that
+    item is an error naming the limit and nothing of it reaches the server; the other item is judged.
+    A 200 MB item used to be sent whole."""
+    items = make_items(2)
+    items[0] = items[0].model_copy(update={"output": "word " * 200_000})  # 1 MB
+    data = save_items(items, tmp_path / "items.jsonl")
+    bound = data.stat().st_size
+    monkeypatch.setenv("JUDGELAB_MAX_INPUT_BYTES", str(bound))
+    with HostileServer("ok") as server:
+        code, output = _cli_in_process(["judge", "--data", data, *SERVER_JUDGE, "--model", server.base_url,
+                                        "--out", tmp_path / "run", "--no-cache"], capsys)
+    assert code == 0, output
+    assert server.post_bytes and max(server.post_bytes) <= bound, (server.post_bytes, bound)
+    assert server.posts == 1
+    by_id = {j["item_id"]: j for j in _judgments(tmp_path / "run")}
+    assert by_id["it-0001"]["status"] == "ok"
+    assert by_id["it-0000"]["status"] == "error" and "limit on one input" in by_id["it-0000"]["reason"]
+
+
+def test_the_bound_setting_is_checked(monkeypatch, tmp_path):
+    path = save_items(make_items(1), tmp_path / "items.jsonl")
+    for bad in ("-1", "0", "lots", "1.5G"):
+        monkeypatch.setenv("JUDGELAB_MAX_INPUT_BYTES", bad)
+        with pytest.raises(JudgelabError, match="JUDGELAB_MAX_INPUT_BYTES"):
+            load_items(path)
+
+
+def test_a_stream_past_the_bound_is_judged_whole_and_its_metrics_say_why_they_are_missing(tmp_path, monkeypatch):
+    """A JSON-lines file larger than the bound streams line by line; only the agreement figures, which
+    read it whole, are left out with the reason (the run is not failed after every item was judged)."""
+    from judgelab.llm.backends.none import no_llm_client
+    from judgelab.runner import run_judge
+    from tests.unit.test_runner_stream import LengthJudge, _items
+
+    data = save_items(_items(40), tmp_path / "items.jsonl")
+    monkeypatch.setenv("JUDGELAB_MAX_INPUT_BYTES", str(data.stat().st_size // 2))
+    with no_llm_client() as client:
+        result = run_judge(LengthJudge(), data, client, tmp_path / "run", chunk_size=10)
+    assert sum(result.counts.values()) == 40
+    assert "over the" in result.metrics["unavailable"] and str(data) in result.metrics["unavailable"]
+    assert json.loads((tmp_path / "run" / "run.json").read_text())["status"] == "finished"

@@ -1,0 +1,50 @@
+"""One bound on how many bytes a single input may bring into memory or send to a model.
+
+It applies to a data file read whole (its size on disk; unpacked, for ``.gz``; uncompressed, for
+Parquet), to one line of a streamed JSON-lines file, and to one request sent to a model. A 3 MB
+gzip file of zeros unpacks to 3 GB, and an item of 200 MB would be sent whole to a server; both
+are refused once they pass the bound, before the memory is taken or the request sent.
+
+The default, 128 MiB, is above any model's context window (ten million tokens are about 40 MB of
+text) and lets a data file be read whole into about a gigabyte of Python objects. Set the
+environment variable ``JUDGELAB_MAX_INPUT_BYTES`` (bytes, or with a K, M or G suffix: ``512M``)
+to raise or lower it; ``judge --stream`` reads larger JSON-lines files one line at a time.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from judgelab.errors import ConfigError
+
+MAX_INPUT_BYTES_VARIABLE = "JUDGELAB_MAX_INPUT_BYTES"
+DEFAULT_MAX_INPUT_BYTES = 128 * 2**20
+_SIZE = re.compile(r"([0-9]+)\s*([KMG]?)(?:i?B)?", re.IGNORECASE)
+_UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30}
+
+
+def max_input_bytes() -> int:
+    """The bound in bytes: ``JUDGELAB_MAX_INPUT_BYTES`` when set, else 128 MiB (read on each call)."""
+    raw = os.environ.get(MAX_INPUT_BYTES_VARIABLE, "").strip()
+    if not raw:
+        return DEFAULT_MAX_INPUT_BYTES
+    match = _SIZE.fullmatch(raw)
+    if match is None or int(match.group(1)) == 0:
+        raise ConfigError(f"{MAX_INPUT_BYTES_VARIABLE}={raw!r}: give a positive number of bytes, e.g. 268435456 "
+                          "or 256M")
+    return int(match.group(1)) * _UNITS[match.group(2).upper()]
+
+
+def size_text(size: int) -> str:
+    """``134217728`` -> ``128 MiB``; sizes that are no whole number of a unit stay in bytes."""
+    for unit, factor in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if size >= factor and size % factor == 0:
+            return f"{size // factor} {unit}"
+    return f"{size:,} bytes"
+
+
+def over_limit(what: str, bound: int) -> str:
+    """The refusal: ``{what} is over the 128 MiB limit ...`` with how to raise it."""
+    return (f"{what} is over the {size_text(bound)} limit on one input ({MAX_INPUT_BYTES_VARIABLE}; "
+            "set it higher to allow more)")
