@@ -1,4 +1,6 @@
-"""One bound on how many bytes a single input may bring into memory or send to a model.
+"""Bounds on what the toolkit accepts: the bytes one input may bring in, and the range of each number.
+
+**Bytes.** One bound on how many bytes a single input may bring into memory or send to a model.
 
 It applies to a data file read whole (its size on disk; unpacked, for ``.gz``; uncompressed, for
 Parquet), to one line of a streamed JSON-lines file, and to one request sent to a model. A 3 MB
@@ -9,12 +11,21 @@ The default, 128 MiB, is above any model's context window (ten million tokens ar
 text) and lets a data file be read whole into about a gigabyte of Python objects. Set the
 environment variable ``JUDGELAB_MAX_INPUT_BYTES`` (bytes, or with a K, M or G suffix: ``512M``)
 to raise or lower it; ``judge --stream`` reads larger JSON-lines files one line at a time.
+
+**Numbers.** The constrained types below are the one definition of each option's range: judge
+configs declare their fields with them (pydantic refuses a bad value at load, naming file, line
+and field) and the CLI checks its options against the same types (``judgelab.commands._numbers``).
+Every float must be finite. The upper bounds stop values that would only hang or exhaust memory:
+``samples: 100000000`` built that many cache keys before the first call.
 """
 
 from __future__ import annotations
 
 import os
 import re
+from typing import Annotated
+
+from pydantic import Field
 
 from judgelab.errors import ConfigError
 
@@ -48,3 +59,26 @@ def over_limit(what: str, bound: int) -> str:
     """The refusal: ``{what} is over the 128 MiB limit ...`` with how to raise it."""
     return (f"{what} is over the {size_text(bound)} limit on one input ({MAX_INPUT_BYTES_VARIABLE}; "
             "set it higher to allow more)")
+
+
+MAX_SAMPLES = 100  # self-consistency: G-Eval draws 20
+#: How many of something (items, workers, epochs, a batch): at least one.
+Count = Annotated[int, Field(ge=1)]
+#: Samples per request (self-consistency, ``n``).
+Samples = Annotated[int, Field(ge=1, le=MAX_SAMPLES)]
+#: Sampling temperature: 0 (greedy) to 2, the range of the OpenAI API and most servers.
+Temperature = Annotated[float, Field(ge=0, le=2, allow_inf_nan=False)]
+#: Tokens a reply may take.
+MaxTokens = Annotated[int, Field(ge=1, le=1_000_000)]
+#: A seed: numpy's generators and llama.cpp take unsigned 32-bit seeds (llama.cpp reads -1 as "random").
+Seed = Annotated[int, Field(ge=0, le=2**32 - 1)]
+#: A deadline in seconds (at most a day).
+Seconds = Annotated[float, Field(gt=0, le=86_400, allow_inf_nan=False)]
+#: A rate, a price per token, a learning rate, a regularisation strength, a step: above zero.
+Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+#: A price or a cost: zero or more.
+NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+#: A share: 0 to 1.
+Fraction = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
+#: Bootstrap resamples (0: none).
+Resamples = Annotated[int, Field(ge=0, le=100_000)]

