@@ -325,3 +325,48 @@ def test_an_existing_cache_readable_by_others_is_made_owner_only(tmp_path, capsy
     assert code == 0, output
     modes = {path.name: oct(path.stat().st_mode & 0o777) for path in tmp_path.glob("cache.sqlite*")}
     assert modes["cache.sqlite"] == "0o600" and set(modes.values()) == {"0o600"}, modes
+
+
+# ---- 16. a leaderboard of 1,500 systems ------------------------------------------------------------------------------
+def _many_systems(folder: Path, n_systems: int) -> tuple[Path, Path]:
+    """``n_systems`` systems x 3 items (sources shared), with human scores, and a judge's verdicts."""
+    rows, verdicts = [], []
+    for s in range(n_systems):
+        for k in range(3):
+            rows.append({"id": f"s{s}-{k}", "output": "x", "system_id": f"sys{s}", "group_id": f"src{k}",
+                         "scores": {"quality": 1 + (s * 7 + k) % 5}})
+            verdicts.append({"item_id": f"s{s}-{k}", "score": 1 + (s * 3 + k * 2) % 5})
+    data, judgments = folder / "items.jsonl", folder / "judgments.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    judgments.write_text("".join(json.dumps(v) + "\n" for v in verdicts))
+    return data, judgments
+
+
+@pytest.mark.timeout(300)
+def test_1500_systems_give_a_leaderboard_without_the_pairwise_table(tmp_path):
+    """1,500 systems (4,500 items) ended in a MemoryError at 7.5 GB (every pair of systems, 1.1 million,
+    per estimator). Past 200 systems the pairwise table and rank intervals are left out, with the reason,
+    and the estimates and ranks are written (a separate process under a 2 GB address-space cap)."""
+    data, judgments = _many_systems(tmp_path, 1500)
+    out = tmp_path / "report"
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+
+    done = subprocess.run([sys.executable, "-m", "judgelab.cli", "evaluate", "--data", str(data), "--judgments",
+                           str(judgments), "--bootstrap", "200", "--json", "--out", str(out)], capture_output=True,
+                          text=True, timeout=280, preexec_fn=cap)
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout)
+    assert len(result["systems"]) == 1500 and result["pairs"] == {}
+    assert "up to 200 systems" in result["pairs_omitted"]
+    ranks = sorted(entry["rank"] for name, entry in result["estimators"]["judge"].items() if name != "info")
+    assert ranks == list(range(1, 1501))
+    assert (out / "systems.csv").read_text().count("\n") == 1501 and (out / "report.html").is_file()
+
+
+def test_labels_for_too_many_systems_are_refused_in_one_line(tmp_path, capsys):
+    data, judgments = _many_systems(tmp_path, 301)
+    code, output = _cli_in_process(["evaluate", "--data", data, "--judgments", judgments, "--human-ids", "all"], capsys)
+    lines = [line for line in output.splitlines() if line.strip()]
+    assert code == 2 and len(lines) == 1 and "up to 300 systems" in lines[0], output

@@ -198,12 +198,17 @@ def systems_tables(report, width: int = 120) -> list[Any]:
     table.add_column("rank", no_wrap=True)
     for k in order:
         cells = [_estimate_cell(est, k, name, compact) for name, est in estimates.items()]
-        span = "-" if math.isnan(rank[k]) else f"{int(rank[k])} ({int(best[k])}-{int(worst[k])})"
+        span = "-" if math.isnan(rank[k]) else f"{int(rank[k])}" + (
+            "" if math.isnan(best[k]) else f" ({int(best[k])}-{int(worst[k])})")
         table.add_row(escape(report.systems[k]), *cells, span)
     lines.append(table)
     lines += _reason_lines(report)
-    counts = ", ".join(f"{name} {int(pairs.significant.sum() // 2)}" for name, pairs in report.pairs.items())
-    lines.append(f"pairs separable after Holm's correction (of {len(report.systems) * (len(report.systems) - 1) // 2}): {counts}")
+    if report.pairs_omitted:
+        lines.append(f"[yellow]{escape(report.pairs_omitted)}[/]")
+    else:
+        counts = ", ".join(f"{name} {int(pairs.significant.sum() // 2)}" for name, pairs in report.pairs.items())
+        lines.append(f"pairs separable after Holm's correction (of {len(report.systems) * (len(report.systems) - 1) // 2}): "
+                     f"{counts}")
     effective = report.effective_labels()
     if effective:
         total = sum(v for v in effective.values() if v is not None)
