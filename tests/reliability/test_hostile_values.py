@@ -370,3 +370,23 @@ def test_labels_for_too_many_systems_are_refused_in_one_line(tmp_path, capsys):
     code, output = _cli_in_process(["evaluate", "--data", data, "--judgments", judgments, "--human-ids", "all"], capsys)
     lines = [line for line in output.splitlines() if line.strip()]
     assert code == 2 and len(lines) == 1 and "up to 300 systems" in lines[0], output
+
+
+# ---- 17. judgment scores off the items' scale ------------------------------------------------------------------------
+def test_judgment_scores_off_the_items_scale_get_no_label_agreement(tmp_path, capsys):
+    """Items on 1-5 and a judgment of 7: ``meta`` counted 7 as a label in accuracy, kappa and alpha. Label
+    agreement needs one scale: it is left out with a warning naming the item and the scale (correlations,
+    which a judge on its own scale may rightly have, are kept); on-scale judgments keep it."""
+    items = [item.model_copy(update={"scale": (1, 5)}) for item in make_items(12)]
+    data = save_items(items, tmp_path / "items.jsonl")
+    on_scale = [{"item_id": item.id, "score": 1 + (k * 2) % 5} for k, item in enumerate(items)]
+    judgments = tmp_path / "judgments.jsonl"
+    for rows, off in ((on_scale, False), ([*on_scale[:-1], {"item_id": items[-1].id, "score": 7}], True)):
+        judgments.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        code, output = _cli_in_process(["meta", "--data", data, "--judgments", judgments, "--bootstrap", "0",
+                                        "--json"], capsys)
+        assert code == 0, output
+        result = json.JSONDecoder().raw_decode(output, output.index("{"))[0]
+        assert ("agreement" in result) is not off and "dataset" in result, sorted(result)
+        warned = "judge value 7 for item 'it-0011' is outside the items' coherence scale 1-5" in " ".join(output.split())
+        assert warned is off, output
