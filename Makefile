@@ -19,7 +19,7 @@ test: setup
 	$(VENV)/bin/python -m pytest
 
 bench: setup
-	$(VENV)/bin/python -m bench.run_all
+	$(VENV)/bin/python -m bench.run_all $(BENCH)
 
 lint: setup
 	$(VENV)/bin/ruff check src tests bench

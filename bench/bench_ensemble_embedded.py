@@ -48,11 +48,11 @@ from judgelab.judges.ensemble import EnsembleJudge, Member, selection_frame
 from judgelab.judges.examples import rescale
 from judgelab.judges.prompted import PromptedJudge
 from judgelab.judges.similarity import SimilarityJudge
-from judgelab.judges.strategy import Strategy
 from judgelab.llm.models import judgelab_home
 from judgelab.llm.resolve import make_client
 from judgelab.metrics import meta_evaluate
 from judgelab.runner.run import run_judge
+from judgelab.strategy import Strategy
 
 DEFAULT_MODELS = ["qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b"]
 DEFAULT_ASPECT = {"sfres": "naturalness", "sfhot": "naturalness", "topical_chat": "coherence"}

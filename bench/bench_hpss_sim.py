@@ -34,11 +34,11 @@ import numpy as np
 
 from bench.common import DOC, describe_machine, load_avg, log, write_doc_section
 from judgelab.judges.prompted import PromptedJudge
-from judgelab.judges.strategy import Strategy
 from judgelab.optimize.base import Evaluation, Optimizer, optimize
 from judgelab.optimize.baselines import Greedy, RandomSearch, StepwiseGreedy
 from judgelab.optimize.hpss import HPSS, PAPER_BUDGET
 from judgelab.optimize.space import FACTOR_NAMES, SIZES, row_of, space_indices
+from judgelab.strategy import Strategy
 
 ROOT = Path(__file__).resolve().parent.parent
 SECTION = "bench_hpss_sim"

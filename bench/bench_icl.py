@@ -26,10 +26,11 @@ from bench.common import command_line, load_avg, log, write_doc_section
 from judgelab.data import load_items
 from judgelab.data.split import split_by_group
 from judgelab.judges.prompted import PromptedJudge
-from judgelab.judges.strategy import Strategy
+from judgelab.judges.retrieval import EXAMPLE_SOURCES
 from judgelab.llm.resolve import make_client
 from judgelab.metrics import meta_evaluate
-from judgelab.optimize.icl import EXAMPLE_SOURCES, TrainingOptions, fit_example_retriever
+from judgelab.optimize.icl import TrainingOptions, fit_example_retriever
+from judgelab.strategy import Strategy
 
 SECTION = "bench_icl"
 

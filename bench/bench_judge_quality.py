@@ -37,8 +37,8 @@ from typing import Any
 from bench.common import DOC, command_line, describe_machine, load_avg, log, write_doc_section
 from judgelab.data import Item, JsonlAppender, Judgment, load_items
 from judgelab.judges.prompted import PromptedJudge
-from judgelab.judges.strategy import Strategy
 from judgelab.llm.models import DEFAULT_MODEL, judgelab_home
+from judgelab.strategy import Strategy
 
 ROOT = Path(__file__).resolve().parent.parent
 SECTION = "bench_judge_quality"

@@ -31,7 +31,6 @@ from judgelab.commands.optimize import parse_space
 from judgelab.data import load_items, split_by_group
 from judgelab.data.item import Item
 from judgelab.judges.prompted import PromptedJudge
-from judgelab.judges.strategy import Strategy
 from judgelab.llm.models import judgelab_home
 from judgelab.llm.resolve import make_client
 from judgelab.optimize.base import (
@@ -44,6 +43,7 @@ from judgelab.optimize.base import (
     optimize,
 )
 from judgelab.optimize.methods import make_optimizer
+from judgelab.strategy import Strategy
 
 ROOT = Path(__file__).resolve().parent.parent
 SECTION = "bench_optimize_real"

@@ -52,7 +52,6 @@ from bench.bench_judge_quality import benchmarks_dir
 from bench.common import DOC, bare_chat_loop, command_line, describe_machine, load_avg, log, write_doc_section
 from judgelab.data import Item, load_items
 from judgelab.judges.prompted import PromptedJudge
-from judgelab.judges.strategy import Strategy
 from judgelab.llm import models
 from judgelab.llm.client import Client
 from judgelab.llm.resolve import make_backend
@@ -60,6 +59,7 @@ from judgelab.llm.server import LlamaServer
 from judgelab.llm.types import Completion, Request
 from judgelab.prompts import AuxiliaryTexts, RenderedPrompt, criteria_text, render_judge_prompt
 from judgelab.runner.run import run_judge
+from judgelab.strategy import Strategy
 
 ROOT = Path(__file__).resolve().parent.parent
 SECTION = "bench_peers"

@@ -40,9 +40,9 @@ from bench.bench_judge_quality import (
 from bench.common import DOC, command_line, write_doc_section
 from judgelab.data import Item, load_items
 from judgelab.judges.prompted import PromptedJudge
-from judgelab.judges.strategy import Strategy
 from judgelab.llm.models import DEFAULT_MODEL
 from judgelab.llm.types import Completion, Request
+from judgelab.strategy import Strategy
 
 SECTION = "bench_prefix_order"
 OUTPUTS_PER_CONTEXT = 6

@@ -309,8 +309,8 @@ def run_distill(args: argparse.Namespace) -> dict[str, Any]:
 
 def inference_speed(args: argparse.Namespace, n: int = 64) -> dict[str, Any]:
     """Items/s of a full forward pass (what a saved scorer does at use time) on Topical-Chat items."""
+    from judgelab.judges.scorer_model import predict
     from judgelab.train.model import new_scorer
-    from judgelab.train.trainer import predict
 
     items = list(load_items(shared_benchmarks() / "topical_chat.jsonl"))[:n]
     spec = TrainedJudge(aspect="coherence", max_length=args.max_length, batch_size=args.batch_size)

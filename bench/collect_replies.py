@@ -33,11 +33,11 @@ from pathlib import Path
 from typing import Any
 
 from judgelab.data.item import Item
-from judgelab.judges.strategy import Strategy
 from judgelab.llm import Request, make_client
 from judgelab.llm.models import judgelab_home
 from judgelab.parse import judged_texts_of
 from judgelab.prompts import RenderedPrompt, render_judge_prompt
+from judgelab.strategy import Strategy
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "tests" / "data" / "real_replies.jsonl"

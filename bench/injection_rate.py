@@ -22,9 +22,9 @@ from tests.reliability.injections import INJECTIONS, injected, read_from_copy
 from bench.common import describe_machine, load_avg, log
 from judgelab.data import load_items
 from judgelab.judges.prompted import PromptedJudge
-from judgelab.judges.strategy import Strategy
 from judgelab.llm.backends.embedded import EmbeddedBackend
 from judgelab.llm.client import Client
+from judgelab.strategy import Strategy
 
 TOP = 5
 

@@ -7,16 +7,18 @@ Whatever is printed is redacted first (``judgelab.redact``): no key or password 
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import threading
 import traceback
 import warnings
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
 from judgelab import __version__
-from judgelab.errors import JudgelabError
+from judgelab.commands._common import console, err_console
+from judgelab.errors import JudgelabError, Terminated
 from judgelab.redact import redact
 
 app = typer.Typer(
@@ -29,8 +31,6 @@ app = typer.Typer(
 models_app = typer.Typer(help="List and install the embedded models.", no_args_is_help=True)
 app.add_typer(models_app, name="models")
 
-console = Console()
-err_console = Console(stderr=True)
 _state: dict = {"debug": False, "showwarning": warnings.showwarning}
 
 
@@ -76,17 +76,27 @@ def main() -> None:
     # Run folders, reports, configs and the cache hold the user's data: owner-only, whoever writes them.
     os.umask(0o077)
     _state["showwarning"], warnings.showwarning = warnings.showwarning, _show_warning
+    _state.pop("signal_exit", None)
+    in_main_thread = threading.current_thread() is threading.main_thread()  # where Python runs signal handlers
+    on_term = signal.signal(signal.SIGTERM, _terminate) if in_main_thread else None  # as cleanly as Ctrl-C
     try:
         _main()
-    finally:  # main() called in a process that goes on (tests) leaves warnings as they were
+    finally:  # main() called in a process that goes on (tests) leaves warnings and signals as they were
         warnings.showwarning = _state["showwarning"]
+        if in_main_thread:
+            signal.signal(signal.SIGTERM, on_term)
+
+
+def _terminate(signum: int, frame: object) -> None:
+    _state["signal_exit"] = Terminated.exit_code  # where click turns it into 130, as for Ctrl-C
+    raise Terminated()
 
 
 def _main() -> None:
     try:
         code = app(standalone_mode=False)
-        if isinstance(code, int) and code:  # click returns (not raises) 130 after Ctrl-C
-            sys.exit(code)
+        if isinstance(code, int) and code:  # click returns (not raises) 130 after Ctrl-C, and after SIGTERM
+            sys.exit(_state.get("signal_exit", code) if code == 130 else code)
     except JudgelabError as exc:
         if _state["debug"]:
             _print_traceback(exc)
@@ -96,9 +106,9 @@ def _main() -> None:
     except (typer.Exit, SystemExit) as exc:
         code = getattr(exc, "exit_code", getattr(exc, "code", 0))
         sys.exit(code or 0)
-    except typer.Abort:
+    except typer.Abort:  # click's word for Ctrl-C (or SIGTERM: errors.Terminated) outside a run
         err_console.print("aborted")
-        sys.exit(130)
+        sys.exit(_state.get("signal_exit", 130))
     except Exception as exc:
         if _is_usage_error(exc):
             exc.show()

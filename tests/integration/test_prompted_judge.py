@@ -8,9 +8,9 @@ import pytest
 
 from judgelab.data import load_items
 from judgelab.judges.prompted import PromptedJudge
-from judgelab.judges.strategy import Strategy
 from judgelab.llm import Client, CompletionCache
 from judgelab.runner.run import run_judge
+from judgelab.strategy import Strategy
 
 
 @pytest.fixture(scope="module")

@@ -112,8 +112,9 @@ def test_frozen_bottom_cache_gives_exactly_the_full_forward():
     import torch
 
     from judgelab.data import Item
+    from judgelab.judges.scorer_model import _batches, encode
     from judgelab.train.model import new_scorer
-    from judgelab.train.trainer import _batches, encode, hidden_below, predict_from_below
+    from judgelab.train.trainer import hidden_below, predict_from_below
 
     items = [Item(id=f"i{i}", group_id="g", source="a \n b " * (i + 1), output="word " * (3 * i + 1)) for i in range(5)]
     spec = TrainedJudge(aspect="x", max_length=48, batch_size=2)

@@ -12,10 +12,14 @@ Per POST (a chat completion), by ``mode``:
   (JSON allows leading white space), so no gap between bytes ever reaches a per-read timeout (the
   model list is trickled the same way);
 - ``"bad_schema"``: a 200 whose JSON violates the schema: the message content is an object and
-  ``prompt_tokens`` is ``"many"``.
+  ``prompt_tokens`` is ``"many"``;
+- ``"echo_model"``: a well-formed reply whose ``model`` field, like the id in the model list, holds
+  the bearer token the request carried (secrets can come back outside the reply text).
 
 ``bad_first=N``: each distinct request body gets its mode's answer on its first N attempts and a
-well-formed reply afterwards. GET ``/v1/models`` lists one model (in ``echo_error`` mode with a 401 or
+well-formed reply afterwards. ``only="text"``: only requests whose body holds that text get the mode's
+answer (one item of several trickles); the others get a well-formed reply. ``delay``: seconds each
+well-formed reply takes (a call stays in flight that long, for the signal tests). GET ``/v1/models`` lists one model (in ``echo_error`` mode with a 401 or
 403 it answers that status, echoing the headers). Hand-written on ``http.server`` because the faults
 are the point: a framework would not let a handler trickle bytes or break the schema.
 """
@@ -36,7 +40,8 @@ class HostileServer:
 
     def __init__(self, mode: str = "ok", *, host: str = "127.0.0.1", error_status: int = 400,
                  trickle_bytes: int = 10, trickle_gap: float = 1.0, bad_first: int | None = None,
-                 reply: str = "Rating: [[3]]", usage: dict[str, object] | None = None):
+                 only: str | None = None, delay: float = 0.0, reply: str = "Rating: [[3]]",
+                 usage: dict[str, object] | None = None):
         self.mode = mode
         self.reply = reply
         self.usage = usage or {}
@@ -44,6 +49,9 @@ class HostileServer:
         self.trickle_bytes = trickle_bytes
         self.trickle_gap = trickle_gap
         self.bad_first = bad_first
+        self.only = only
+        self.delay = delay
+        self.replies = 0  # well-formed chat-completion replies sent in full
         self.authorization: list[str] = []  # every Authorization header received (GET and POST), in order
         self.requests = 0  # requests of any kind received
         self.posts = 0  # chat-completion attempts received
@@ -51,7 +59,7 @@ class HostileServer:
         self.stopping = threading.Event()
         self._attempts: Counter = Counter()
         self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer((host, 0), _handler_for(self))
+        self._httpd = _QuietServer((host, 0), _handler_for(self))
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, name="hostile-server", daemon=True)
 
@@ -77,12 +85,23 @@ class HostileServer:
             digest = hashlib.sha256(body).hexdigest()
             self._attempts[digest] += 1
             attempt = self._attempts[digest]
+        if self.only is not None and self.only.encode() not in body:
+            return "ok"
         return "ok" if self.bad_first is not None and attempt > self.bad_first else self.mode
 
 
-def completion(content: object, prompt_tokens: object = 12, **usage: object) -> bytes:
+class _QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request: object, client_address: object) -> None:
+        """A client that hung up before its answer was sent is no server error (it prints nothing)."""
+        import sys
+
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
+def completion(content: object, prompt_tokens: object = 12, model: str = MODEL, **usage: object) -> bytes:
     return json.dumps({
-        "id": "c1", "object": "chat.completion", "created": 0, "model": MODEL,
+        "id": "c1", "object": "chat.completion", "created": 0, "model": model,
         "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
         "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": 3, "total_tokens": 15, **usage},
     }).encode()
@@ -101,6 +120,9 @@ def _handler_for(server: HostileServer) -> type[BaseHTTPRequestHandler]:
                 if "authorization" in self.headers:
                     server.authorization.append(self.headers["authorization"])
 
+        def _echoed_model(self) -> str:
+            return f"{MODEL}-{self.headers.get('authorization', '').removeprefix('Bearer ')}"
+
         def _headers_text(self) -> str:
             return "; ".join(f"{name}: {value}" for name, value in self.headers.items())
 
@@ -116,7 +138,8 @@ def _handler_for(server: HostileServer) -> type[BaseHTTPRequestHandler]:
 
         def do_GET(self) -> None:  # noqa: N802 - http.server's naming
             self._received()
-            models = json.dumps({"object": "list", "data": [{"id": MODEL, "object": "model"}]}).encode()
+            name = self._echoed_model() if server.mode == "echo_model" else MODEL
+            models = json.dumps({"object": "list", "data": [{"id": name, "object": "model"}]}).encode()
             if server.mode == "echo_error" and server.error_status in (401, 403):
                 self._error(server.error_status)
             elif server.mode == "trickle":
@@ -131,7 +154,14 @@ def _handler_for(server: HostileServer) -> type[BaseHTTPRequestHandler]:
                 server.post_bytes.append(len(body))
             mode = server.mode_for(body)
             if mode == "ok":
-                self._send(200, completion(server.reply, **server.usage))
+                if server.delay and server.stopping.wait(server.delay):
+                    return
+                try:
+                    self._send(200, completion(server.reply, **server.usage))
+                except OSError:  # the client gave up meanwhile: the reply was paid for and lost
+                    return
+                with server._lock:
+                    server.replies += 1
             elif mode == "echo":
                 self._send(200, completion(f"Rating: [[3]] (you sent {self._headers_text()})"))
             elif mode == "echo_error":
@@ -140,6 +170,8 @@ def _handler_for(server: HostileServer) -> type[BaseHTTPRequestHandler]:
                 self._send(200, completion({"text": "Rating: [[3]]"}, prompt_tokens="many"))
             elif mode == "trickle":
                 self._trickle(completion("Rating: [[3]]"))
+            elif mode == "echo_model":
+                self._send(200, completion("Rating: [[3]]", model=self._echoed_model()))
 
         def _trickle(self, reply: bytes) -> None:
             self.send_response(200)

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from judgelab.data.item import Item
 from judgelab.judges.prompted import PromptedJudge
-from judgelab.judges.strategy import Strategy
 from judgelab.llm.backends.openai_compat import OpenAICompatibleBackend
 from judgelab.llm.client import Client
+from judgelab.strategy import Strategy
 
 _TOPICS = ("a bike lane plan", "a library opening", "a flood warning", "a school budget", "a bus strike",
            "a new park", "a bridge repair", "a water price rise", "a museum exhibit", "a storm clean-up")
@@ -36,10 +36,13 @@ def server_client(base_url: str, cache: Path | None, *, timeout: float = 4.0, co
 
     The timeout is well above one call's latency so that only the proxy's stalls time out (a
     call the server finishes after the client gave up is paid at the server but never received).
+    The call deadline leaves room for every attempt (these runs measure retries, not the deadline:
+    a request that meets three stalls must still be retried to its answer).
     """
     backend = OpenAICompatibleBackend("smollm", base_url=base_url, timeout=timeout, max_concurrency=concurrency,
                                       api_key=api_key)
-    return Client(backend, cache=cache, max_attempts=max_attempts, backoff_initial=0.05, backoff_max=0.5)
+    return Client(backend, cache=cache, max_attempts=max_attempts, backoff_initial=0.05, backoff_max=0.5,
+                  call_deadline=timeout * (max_attempts + 1))
 
 
 def calibrated_timeout(base_url: str, floor: float = 4.0, samples: int = 3) -> float:

@@ -11,6 +11,7 @@ Faults that need no model (a reply trickled byte by byte, a 200 that breaks the 
 from __future__ import annotations
 
 import json
+import re
 import time
 
 import pytest
@@ -125,19 +126,88 @@ def test_a_reply_trickled_byte_by_byte_meets_the_deadline_of_its_attempt():
     assert server.posts == 2 and 6 <= elapsed < 9, (server.posts, elapsed)
 
 
+def _judge_cli(data, server, tmp_path, *options):
+    return run_cli("judge", "--data", data, "--aspect", "coherence", "--model", server.base_url, "--model-name", "m",
+                   "--criteria", CRITERIA, "--family", "summarisation", "--strategy", "scale=5,cot=none",
+                   "--out", tmp_path / "run", "--cache-path", tmp_path / "cache.sqlite", *options)
+
+
+def _judgments(run_dir) -> dict[str, dict]:
+    lines = (run_dir / "judgments.jsonl").read_text().splitlines()
+    return {j["item_id"]: j for j in map(json.loads, lines)}
+
+
+# ---- a deadline per call, across its attempts --------------------------------------------------------------------
 @pytest.mark.timeout(120)
-def test_cli_timeout_bounds_each_attempt_and_the_run_ends_with_a_clear_error(tmp_path):
-    data = save_items(make_items(1), tmp_path / "items.jsonl")
+def test_one_item_that_trickles_is_recorded_as_failed_at_its_call_deadline(tmp_path):
+    """One of four items trickles (one byte every 0.5 s for 30 s): with --timeout 1 its call's deadline
+    is 3 s. Before, its attempts ran out (6 x 1 s plus back-off), the run stopped (exit 2) and that item
+    had no judgment line at all; now it is an error with the reason and the other three are judged."""
+    items = make_items(4)
+    data = save_items(items, tmp_path / "items.jsonl")
+    with HostileServer("trickle", trickle_bytes=60, trickle_gap=0.5, only="Summary 2:") as server:
+        started = time.perf_counter()
+        done = _judge_cli(data, server, tmp_path, "--timeout", "1")
+        elapsed = time.perf_counter() - started
+    assert done.returncode == 0, done.stderr
+    judgments = _judgments(tmp_path / "run")
+    assert sorted(judgments) == sorted(item.id for item in items)  # every item has its line
+    failed = judgments.pop(items[2].id)
+    assert failed["status"] == "error" and failed["score"] is None
+    assert re.search(r"no reply within 3 s, the deadline of one call across its attempts \([23] made; "
+                     r"by default 3 x --timeout\)", failed["reason"]), failed["reason"]
+    assert [j["status"] for j in judgments.values()] == ["ok"] * 3
+    assert json.loads((tmp_path / "run" / "run.json").read_text())["counts"] == {"ok": 3, "unparsable": 0, "error": 1}
+    assert elapsed < 30, elapsed  # process start-up included; the deadline itself is 3 s
+
+
+@pytest.mark.timeout(120)
+def test_a_server_that_trickles_every_reply_stops_the_run_after_three_missed_deadlines(tmp_path):
+    """Every reply trickles: calls miss their deadline one after another, so the server is not answering;
+    the run stops (exit 2) with the reason after three, instead of failing every item one deadline at a
+    time (or, before, after 6 attempts of --timeout each)."""
+    data = save_items(make_items(3), tmp_path / "items.jsonl")
     with HostileServer("trickle", trickle_bytes=30, trickle_gap=0.5) as server:
         started = time.perf_counter()
-        done = run_cli("judge", "--data", data, "--aspect", "coherence", "--model", server.base_url, "--model-name", "m",
-                       "--criteria", CRITERIA, "--family", "summarisation", "--strategy", "scale=5,cot=none",
-                       "--timeout", "2", "--out", tmp_path / "run", "--cache-path", tmp_path / "cache.sqlite")
+        done = _judge_cli(data, server, tmp_path, "--timeout", "2")
         elapsed = time.perf_counter() - started
     assert done.returncode == 2, done.stderr
-    assert "gave up after 6 attempts: no complete reply" in done.stderr and "within 2 s" in done.stderr
-    assert "--timeout" in done.stderr and "rerun" in done.stderr and "Traceback" not in done.stderr
-    assert server.posts == 6 and elapsed < 60, (server.posts, elapsed)
+    text = " ".join(done.stderr.split())
+    assert "no reply within 6 s, the deadline of one call across its attempts" in text
+    assert "3 calls in a row missed their deadline, so the server is not answering" in text and "rerun" in text
+    assert "Traceback" not in done.stderr
+    assert 3 <= server.posts <= 3 * 3 and elapsed < 40, (server.posts, elapsed)
+
+
+def test_the_call_deadline_bounds_retries_and_back_off_in_the_python_api():
+    """``Client(call_deadline=2.5)``: attempts of 1 s each, back-off included, end at 2.5 s with a
+    RequestError (the call fails alone); a deadline of one attempt alone would have made 6 attempts."""
+    from judgelab.llm.backends.openai_compat import OpenAICompatibleBackend
+    from judgelab.llm.client import Client
+
+    with HostileServer("trickle", trickle_bytes=20, trickle_gap=0.5) as server:
+        backend = OpenAICompatibleBackend("m", base_url=server.base_url, timeout=1.0)
+        with Client(backend, call_deadline=2.5, backoff_initial=0.05, backoff_max=0.1) as client:
+            started = time.perf_counter()
+            with pytest.raises(RequestError, match=r"no reply within 2\.5 s, the deadline of one call"):
+                client.complete(Request.of("Rate this summary from 1 to 5.", max_tokens=8))
+            elapsed = time.perf_counter() - started
+    assert 2.4 <= elapsed < 4 and server.posts == 3, (elapsed, server.posts)
+
+
+def test_the_default_call_deadline_is_three_timeouts_for_a_server_and_none_in_process():
+    import math
+
+    from judgelab.llm.backends.none import no_llm_client
+    from judgelab.llm.backends.openai_compat import OpenAICompatibleBackend
+    from judgelab.llm.client import Client
+
+    with Client(OpenAICompatibleBackend("m", base_url="http://127.0.0.1:9/v1")) as client:
+        assert client.call_deadline == 360
+    with Client(OpenAICompatibleBackend("m", base_url="http://127.0.0.1:9/v1", timeout=2)) as client:
+        assert client.call_deadline == 6
+    with no_llm_client() as client:
+        assert math.isinf(client.call_deadline)
 
 
 def test_a_model_list_trickled_byte_by_byte_meets_its_deadline():

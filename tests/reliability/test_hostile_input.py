@@ -186,8 +186,9 @@ def test_a_refused_start_leaves_nothing_and_the_corrected_command_runs(good, tmp
 
 @pytest.mark.timeout(600)
 def test_a_stream_stops_at_a_duplicate_id_in_a_later_chunk_naming_both_lines(good, tmp_path, capsys):
-    """Chunks of 2, the first id again on line 5: the first chunk is judged, then the run stops there
-    (it used to judge the id twice, and every rerun's metrics failed on the duplicate lines)."""
+    """Chunks of 2, the first id again on line 5: refused before anything is judged (it used to judge the
+    id twice, and every rerun's metrics failed on the duplicate lines; then the first chunk was judged
+    before the run stopped)."""
     data = tmp_path / "stream.jsonl"
     lines = good["items"].read_text().splitlines()
     data.write_text("\n".join([*lines, lines[0]]) + "\n")
@@ -197,10 +198,7 @@ def test_a_stream_stops_at_a_duplicate_id_in_a_later_chunk_naming_both_lines(goo
     assert code == 2 and "Traceback" not in output
     _names_place(output, data, 5, "id")
     assert "duplicate id 'it-0000' (first used on line 1)" in " ".join(output.split())
-    record = json.loads((tmp_path / "run" / "run.json").read_text())
-    assert record["status"] == "failed" and "duplicate id" in record["error"]
-    judged = [json.loads(line)["item_id"] for line in (tmp_path / "run" / "judgments.jsonl").read_text().splitlines()]
-    assert judged and len(judged) == len(set(judged)) == record["items"]
+    assert not (tmp_path / "run").exists()  # the file's ids are checked whole first: nothing judged or written
 
 
 def test_report_of_a_run_folder_with_hostile_judgments_exits_2(tmp_path, capsys):

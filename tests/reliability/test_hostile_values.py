@@ -101,7 +101,7 @@ def test_a_gzip_bomb_is_refused_once_unpacked_past_the_bound(reader, tmp_path, m
     file's name once 4 MiB are unpacked (the bound, lowered for the test); the unpacked data is never
     held whole (it was: gzip.decompress, or one 128 MiB 'line' for a stream)."""
     from judgelab.data.io import load_judgments
-    from judgelab.runner.stream import iter_items
+    from judgelab.data.stream import iter_items
 
     bomb = _gzip_bomb(tmp_path / "items.jsonl.gz", 128)
     monkeypatch.setenv("JUDGELAB_MAX_INPUT_BYTES", "4M")

@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 
 from judgelab.data.item import Item
 from judgelab.judges.prompted import PromptedJudge
-from judgelab.judges.strategy import Strategy
 from judgelab.llm import Client, Request
 from judgelab.llm.types import Message
 from judgelab.parse import parse_rating
+from judgelab.strategy import Strategy
 from tests.doubles import ScriptedBackend, scripted_client
 from tests.reliability.injections import INJECTIONS, injected, read_from_copy
 

@@ -73,12 +73,15 @@ def test_a_server_echoing_the_key_in_its_error_does_not_put_it_in_the_message(ll
     _nowhere(tmp_path, done.stdout + done.stderr)
 
 
-def test_credentials_in_a_server_url_stay_out_of_identity_and_messages():
-    from judgelab.errors import RequestError
+def test_credentials_in_a_server_url_are_refused_and_the_key_stays_out_of_identity_and_messages():
+    from judgelab.errors import ConfigError, RequestError
     from judgelab.llm.backends.openai_compat import OpenAICompatibleBackend
     from judgelab.redact import redact
 
-    backend = OpenAICompatibleBackend("m", base_url=f"http://user:{KEY}@127.0.0.1:9/v1", api_key=KEY)
+    with pytest.raises(ConfigError, match="credentials in a model URL are not accepted") as refused:
+        OpenAICompatibleBackend("m", base_url=f"http://user:{PASSWORD}@127.0.0.1:9/v1", api_key=KEY)
+    assert PASSWORD not in str(refused.value) and "http://127.0.0.1:9/v1" in str(refused.value)
+    backend = OpenAICompatibleBackend("m", base_url="http://127.0.0.1:9/v1", api_key=KEY)
     assert KEY not in backend.identity and "127.0.0.1:9" in backend.identity
     assert KEY not in backend._where() and redact(f"echo {KEY}") == "echo ***"
     assert str(RequestError(f"server said: {KEY}")) == "server said: ***"  # errors are redacted as they are made
@@ -86,17 +89,14 @@ def test_credentials_in_a_server_url_stay_out_of_identity_and_messages():
 
 # ---- every form of a planted key and password, through the CLI against servers that echo them ----------------
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize("credentials", ["url", "key"])
 @pytest.mark.parametrize("mode", ["echo", "echo_error"])
-def test_secrets_a_server_echoes_back_are_in_no_artefact(tmp_path, credentials, mode):
+def test_secrets_a_server_echoes_back_are_in_no_artefact(tmp_path, mode):
     """The server echoes every request header, in its replies (``echo``: kept as the judgment's raw text,
-    in the cache and the report) or in a 400 error (``echo_error``: the per-item error's reason). The URL
-    password becomes ``Authorization: Basic <base64>``, which takes the Bearer key's place."""
+    in the cache and the report) or in a 400 error (``echo_error``: the per-item error's reason)."""
     with HostileServer(mode) as server:
-        url = _with_credentials(server.base_url) if credentials == "url" else server.base_url
-        done = _judge_cli(tmp_path, url, "--out", str(tmp_path / "run"), model_name=None)  # lists /models too
+        done = _judge_cli(tmp_path, server.base_url, "--out", str(tmp_path / "run"), model_name=None)  # lists /models
     assert done.returncode == 0, done.stderr
-    assert set(server.authorization) == ({f"Basic {BASIC}"} if credentials == "url" else {f"Bearer {KEY}"})
+    assert set(server.authorization) == {f"Bearer {KEY}"}
     _nowhere(tmp_path, done.stdout + done.stderr)
     judgments = [json.loads(line) for line in (tmp_path / "run" / "judgments.jsonl").read_text().splitlines()]
     assert {j["status"] for j in judgments} == ({"ok"} if mode == "echo" else {"error"})
@@ -105,35 +105,34 @@ def test_secrets_a_server_echoes_back_are_in_no_artefact(tmp_path, credentials, 
 
 
 @pytest.mark.timeout(120)
-def test_a_server_url_with_credentials_is_named_without_them(tmp_path):
-    """``cannot list models at http://user:pass@...`` printed the password, and httpx's message repeats the URL."""
-    from judgelab.llm.server import free_port
-
-    nobody = f"http://127.0.0.1:{free_port()}/v1"
-    refused = _judge_cli(tmp_path, _with_credentials(nobody), model_name=None)
-    with HostileServer("echo_error", error_status=401) as server:  # 401 for /models, echoing the Basic header
-        rejected = _judge_cli(tmp_path, _with_credentials(server.base_url), model_name=None)
-    for done, url in ((refused, nobody), (rejected, server.base_url)):
-        assert done.returncode == 2 and f"cannot list models at {url}/models" in done.stderr, done.stderr
-        assert not any(secret in done.stdout + done.stderr for secret in PLANTED), done.stderr
-    assert "401" in rejected.stderr
+@pytest.mark.parametrize("model_name", [None, "m"])
+def test_a_server_url_with_credentials_is_refused_before_any_request(tmp_path, model_name):
+    """One behaviour for ``http://user:pw@host/v1``: refused (exit 2), named without the credentials, nothing
+    sent. Before, the password became ``Authorization: Basic`` in place of the key and was written in clear
+    wherever the model string was stored."""
+    with HostileServer("ok") as server:
+        done = _judge_cli(tmp_path, _with_credentials(server.base_url), "--out", str(tmp_path / "run"),
+                          model_name=model_name)
+    assert done.returncode == 2, done.stderr
+    assert "credentials in a model URL are not accepted" in done.stderr and server.base_url in done.stderr
+    assert "JUDGELAB_API_KEY" in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert server.requests == 0 and not (tmp_path / "run").exists()
+    assert not any(secret in done.stdout + done.stderr for secret in PLANTED), done.stderr
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize("credentials", ["url", "key"])
-def test_debug_tracebacks_hold_no_secret_a_server_echoed(tmp_path, credentials):
+@pytest.mark.parametrize("status", [401, 500])
+def test_debug_tracebacks_hold_no_secret_a_server_echoed(tmp_path, status):
     """``--debug`` prints the whole chain of exceptions, which holds what the server sent: here a 401 on
-    ``/models`` (URL credentials; httpx's error repeats the URL) and a 500 on every completion (the key;
-    retried, then the run stops with the openai error of the last attempt in the chain)."""
-    mode_options = {"url": dict(error_status=401), "key": dict(error_status=500)}[credentials]
-    with HostileServer("echo_error", **mode_options) as server:
-        url = _with_credentials(server.base_url) if credentials == "url" else server.base_url
-        done = _judge_cli(tmp_path, url, "--out", str(tmp_path / "run"), debug=True,
-                          model_name=None if credentials == "url" else "m")
+    ``/models`` (httpx's error) and a 500 on every completion (retried, then the run stops with the openai
+    error of the last attempt in the chain), both echoing the request's headers."""
+    with HostileServer("echo_error", error_status=status) as server:
+        done = _judge_cli(tmp_path, server.base_url, "--out", str(tmp_path / "run"), debug=True,
+                          model_name=None if status == 401 else "m")
     assert done.returncode == 2 and "Traceback" in done.stderr, done.stderr
-    assert ("HTTPStatusError" if credentials == "url" else "InternalServerError") in done.stderr  # the chain is shown
-    assert (f"Basic {BASIC}" if credentials == "url" else f"Bearer {KEY}") in server.authorization  # really sent
-    assert credentials == "url" or "authorization: bearer ***" in done.stderr.lower()  # the echoed header is shown, masked
+    assert ("HTTPStatusError" if status == 401 else "InternalServerError") in done.stderr  # the chain is shown
+    assert f"Bearer {KEY}" in server.authorization  # really sent
+    assert status == 401 or "authorization: bearer ***" in done.stderr.lower()  # the echoed header, masked
     assert not any(secret in done.stdout + done.stderr for secret in PLANTED), done.stderr
 
 
@@ -159,10 +158,10 @@ def test_a_key_is_not_sent_in_clear_text_to_another_host_without_an_opt_in(tmp_p
         assert server.requests == 0  # nothing was sent, not even the /models request
         allowed = _judge_cli(tmp_path / "c", server.base_url, env={"JUDGELAB_ALLOW_INSECURE_HTTP": "1"})
         keyless = _judge_cli(tmp_path / "d", server.base_url, env=NO_KEY)
-    for done, what in ((refused, "the API key"), (refused_url, "the credentials in the URL")):
-        assert done.returncode == 2, done.stderr
-        assert f"refusing to send {what} in clear text over http:// to {address}" in done.stderr
-        assert "JUDGELAB_ALLOW_INSECURE_HTTP=1" in done.stderr
+    assert refused.returncode == 2 and refused_url.returncode == 2, refused.stderr + refused_url.stderr
+    assert f"refusing to send the API key in clear text over http:// to {address}" in refused.stderr
+    assert "JUDGELAB_ALLOW_INSECURE_HTTP=1" in refused.stderr
+    assert "credentials in a model URL are not accepted" in refused_url.stderr
     assert allowed.returncode == 0 and keyless.returncode == 0, allowed.stderr + keyless.stderr
     assert server.authorization.count(f"Bearer {KEY}") == 3 and len(server.authorization) == 6  # opted in: sent
 
@@ -270,3 +269,113 @@ def test_restrict_tree_makes_a_library_written_folder_owner_only(tmp_path):
     assert stat.S_IMODE((tmp_path / "weights" / "model.safetensors").stat().st_mode) == 0o644  # the control
     restrict_tree(tmp_path / "weights")
     _owner_only(tmp_path / "weights")
+
+
+# ---- the second outside attack (issue 31, items 1-5) ------------------------------------------------------
+def _cli(tmp: Path, *args: str, env: dict[str, str] | None = None):
+    env = {**os.environ, "JUDGELAB_API_KEY": KEY, "HOME": str(tmp / "home"), "XDG_CACHE_HOME": str(tmp / "home"),
+           **(env or {})}
+    return subprocess.run([sys.executable, "-m", "judgelab.cli", *args], capture_output=True, text=True,
+                          timeout=600, env=env)
+
+
+@pytest.mark.timeout(300)
+def test_optimize_and_a_config_holding_a_url_with_credentials_write_nothing(tmp_path):
+    """Before, ``optimize --model http://user:pw@...`` wrote the password into best.yaml, optimizer.json,
+    trajectory.jsonl, run.json and report.html, and ``judge --config`` did the same with a config whose
+    ``model`` held it (run.json, report.html, --save-config)."""
+    data = save_items(make_items(4), tmp_path / "items.jsonl")
+    with HostileServer("ok") as server:
+        secret_url = _with_credentials(server.base_url)
+        optimized = _cli(tmp_path, "optimize", "random", "--data", str(data), "--aspect", "coherence", "--budget", "2",
+                         "--model", secret_url, "--model-name", "m", "--strategy", "scale=5,cot=none",
+                         "--cache-path", str(tmp_path / "cache.sqlite"), "--out", str(tmp_path / "search"))
+        config = tmp_path / "judge.yaml"
+        fast_judge().save(config)
+        config.write_text(config.read_text() + f"model: {secret_url}\n")
+        judged = _cli(tmp_path, "judge", "--data", str(data), "--aspect", "coherence", "--config", str(config),
+                      "--model-name", "m", "--out", str(tmp_path / "run"), "--save-config", str(tmp_path / "saved.yaml"))
+    assert server.requests == 0
+    assert optimized.returncode == 2 and "credentials in a model URL are not accepted" in optimized.stderr
+    assert judged.returncode == 2 and f"{config}:" in judged.stderr and "not accepted" in judged.stderr, judged.stderr
+    assert not (tmp_path / "search").exists() and not (tmp_path / "run").exists() and not (tmp_path / "saved.yaml").exists()
+    for done in (optimized, judged):
+        assert not any(secret in done.stdout + done.stderr for secret in PLANTED), done.stderr
+    files = [p for p in tmp_path.rglob("*") if p.is_file() and p != config]
+    assert not any(PASSWORD.encode() in p.read_bytes() for p in files)
+    with pytest.raises(ValueError, match="credentials in a model URL"):  # the Python API: configs cannot hold one
+        fast_judge().model_validate({**fast_judge().model_dump(), "model": secret_url})
+    assert fast_judge().model_validate({**fast_judge().model_dump(), "model": server.base_url}).model == server.base_url
+
+
+@pytest.mark.timeout(120)
+def test_requests_to_this_machine_bypass_a_plain_http_proxy(tmp_path):
+    """With HTTP_PROXY set, the key travelled in clear through the proxy (it logged ``Bearer sk-...``), the
+    model list and every completion. A server on this machine is now reached directly."""
+    with HostileServer("ok") as server, HostileServer("ok", host="127.0.0.2") as proxy:
+        proxy_url = proxy.base_url.removesuffix("/v1")
+        done = _judge_cli(tmp_path, server.base_url, "--out", str(tmp_path / "run"), model_name=None,
+                          env={"HTTP_PROXY": proxy_url, "http_proxy": proxy_url, "ALL_PROXY": proxy_url,
+                               "NO_PROXY": "", "no_proxy": ""})
+    assert done.returncode == 0, done.stderr
+    assert proxy.requests == 0 and proxy.authorization == []
+    assert server.authorization and set(server.authorization) == {f"Bearer {KEY}"}
+
+
+def test_this_machine_means_a_loopback_address_after_resolution(monkeypatch):
+    """``evil.localhost`` counted as this machine by its spelling, wherever it resolved."""
+    import judgelab.llm.location as location
+    from judgelab.errors import ConfigError
+    from judgelab.llm.backends.openai_compat import protect_credentials
+
+    resolved = {"evil.localhost": "10.9.8.7", "good.localhost": "127.0.0.5", "mixed.example": ("127.0.0.1", "10.0.0.1")}
+    real = socket.getaddrinfo
+
+    def fake_getaddrinfo(host, *args, **kwargs):
+        if host not in resolved:
+            return real(host, *args, **kwargs)
+        addresses = resolved[host] if isinstance(resolved[host], tuple) else (resolved[host],)
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (address, 0)) for address in addresses]
+
+    monkeypatch.setattr(location.socket, "getaddrinfo", fake_getaddrinfo)
+    assert not location.is_this_machine("evil.localhost") and not location.is_this_machine("mixed.example")
+    assert location.is_this_machine("good.localhost") and location.is_this_machine("127.0.0.1")
+    assert location.is_this_machine("::1") and location.is_this_machine("localhost")
+    assert not location.is_this_machine("no-such-host.invalid")
+    monkeypatch.delenv("JUDGELAB_ALLOW_INSECURE_HTTP", raising=False)
+    with pytest.raises(ConfigError, match="refusing to send the API key in clear text over http:// to evil.localhost"):
+        protect_credentials("http://evil.localhost:8000/v1", KEY)
+    assert protect_credentials("http://good.localhost:8000/v1", KEY) is False
+    assert not location.trusts_proxy_settings("http://good.localhost:8000/v1")
+    assert location.trusts_proxy_settings("https://api.example.org/v1")
+
+
+@pytest.mark.timeout(300)
+def test_a_key_echoed_outside_the_reply_text_is_masked(tmp_path):
+    """The server put the key into the reply's ``model`` field and the model list's id: stored unmasked
+    in the cache, run.json, report.html and ``generate --json``."""
+    with HostileServer("echo_model") as server:
+        judged = _judge_cli(tmp_path, server.base_url, "--out", str(tmp_path / "run"), model_name=None)
+        generated = _cli(tmp_path, "generate", "Say hi", "--model", server.base_url, "--json",
+                         env={"XDG_CACHE_HOME": str(tmp_path / "home"), "HOME": str(tmp_path / "home")})
+    assert judged.returncode == 0 and generated.returncode == 0, judged.stderr + generated.stderr
+    assert set(server.authorization) == {f"Bearer {KEY}"} and server.posts >= 4
+    assert "hostile-model-***" in generated.stdout, generated.stdout
+    _nowhere(tmp_path, judged.stdout + judged.stderr + generated.stdout + generated.stderr)
+
+
+@pytest.mark.parametrize(("model", "expected"), [
+    (f"{USER}:{PASSWORD}@127.0.0.1:8000/v1", "unknown model '***@127.0.0.1:8000/v1'"),
+    ("http://127.0.0.1:99999/v1", "is not a valid URL"),
+    ("http://127.0.0.1:port/v1", "is not a valid URL"),
+    ("http://[::1/v1", "is not a valid URL"),
+    (f"http://{USER}:{PASSWORD}@[::1/v1", "is not a valid URL"),
+    ("http:///v1", "names no host"),
+])
+def test_a_malformed_model_string_is_one_clear_line_without_its_password(tmp_path, model, expected):
+    """A scheme-less ``user:pw@host`` was echoed with the password in the 'unknown model' error; a bad port
+    or an unclosed ``[::1`` was an internal error (exit 1)."""
+    done = _cli(tmp_path, "generate", "hi", "--model", model, "--model-name", "m", "--no-cache")
+    assert done.returncode == 2, done.stderr
+    assert expected in done.stderr and "internal error" not in done.stderr, done.stderr
+    assert PASSWORD not in done.stdout + done.stderr

@@ -262,3 +262,31 @@ def test_connections_to_the_bound_socket_send_small_writes_at_once():
         return value
 
     assert asyncio.run(accepted_nodelay()) != 0
+
+
+def test_a_file_posted_as_a_field_is_refused_and_nothing_is_written(tmp_path):
+    """A multipart post whose note is a file upload used to write "note": "UploadFile(...)"."""
+    task = _task(tmp_path, annotator="ann")
+    client = _client(task)
+    form = _form(client.get("/").text)
+    response = client.post("/answer", data={**form, "value": "4"}, files={"note": ("note.txt", b"hello")},
+                           headers={"origin": ORIGIN}, follow_redirects=False)
+    assert response.status_code == 400 and "text fields only" in response.text
+    assert _lines(task) == []
+    assert _answer(client)[0] == 303 and len(_lines(task)) == 1  # the same form as text is saved
+
+
+def test_a_post_larger_than_a_form_needs_is_refused_before_it_is_read(tmp_path):
+    from judgelab.annotate.server import MAX_POST
+
+    task = _task(tmp_path, annotator="ann")
+    client = _client(task)
+    form = _form(client.get("/").text)
+    response = client.post("/answer", data={**form, "value": "4", "note": "x" * MAX_POST},
+                           headers={"origin": ORIGIN}, follow_redirects=False)
+    assert response.status_code == 413 and "at most 64 KB" in response.text
+    chunked = client.post("/answer", content=iter([b"csrf=" + form["csrf"].encode() + b"&note=", b"y" * MAX_POST]),
+                          headers={"origin": ORIGIN, "content-type": "application/x-www-form-urlencoded"},
+                          follow_redirects=False)  # no Content-Length: counted as it streams in
+    assert chunked.status_code == 413
+    assert _lines(task) == []

@@ -17,9 +17,9 @@ from judgelab.data import Item
 from judgelab.errors import ConfigError
 from judgelab.judges.base import load_judge
 from judgelab.judges.critic import GENERIC_TASK, ActiveCriticJudge, Criterion, CriticFitError
+from judgelab.judges.demos import draw_demonstrations, q_objective, search_demonstrations
 from judgelab.llm.backends.base import Capabilities
 from judgelab.llm.types import Request
-from judgelab.optimize.demos import draw_demonstrations, q_objective, search_demonstrations
 from tests.doubles import ScriptedBackend, scripted_client
 
 CRITERIA = {f"Aspect{k}": f"definition {k}" for k in range(10)}

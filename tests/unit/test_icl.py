@@ -1,4 +1,4 @@
-"""In-context example selection logic (judgelab.optimize.icl) on tiny hand-made embeddings.
+"""In-context example selection logic (judgelab.judges.retrieval) and the retriever's training (judgelab.optimize.icl) on tiny hand-made embeddings.
 
 The real MiniLM retriever and the real judge run in tests/integration/test_icl.py.
 """
@@ -15,17 +15,16 @@ from judgelab.data import Item
 from judgelab.errors import ConfigError
 from judgelab.judges.base import load_judge
 from judgelab.judges.prompted import PromptedJudge
-from judgelab.judges.strategy import Strategy
-from judgelab.optimize.icl import (
+from judgelab.judges.retrieval import (
     RandomSelector,
     RetrievalSelector,
     TrainedRetriever,
     _take_in_turns,
     band_of,
-    collect_feedback,
     item_text,
-    lambdarank_pair_loss,
 )
+from judgelab.optimize.icl import collect_feedback, lambdarank_pair_loss
+from judgelab.strategy import Strategy
 from tests.doubles import ScriptedBackend, scripted_client
 
 

@@ -11,12 +11,12 @@ import pytest
 from judgelab.data.item import Item
 from judgelab.errors import ConfigError
 from judgelab.judges.prompted import PromptedJudge
-from judgelab.judges.strategy import Strategy
 from judgelab.llm.types import Usage
 from judgelab.optimize.base import Evaluation, JudgeEvaluator, load_trajectory, optimize
 from judgelab.optimize.llm_search import APE, OPRO, clean_instruction, parse_strategy
 from judgelab.optimize.methods import make_optimizer
 from judgelab.optimize.rewrite import PromptRewrite
+from judgelab.strategy import Strategy
 from tests.doubles import ScriptedBackend, scripted_client
 
 BASE = PromptedJudge(aspect="naturalness", criteria="Rate how natural the sentence sounds.")

@@ -15,11 +15,11 @@ import pytest
 
 from judgelab.errors import ConfigError, DataError
 from judgelab.judges.prompted import PromptedJudge
-from judgelab.judges.strategy import FACTORS, Strategy
 from judgelab.llm.types import Usage
 from judgelab.optimize.base import Budget, Evaluation, Search, load_trajectory, optimize
 from judgelab.optimize.baselines import Greedy, RandomSearch, StepwiseGreedy
 from judgelab.optimize.hpss import HPSS
+from judgelab.strategy import FACTORS, Strategy
 
 # An additive objective: f(s) = sum of per-value weights, plus one interaction.
 WEIGHTS = {

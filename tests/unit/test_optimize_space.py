@@ -7,13 +7,13 @@ import numpy as np
 import pytest
 
 from judgelab.errors import ConfigError
-from judgelab.judges.strategy import FACTORS, Strategy
 from judgelab.optimize.base import Budget, Search, optimize
 from judgelab.optimize.baselines import Greedy, RandomSearch, StepwiseGreedy
 from judgelab.optimize.hpss import HPSS
 from judgelab.optimize.llm_search import OPRO
 from judgelab.optimize.methods import make_optimizer
 from judgelab.optimize.space import outside, restricted_space, row_of, space_rows
+from judgelab.strategy import FACTORS, Strategy
 from tests.doubles import ScriptedBackend, scripted_client
 from tests.unit.test_optimize_search import BASE, S0, TableEvaluator, table_f
 

@@ -11,8 +11,8 @@ from judgelab.data import Item
 from judgelab.errors import ConfigError
 from judgelab.judges.base import judge_from_dict, load_judge
 from judgelab.judges.prompted import PromptedJudge
-from judgelab.judges.strategy import Strategy
 from judgelab.llm.types import Completion
+from judgelab.strategy import Strategy
 from tests.doubles import ScriptedBackend, digit_logprobs, scripted_client
 
 CRITERIA = "Coherence: the summary is well organised."

@@ -10,7 +10,6 @@ import pytest
 from judgelab.data.item import Item
 from judgelab.errors import ConfigError
 from judgelab.judges.examples import InContextExample
-from judgelab.judges.strategy import Strategy
 from judgelab.prompts import (
     FAMILIES,
     POINTWISE_FAMILIES,
@@ -24,6 +23,7 @@ from judgelab.prompts import (
     render_pairwise_prompt,
     render_reference_prompt,
 )
+from judgelab.strategy import Strategy
 
 CRITERIA = "Coherence: the summary should be well-structured and well-organized."
 AUTOCOT = "1. Read the input.\n2. Read the text to judge.\n3. Assign a score."

@@ -7,7 +7,7 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from judgelab.judges.strategy import FACTORS, Strategy
+from judgelab.strategy import FACTORS, Strategy
 
 
 def test_space_has_12960_distinct_strategies():

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from judgelab.data.item import Item
-from judgelab.train.inputs import (
+from judgelab.judges.scorer_inputs import (
     PAIR_SPECIAL_TOKENS,
     build_pair,
     cut_source,
@@ -89,15 +89,16 @@ def test_reference_is_read_only_when_asked():
 
 @pytest.fixture(scope="module")
 def minilm_tokenizer():
+    from judgelab.judges.scorer_model import load_tokenizer
     from judgelab.judges.trained import DEFAULT_BASE
-    from judgelab.train.model import base_model_dir, load_tokenizer
+    from judgelab.train.model import base_model_dir
 
     return load_tokenizer(base_model_dir(DEFAULT_BASE))
 
 
 def test_real_tokenizer_pairs_never_need_the_tokenizers_own_truncation(minilm_tokenizer, benchmarks_dir):
     from judgelab.data import load_items
-    from judgelab.train.inputs import tokenizer_spans
+    from judgelab.judges.scorer_inputs import tokenizer_spans
 
     spans = tokenizer_spans(minilm_tokenizer)
     items = list(load_items(benchmarks_dir / "topical_chat.jsonl"))[:6] + list(load_items(benchmarks_dir / "qags_cnndm.jsonl"))[:6]

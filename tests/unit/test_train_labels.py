@@ -118,7 +118,7 @@ def tiny_encoder():
 def test_regression_head_maps_the_scale_to_0_1_and_back(tiny_encoder):
     import torch
 
-    from judgelab.train.model import CrossEncoderScorer
+    from judgelab.judges.scorer_model import CrossEncoderScorer
 
     scorer = CrossEncoderScorer(tiny_encoder, "regression", [1.0, 5.0], (1.0, 5.0))
     assert scorer.targets(np.array([1.0, 3.0, 5.0]))[:, 0].tolist() == [0.0, 0.5, 1.0]
@@ -128,7 +128,7 @@ def test_regression_head_maps_the_scale_to_0_1_and_back(tiny_encoder):
 def test_ordinal_head_targets_and_expected_level(tiny_encoder):
     import torch
 
-    from judgelab.train.model import CrossEncoderScorer
+    from judgelab.judges.scorer_model import CrossEncoderScorer
 
     scorer = CrossEncoderScorer(tiny_encoder, "ordinal", [1.0, 2.0, 4.0], (1.0, 4.0))
     assert scorer.head.out_features == 2
@@ -142,7 +142,7 @@ def test_ordinal_head_targets_and_expected_level(tiny_encoder):
 def test_frozen_bottom_then_trained_top_equals_the_whole_encoder(tiny_encoder, n_frozen):
     import torch
 
-    from judgelab.train.model import CrossEncoderScorer
+    from judgelab.judges.scorer_model import CrossEncoderScorer
 
     scorer = CrossEncoderScorer(tiny_encoder, "regression", [0.0, 1.0], (0.0, 1.0)).eval()
     batch = {"input_ids": torch.tensor([[2, 5, 7, 9, 3], [2, 6, 3, 0, 0]]),

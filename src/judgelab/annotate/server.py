@@ -8,7 +8,9 @@ JavaScript; ``static/annotate.js`` only adds the keyboard (digits rate, ``s`` sk
 * it binds 127.0.0.1 and refuses other Host headers (a DNS-rebinding page cannot read it); bound to
   another address it asks for a random token in the URL (then a cookie) on every request;
 * every POST carries the session's CSRF token and must come from the page's own origin; cookies are
-  HttpOnly and SameSite=Strict;
+  HttpOnly and SameSite=Strict; a POST outside any session is refused before its body is read, one
+  inside may be at most ``MAX_POST`` bytes, and its fields must be text (no file uploads);
+* one server per labels file (``lock_labels``): two would hand out the same items;
 * a Content-Security-Policy allows scripts, styles and images from the app itself only (no inline
   script or style), and every response says ``nosniff``, no framing, and a ``same-origin`` referrer
   policy (the token never leaves in a Referer; ``no-referrer`` would make Chrome send ``Origin: null``
@@ -44,10 +46,10 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from judgelab.annotate.store import LabelStore
+from judgelab.annotate.store import LabelStore, lock_labels, unlock_labels
 from judgelab.annotate.task import AnnotationTask, check_name
 from judgelab.data.item import Item
-from judgelab.errors import ConfigError, JudgelabError
+from judgelab.errors import ConfigError
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
@@ -56,6 +58,8 @@ SECURITY_HEADERS = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "n
                     "Referrer-Policy": "same-origin", "X-Frame-Options": "DENY",
                     "Cross-Origin-Opener-Policy": "same-origin", "Cross-Origin-Resource-Policy": "same-origin"}
 MAX_NOTE = 2000
+#: Every form post (an answer with its note, a login, a logout) fits well within this; more is refused (413).
+MAX_POST = 64 * 1024
 _ANSWER_ID = re.compile(r"[A-Za-z0-9_-]{8,64}")
 _TEMPLATES = jinja2.Environment(
     loader=jinja2.PackageLoader("judgelab.annotate", "templates"),
@@ -151,14 +155,23 @@ class AnnotateApp:
         """A POST route whose form must carry its session's CSRF token; else a refusal, and nothing done."""
 
         async def route(self: AnnotateApp, request: Request) -> Response:
-            form = await request.form()
+            # The session first and the body's size next, both before any of the body is read: a
+            # post from outside any session costs the server nothing, and one from inside at most
+            # MAX_POST bytes (Starlette's parser would otherwise hold every field in memory).
             session = self.sessions.get(request.cookies.get(self.cookie) or "")
-            token = str(form.get("csrf") or "")
-            if session is None or not hmac.compare_digest(token.encode(), session.csrf.encode()):
-                return _page("message.html.j2", 403, title="Please answer again",
-                             message="This page has expired (the server restarted, or you switched annotator). "
-                                     "Nothing you saved before is lost.", link="/")
-            return await handler(self, session, form)
+            if session is None:
+                return _expired()
+            body = await _body_within(request, MAX_POST)
+            if body is None:
+                return _page("message.html.j2", 413, title="Too large", link="/",
+                             message=f"A form here posts at most {MAX_POST // 1024} KB; nothing was saved.")
+            async with Request(request.scope, _replaying(body)).form() as form:
+                if not hmac.compare_digest(str(form.get("csrf") or "").encode(), session.csrf.encode()):
+                    return _expired()
+                if any(not isinstance(value, str) for _, value in form.multi_items()):
+                    return _page("message.html.j2", 400, title="Text only", link="/",
+                                 message="This form takes text fields only, and a file was posted; nothing was saved.")
+                return await handler(self, session, form)
 
         return route
 
@@ -254,6 +267,36 @@ class AnnotateApp:
             task=self.task, annotator=session.annotator, csrf=session.csrf, fixed_annotator=self.task.annotator,
             static=lambda name: f"/static/{name}?v={self.version}", eta=_eta, **context)
         return HTMLResponse(html, status_code=status)
+
+
+def _expired() -> Response:
+    return _page("message.html.j2", 403, title="Please answer again",
+                 message="This page has expired (the server restarted, or you switched annotator). "
+                         "Nothing you saved before is lost.", link="/")
+
+
+async def _body_within(request: Request, limit: int) -> bytes | None:
+    """The request body, or None once it is known to exceed ``limit`` bytes (by its Content-Length,
+    else while it streams in); what is past the limit is never read."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        return None
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            return None
+    return bytes(body)
+
+
+def _replaying(body: bytes) -> Callable[[], Awaitable[dict[str, Any]]]:
+    """An ASGI ``receive`` that hands over ``body`` (already read) to a new ``Request``."""
+    messages = [{"type": "http.request", "body": body, "more_body": False}]
+
+    async def receive() -> dict[str, Any]:
+        return messages.pop() if messages else {"type": "http.disconnect"}
+
+    return receive
 
 
 def _page(template: str, status: int, **context: Any) -> Response:
@@ -377,27 +420,23 @@ def serve(task: AnnotationTask, *, host: str = "127.0.0.1", port: int = 8765, an
     import uvicorn
 
     token = None if is_local(host) else secrets.token_urlsafe(24)
-    sock = bind(host, port)
-    try:
+    with contextlib.ExitStack() as held:  # let go of all, in reverse order, however serving ends
+        sock = bind(host, port)
+        held.callback(sock.close)
+        held.callback(unlock_labels, lock_labels(task.out))  # one server per labels file
         store = LabelStore(task)
-    except JudgelabError:
-        sock.close()
-        raise
-    port = sock.getsockname()[1]
-    shown_host = f"[{host}]" if ":" in host else host
-    url = f"http://{shown_host}:{port}/" + (f"?token={token}" if token else "")
-    announce(f"judgelab annotate: {url}")
-    announce(f"  {len(task.items)} items, aspect {task.aspect!r}, answers appended to {task.out} "
-             "(Ctrl-C stops; run the same command again to continue)")
-    if token:
-        announce(f"  listening on {host}: anyone who can reach this machine needs the token in the link above; "
-                 "the traffic is plain HTTP")
-    with contextlib.suppress(AttributeError):
-        sys.stdout.flush()
-    config = uvicorn.Config(create_app(task, store=store, token=token, host=host, port=port), log_level="warning",
-                            access_log=False, lifespan="off", server_header=False)
-    try:
+        held.callback(store.close)
+        port = sock.getsockname()[1]
+        shown_host = f"[{host}]" if ":" in host else host
+        url = f"http://{shown_host}:{port}/" + (f"?token={token}" if token else "")
+        announce(f"judgelab annotate: {url}")
+        announce(f"  {len(task.items)} items, aspect {task.aspect!r}, answers appended to {task.out} "
+                 "(Ctrl-C stops; run the same command again to continue)")
+        if token:
+            announce(f"  listening on {host}: anyone who can reach this machine needs the token in the link above; "
+                     "the traffic is plain HTTP")
+        with contextlib.suppress(AttributeError):
+            sys.stdout.flush()
+        config = uvicorn.Config(create_app(task, store=store, token=token, host=host, port=port),
+                                log_level="warning", access_log=False, lifespan="off", server_header=False)
         uvicorn.Server(config).run(sockets=[sock])
-    finally:
-        store.close()
-        sock.close()

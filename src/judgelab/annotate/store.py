@@ -9,17 +9,20 @@ twice (a retried POST) carries the same ``answer_id`` and is written once.
 
 from __future__ import annotations
 
+import os
 import statistics
 import threading
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from pathlib import Path
 
 from judgelab.annotate.task import AnnotationTask
 from judgelab.data.io import JsonlAppender
 from judgelab.data.item import Item
 from judgelab.data.labels import Label, read_labels, refuse_unknown_ids
-from judgelab.errors import DataError
+from judgelab.errors import ConfigError, DataError
+from judgelab.files import open_private
 
 #: An item served to an annotator is theirs for this long (only items outside the shared overlap
 #: are reserved: two colleagues should not label the same one by accident).
@@ -159,6 +162,36 @@ class LabelStore:
         own = times(self._answers.get(annotator, {}).values())
         pool = own if len(own) >= 3 else times(a for answers in self._answers.values() for a in answers.values())
         return statistics.median(pool) if pool else None
+
+
+def lock_labels(path: Path) -> int:
+    """Hold ``path`` for this process: a descriptor with an exclusive ``flock`` on the labels file;
+    closing it (or the process ending, even by SIGKILL) lets go. A second server on the same file
+    would hand out the same items (each keeps its leases in memory), so it is refused at once.
+
+    The file itself is locked, not a ``.lock`` file beside it (``filelock`` truncates the file it
+    locks, and a lock file would be left in the user's folder). Without ``fcntl`` (Windows) nothing
+    is locked."""
+    try:
+        import fcntl
+    except ImportError:
+        return -1
+    try:
+        fd = open_private(path, os.O_RDONLY)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot open the labels file ({exc.strerror})") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        raise ConfigError(f"{path} is in use by another judgelab annotate server (it holds a lock on the file): "
+                          "add annotators to that server (they share its link), or stop it first") from None
+    return fd
+
+
+def unlock_labels(fd: int) -> None:
+    if fd >= 0:
+        os.close(fd)
 
 
 def _plain(value: float | str | None) -> float | int | str | None:

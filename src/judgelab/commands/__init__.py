@@ -25,7 +25,9 @@ _COMMAND_MODULES = [
     ("judgelab.commands.similarity", "app"),
     ("judgelab.commands.train", "app"),
     ("judgelab.commands.evaluate", "app"),
+    ("judgelab.commands.compare", "app"),
     ("judgelab.commands.annotate", "app"),
+    ("judgelab.commands.audit", "app"),
 ]
 
 

@@ -1,4 +1,6 @@
-"""Pieces several commands share: building the client from the model options, printing a run, --human."""
+"""Pieces several commands share: the consoles, building the client from the model options, printing a
+run, --human. Commands print through ``console`` / ``err_console`` here (``cli.py`` imports them from
+here too), so no command imports the ``cli`` module that registers it."""
 
 from __future__ import annotations
 
@@ -18,6 +20,8 @@ from judgelab.runner.run import RunResult
 
 HUMAN_HELP = ("Human labels to use instead of the items' scores (annotate's labels.jsonl, or any file with "
               "item_id and value/score/label); the mean over annotators per item.")
+console = Console()
+err_console = Console(stderr=True)
 TIMEOUT_HELP = ("Seconds one request attempt to a server may take, connecting to the last byte of the reply "
                 "(default 120); past it the attempt is retried.")
 

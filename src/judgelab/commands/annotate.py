@@ -94,7 +94,7 @@ def agreement(
 
 
 def _print_agreement(aspect: str, result) -> None:
-    from judgelab.cli import console
+    from judgelab.commands._common import console
 
     alpha = result.alpha
     console.print(f"aspect [bold]{escape(aspect)}[/]: {len(result.annotators)} annotators, {result.n_items} items "

@@ -32,7 +32,7 @@ def demo(
     cache: bool = typer.Option(True, "--cache/--no-cache"),
 ) -> None:
     """Judge 36 bundled news summaries for coherence and compare with the authors' illustrative ratings."""
-    from judgelab.cli import console
+    from judgelab.commands._common import console
 
     examples = files("judgelab") / "examples"
     items = list(load_items(Path(str(examples / DEMO_DATA))))

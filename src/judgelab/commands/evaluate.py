@@ -46,10 +46,14 @@ Seed = Annotated[int, typer.Option("--seed", callback=checked(limits.Seed), help
 def _load(data: Path, judgments: Path | None, human: Path | None, human_ids: str | None, aspect: str | None,
           field: str | None = None):
     from judgelab.data.io import load_items, load_judgments
+    from judgelab.data.item import VERDICTS
     from judgelab.evaluate import ALL, read_sample
 
     items = load_items(data)
-    judged = load_judgments(judgments, field=field) if judgments is not None else []
+    pairwise = bool(items) and items[0].kind == "pairwise"
+    # comparisons between systems: a verdict outside a/b/tie is named with its line as it is read
+    verdicts = VERDICTS if pairwise and items[0].system_a is not None else None
+    judged = load_judgments(judgments, field=field, labels=verdicts) if judgments is not None else []
     sample_file = None
     ids: Any = None
     if human_ids == ALL:
@@ -62,7 +66,10 @@ def _load(data: Path, judgments: Path | None, human: Path | None, human_ids: str
         from judgelab.data.labels import human_values, labels_aspect, load_labels
 
         read = load_labels(human)
-        if items and items[0].kind == "relevance":
+        if pairwise:
+            labels = human_values(read, aspect or (labels_aspect(read) if any(label.aspect for label in read)
+                                                   else "preference"), items)
+        elif items and items[0].kind == "relevance":
             labels = _relevance_labels(human_values(read, "relevance", items))
         else:
             named = aspect or (labels_aspect(read) if any(label.aspect for label in read) else _only_aspect(items))
@@ -112,12 +119,22 @@ def evaluate(
     bootstrap: Annotated[int, typer.Option("--bootstrap", callback=checked(limits.Resamples), help="Bootstrap resamples for the judge-only intervals.")] = 1000,
     seed: Seed = 0,
     confidence: Annotated[float, typer.Option("--confidence", callback=checked(limits.Coverage), help="Interval coverage, e.g. 0.95.")] = 0.95,
+    estimand: Annotated[str, typer.Option(
+        "--estimand", help="Comparisons between systems: win-prob (win probability, ties half), bradley-terry "
+                           "(strengths), baseline-win-rate (against --baseline).")] = "win-prob",
+    baseline: Annotated[str | None, typer.Option(
+        "--baseline", help="Comparisons: the system whose win rate against the others baseline-win-rate estimates.")] = None,
+    rank_method: Annotated[str, typer.Option(
+        "--rank-method", help="Comparisons: simultaneous rank sets from max-t (default), bonferroni or holm.")] = "max-t",
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of tables.")] = False,
     out: Annotated[Path | None, typer.Option(
         "--out", "-o", help="Also write a report folder: systems.json, systems.csv, pairs.csv, report.html.")] = None,
 ) -> None:
-    """Leaderboard of systems from a judge, corrected with a few human labels (prediction-powered)."""
-    from judgelab.cli import console
+    """Leaderboard of systems from a judge, corrected with a few human labels (prediction-powered).
+
+    Items are pointwise (with system_id), relevance (with --runs), or comparisons between systems
+    (system_a, system_b, verdicts a/b/tie; docs/pairwise.md)."""
+    from judgelab.commands._common import console
     from judgelab.evaluate import evaluate as run_evaluate
 
     if out is not None:
@@ -128,7 +145,8 @@ def evaluate(
     report = run_evaluate(items, judged, aspect=aspect, judge=judge, human=labels, human_ids=ids, sample=sample_file,
                           runs=runs, measure=measure, unjudged=unjudged, calibration=calibration, target=target,
                           variance=variance, n_resamples=bootstrap, seed=seed, confidence=confidence,
-                          skewness_correction=skewness_correction)
+                          skewness_correction=skewness_correction, estimand=estimand, baseline=baseline,
+                          rank_method=rank_method)
     written = None
     if out is not None:
         from judgelab.report.systems import write_systems_report
@@ -223,6 +241,12 @@ def systems_tables(report, width: int = 120) -> list[Any]:
     if report.labels.get("unlabelled_sample_ids"):
         lines.append(f"[yellow]{report.labels['unlabelled_sample_ids']} sampled ids have no label[/]: taken as "
                      "missing at random")
+    if report.kind == "comparisons":
+        lines.append(f"[dim]rank sets hold for every system at once ({report.options['rank_method']}); judge-only "
+                     "values are the judge's, not the humans': their intervals do not cover its bias. "
+                     "human/corrected: t intervals from the labelled comparisons, a uniform sample; shrunk: "
+                     "empirical Bayes toward the judge, a model without that guarantee.[/]")
+        return lines
     lines.append("[dim]judge-only intervals resample sources and stay on the judge's scale: they do not cover the "
                  "judge's bias. human/corrected: design-based t intervals; shrunk: empirical Bayes.[/]")
     return lines
@@ -252,7 +276,7 @@ def sample(
     seed: Seed = 0,
 ) -> None:
     """Choose which units to label: stratified by system, or active; --plan: how many are needed."""
-    from judgelab.cli import console
+    from judgelab.commands._common import console
 
     if plan is not None:
         if judgments is None:

@@ -39,7 +39,7 @@ def fit(
     cache_path: Path | None = typer.Option(None, "--cache-path", help="Cache file (default ~/.cache/judgelab/cache.sqlite)."),
 ) -> None:
     """Fit a trainable judge (e.g. an aggregator, a similarity scorer, an inferred protocol) on labelled items."""
-    from judgelab.cli import console
+    from judgelab.commands._common import console
 
     if not config and not method:
         raise ConfigError(f"say what to fit: --config FILE or --method KIND (kinds: {', '.join(judge_kinds())})")

@@ -34,7 +34,7 @@ def generate(
     as_json: bool = typer.Option(False, "--json", help="Print the completions as JSON."),
 ) -> None:
     """Check a backend: one prompt in, completion(s) and logprobs out."""
-    from judgelab.cli import console
+    from judgelab.commands._common import console
 
     request = Request.of(
         prompt, system=system, assistant_prefix=prefix, max_tokens=max_tokens, temperature=temperature,

@@ -49,7 +49,7 @@ def icl_train(
     cache_path: Path | None = typer.Option(None, "--cache-path", help="Cache file (default ~/.cache/judgelab/cache.sqlite)."),
 ) -> None:
     """Train an in-context example retriever from the judge's feedback and save a judge that uses it."""
-    from judgelab.cli import console
+    from judgelab.commands._common import console
     from judgelab.optimize.icl import TrainingOptions, fit_example_retriever
 
     if source not in ("diverse", "trained"):

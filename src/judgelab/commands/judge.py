@@ -15,9 +15,9 @@ from judgelab.errors import ConfigError
 from judgelab.judges.base import JudgeConfig, judge_from_dict, load_judge
 from judgelab.judges.pairwise import PairwiseJudge  # noqa: F401 - registers the 'pairwise' kind
 from judgelab.judges.prompted import PromptedJudge  # noqa: F401 - registers the 'prompted' kind
-from judgelab.judges.strategy import Strategy
 from judgelab.llm.resolve import MODEL_STRING_HELP
 from judgelab.runner.run import check_out_folder, run_judge
+from judgelab.strategy import Strategy
 
 
 def register(app: typer.Typer) -> None:
@@ -59,16 +59,17 @@ def judge(
                                             "verdicts from FILE (a judgments file or run folder) for this run; repeatable."),
 ) -> None:
     """Judge items with an LLM and compare with the human labels they carry."""
-    from judgelab.cli import console
+    from judgelab.commands._common import console
 
     if out is not None:
         check_out_folder(out)  # before anything is loaded: a wrong --out costs nothing
     if stream:
         from itertools import islice
 
-        from judgelab.runner.stream import iter_items
+        from judgelab.data.stream import check_ids, iter_items
 
         items = islice(iter_items(data), limit) if limit else iter_items(data)
+        check_ids(data, limit or None)  # a duplicate id anywhere is refused before the model loads and any call is paid
     else:
         items = load_items(data)
         if limit:
@@ -85,12 +86,12 @@ def judge(
             result = run_judge(judge_config, items if stream else list(items), client, out, data_path=str(data),
                                show_progress=True, engine=engine, workers=workers,
                                chunk_size=(chunk_size or 1000) if stream else None, **options)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (errors.Terminated)
             where = f"kept in {out}; rerun the same command to resume" if out else "lost: no --out folder"
-            from judgelab.cli import err_console
+            from judgelab.commands._common import err_console
 
             err_console.print(f"interrupted: the judgments finished so far are {where}")
-            raise SystemExit(130) from None  # typer would turn the KeyboardInterrupt into a return value
+            raise SystemExit(getattr(exc, "exit_code", 130)) from None  # typer would return the KeyboardInterrupt
     if save_config:  # only now: bad input anywhere (data, examples, model, run folder) leaves no file behind
         _save(judge_config, save_config)
     print_run(console, result)

@@ -60,7 +60,7 @@ def meta(
         "--out", "-o", help="Also write a report folder: run.json, metrics.json, judgments.jsonl, report.html.")] = None,
 ) -> None:
     """Meta-evaluate a judge: correlations, label agreement, pairwise agreement, IR leaderboard."""
-    from judgelab.cli import console
+    from judgelab.commands._common import console
     from judgelab.data.io import load_items, load_judgments
     from judgelab.metrics import meta_evaluate
     from judgelab.report import check_meta_folder, write_meta_report

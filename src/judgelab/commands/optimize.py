@@ -67,7 +67,7 @@ def optimize_command(
     report: bool = typer.Option(True, "--report/--no-report", help="Also write the best config's dev run and report.html into --out."),
 ) -> None:
     """Search for the judge config that agrees best with the humans on dev items (HPSS and baselines)."""
-    from judgelab.cli import console
+    from judgelab.commands._common import console
     from judgelab.commands.judge import _text_or_file
 
     if method not in METHODS:

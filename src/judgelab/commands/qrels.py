@@ -22,7 +22,7 @@ def qrels(
     out: Path = typer.Option(..., "--out", "-o", help="Qrels file to write."),
 ) -> None:
     """Write the labels of ok judgments as TREC qrels; unparsable and failed ones are listed, never written as 0."""
-    from judgelab.cli import console
+    from judgelab.commands._common import console
 
     data = data or _run_data(judgments)
     result = write_qrels(load_judgments(judgments), list(load_items(data)), out)

@@ -19,8 +19,8 @@ def report(
                                      "data file has moved (default: the file run.json names)."),
 ) -> None:
     """Write RUN_DIR/report.html from the run's files (open it in any browser, offline)."""
-    from judgelab.cli import console
-    from judgelab.runner.stream import iter_items, streamable
+    from judgelab.commands._common import console
+    from judgelab.data.stream import iter_items, streamable
 
     items = None
     if data is not None:

@@ -7,7 +7,9 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
+from judgelab.csv_cells import safe_csv
 from judgelab.errors import ConfigError
+from judgelab.files import write_atomic
 from judgelab.judges.base import load_judge
 
 
@@ -20,7 +22,7 @@ def similarity_weights(
     csv: Path | None = typer.Option(None, "--csv", help="Also write the table as CSV."),
 ) -> None:
     """Print the standardised weights (one row per score class, one column per feature, plus bias)."""
-    from judgelab.cli import console
+    from judgelab.commands._common import console
     from judgelab.judges.similarity import SimilarityJudge, weight_table
 
     judge = load_judge(config)
@@ -28,7 +30,7 @@ def similarity_weights(
         raise ConfigError(f"{config}: a config of kind 'similarity' is needed, this one is {judge.kind!r}")
     table = weight_table(judge)
     if csv:
-        table.to_csv(csv)
+        write_atomic(csv, safe_csv(table))
     # Features as rows: a judge with a dozen systems has more features than a terminal has columns.
     view = Table("feature", *map(str, table.index),
                  title=f"similarity weights: {judge.aspect} ({judge.estimator}, features={judge.features})")

@@ -68,7 +68,7 @@ def train(
                                                 "input of the stacker, copied into DIR/members/."),
 ) -> None:
     """Train a local scorer (no LLM at use time) from labelled items, or distil a teacher judge into one."""
-    from judgelab.cli import console
+    from judgelab.commands._common import console
     from judgelab.train import check_trainable, human_targets, read_teacher, teacher_targets
     from judgelab.train.save import check_out_dir
 

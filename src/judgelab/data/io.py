@@ -27,13 +27,14 @@ import sys
 import threading
 import warnings
 import zlib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
+from judgelab.csv_cells import read_cell, safe_cell
 from judgelab.data.item import Item, ItemKind
 from judgelab.data.judgment import Judgment
 from judgelab.errors import ConfigError, DataError, DataWarning
@@ -120,7 +121,7 @@ def judgments_file(path: PathLike) -> Path:
 
 
 def load_judgments(source: PathLike | pd.DataFrame, *, field: str | None = None,
-                   judge: str | None = None) -> list[Judgment]:
+                   judge: str | None = None, labels: Collection[str] | None = None) -> list[Judgment]:
     """Read judgments: this toolkit's (a judgments file or its run folder), any JSONL/JSON/CSV/
     Parquet/DataFrame with an ``item_id`` column plus ``score`` and/or ``label``, or judge outputs
     published in another layout (``{"item_id", "judge", "prediction": {"coherence": 3.3}}``) with
@@ -133,6 +134,9 @@ def load_judgments(source: PathLike | pd.DataFrame, *, field: str | None = None,
     ``judge``: keep the rows of the judge with this name, else of the judges whose name starts with
     it (``Mistral-7B`` for ``Mistral-7B/eval_prompt_1`` ... ``_4``); a ``ConfigError`` lists the
     judges when none matches. Rows whose ``status`` is not ``ok`` stay failures (without a value).
+
+    ``labels``: the verdicts an ok judgment may give (``("a", "b", "tie")`` for comparisons); any
+    other label is a DataError naming the file and line.
 
     The one reader of judgment files: ``meta --judgments/--baseline``, ensemble members, trainers'
     teachers and stacked members all read through it.
@@ -148,7 +152,11 @@ def load_judgments(source: PathLike | pd.DataFrame, *, field: str | None = None,
         extra = record.get("extra")
         if unknown and (extra is None or isinstance(extra, dict)):  # else validation reports 'extra'
             record["extra"] = {**(extra or {}), **{key: record.pop(key) for key in unknown}}
-        judgments.append(_validate(Judgment, record, where, line))
+        judgment = _validate(Judgment, record, where, line)
+        if labels is not None and judgment.ok and judgment.label not in labels:
+            given = "no label" if judgment.label is None else f"{_short(judgment.label)} is not a verdict"
+            raise DataError(f"{given}: give one of {', '.join(labels)}", where, line, field or "label")
+        judgments.append(judgment)
     return judgments if judge is None else select_judge(judgments, judge, where)
 
 
@@ -588,7 +596,7 @@ def _csv_rows(data: bytes, where: str, delimiter: str, schema: _Schema, *, check
             if len(cells) != len(header):
                 raise DataError(f"this row has {len(cells)} cells but the header has {len(header)}",
                                 where, start)
-            yield start, dict(zip(header, cells, strict=True))
+            yield start, dict(zip(header, map(read_cell, cells), strict=True))
     except csv.Error as err:
         raise DataError(f"bad CSV: {err}", where, reader.line_num) from None
 
@@ -872,7 +880,7 @@ def _csv_bytes(columns: list[str], rows: list[dict[str, Any]], delimiter: str) -
     writer = csv.writer(out, delimiter=delimiter, lineterminator="\r\n")
     writer.writerow(columns)
     for row in rows:
-        writer.writerow(["" if (v := row.get(c)) is None else v for c in columns])
+        writer.writerow(["" if (v := row.get(c)) is None else safe_cell(v) for c in columns])
     return out.getvalue().encode("utf-8")
 
 

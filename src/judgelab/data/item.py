@@ -4,6 +4,8 @@ One model covers the three shapes the benchmarks use, so a loader never has to g
 
 * pointwise  — ``output`` answering ``source`` (optionally ``context``/``reference``), ``scores``;
 * pairwise   — ``output_a`` vs ``output_b`` for ``instruction``/``source``, ``label`` "a"/"b"/"tie";
+  a comparison between systems names them (``system_a``, ``system_b``, in the order shown) and
+  may leave the texts out (Chatbot Arena's votes: who met whom, and who won);
 * relevance  — ``passage`` (or just ``docid``) for ``query``/``qid``, graded ``label``.
 
 Columns a file has beyond these are kept in ``extra`` rather than rejected: user CSVs
@@ -76,6 +78,8 @@ class Item(BaseModel):
     subset: str | None = None
     output_a: str | None = None
     output_b: str | None = None
+    system_a: str | None = None
+    system_b: str | None = None
     # relevance
     qid: str | None = None
     docid: str | None = None
@@ -100,7 +104,7 @@ class Item(BaseModel):
         kept["extra"] = {**(kept.get("extra") or {}), **unknown}
         return kept
 
-    @field_validator("id", "group_id", "system_id", "qid", "docid", mode="before")
+    @field_validator("id", "group_id", "system_id", "system_a", "system_b", "qid", "docid", mode="before")
     @classmethod
     def _ids_as_text(cls, value: Any) -> Any:
         # CSV/pandas readers turn "42" into 42; an id is a name, not a number.
@@ -122,6 +126,8 @@ class Item(BaseModel):
     @model_validator(mode="after")
     def _complete_for_its_kind(self) -> Item:
         # ctx["field"] names the missing field, so loaders can report it like any other field error.
+        if self.system_a is not None or self.system_b is not None:
+            _check_systems_compared(self)
         if self.output_a is not None or self.output_b is not None:
             missing = "output_b" if self.output_b is None else "output_a" if self.output_a is None else None
             if missing:
@@ -136,7 +142,7 @@ class Item(BaseModel):
                     "incomplete_item", "required field is missing: a relevance item needs both qid and docid",
                     {"field": missing},
                 )
-        elif self.output is None:
+        elif self.output is None and self.system_a is None:
             raise PydanticCustomError(
                 "incomplete_item",
                 "required field is missing: an item needs 'output' (pointwise), 'output_a'+'output_b' "
@@ -165,7 +171,7 @@ class Item(BaseModel):
 
     @property
     def kind(self) -> ItemKind:
-        if self.output_a is not None:
+        if self.output_a is not None or self.system_a is not None:
             return "pairwise"
         if self.qid is not None:
             return "relevance"
@@ -202,6 +208,29 @@ class Item(BaseModel):
         if self.kind == "relevance" and isinstance(self.label, int) and aspect in ("relevance", "label"):
             return float(self.label)
         return None
+
+
+#: A comparison's verdict: the first-shown system wins, the second does, or neither.
+VERDICTS = ("a", "b", "tie")
+#: Other names of a tie in published votes (Chatbot Arena's "both are bad"), read as a tie.
+TIE_ALIASES = ("tie (bothbad)",)
+
+
+def _check_systems_compared(item: Item) -> None:
+    """A comparison between systems names two different systems, and its label is a verdict."""
+    missing = "system_b" if item.system_b is None else "system_a" if item.system_a is None else None
+    if missing:
+        raise PydanticCustomError("incomplete_item", "required field is missing: a comparison between systems "
+                                  "needs both system_a and system_b", {"field": missing})
+    if item.system_a == item.system_b:
+        raise PydanticCustomError("self_comparison", "system {system} is compared with itself",
+                                  {"field": "system_b", "system": repr(item.system_a)})
+    if isinstance(item.label, str) and item.label in TIE_ALIASES:
+        item.extra.setdefault("label_as_published", item.label)
+        item.label = "tie"
+    if item.label is not None and item.label not in VERDICTS:
+        raise PydanticCustomError("verdict", "{label} is not a verdict: a comparison's label is a, b or tie",
+                                  {"field": "label", "label": repr(item.label)[:40]})
 
 
 def _check_aspect_scales(per_aspect: Any) -> None:

@@ -8,6 +8,7 @@ relevance item) are counted and reported, never written as 0: a missing label is
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,12 +53,25 @@ def write_qrels(judgments: Iterable[Judgment], items: Sequence[Item], path: str 
     """Write ``qid 0 docid label`` lines (TREC qrels) for the judgments that carry a label."""
     path = Path(path)
     qrels, skipped = judgment_qrels(judgments, items)
-    for qrel in qrels:
-        if any(ch.isspace() for ch in qrel.query_id + qrel.doc_id):
-            raise DataError(f"qid {qrel.query_id!r} / docid {qrel.doc_id!r} contains whitespace; TREC qrels "
-                            "columns are space-separated")
+    qrels = _one_label_per_pair(qrels)
     write_atomic(path, "".join(f"{q.query_id} 0 {q.doc_id} {q.relevance}\n" for q in qrels))
     return QrelsWritten(path, len(qrels), skipped)
+
+
+def _one_label_per_pair(qrels: list[ir_measures.Qrel]) -> list[ir_measures.Qrel]:
+    """The qrels once each, checked: ids a qrels line can hold, and one label per (qid, docid)."""
+    kept: dict[tuple[str, str], ir_measures.Qrel] = {}
+    for qrel in qrels:
+        if any(ch.isspace() or unicodedata.category(ch) == "Cc" for ch in qrel.query_id + qrel.doc_id):
+            raise DataError(f"qid {qrel.query_id!r} / docid {qrel.doc_id!r} contains whitespace or a control "
+                            "character; TREC qrels columns are space-separated text")
+        pair = (qrel.query_id, qrel.doc_id)
+        first = kept.setdefault(pair, qrel)
+        if first.relevance != qrel.relevance:
+            raise DataError(f"qid {pair[0]!r} / docid {pair[1]!r} is labelled both {first.relevance} and "
+                            f"{qrel.relevance} (two items with this pair); a qrels file holds one label per pair: "
+                            "judge each (qid, docid) once")
+    return list(kept.values())
 
 
 def read_qrels(path: str | Path) -> list[ir_measures.Qrel]:

@@ -3,6 +3,8 @@
 One id per line, optionally followed by a tab and the unit's inclusion probability; ``#`` lines
 are comments, and the first one records how the sample was drawn. A plain list of ids (one per
 line) is a valid sample file too: it is then read as a simple random sample within each system.
+An id the line could not hold as it is (a tab, a line break, spaces around it, a leading ``#`` or
+``"``) is written as a JSON string, ``"a\tb"``, so every id reads back exactly.
 
     # judgelab sample: method=active units=items budget=37 seed=0 mix=0.5
     hanna-0005\t0.0812
@@ -10,6 +12,7 @@ line) is a valid sample file too: it is then read as a simple random sample with
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,7 +48,7 @@ def read_sample(path: str | Path) -> SampleFile:
         parts = text.split("\t") if "\t" in text else [text]
         if len(parts) > 2:
             raise DataError("expected 'id' or 'id<TAB>inclusion probability'", path=path, line=number)
-        unit = parts[0].strip()
+        unit = _read_id(parts[0].strip(), path, number)
         if unit in seen:
             raise DataError(f"id {unit!r} is listed twice (first on line {seen[unit]})", path=path, line=number)
         seen[unit] = number
@@ -69,5 +72,23 @@ def read_sample(path: str | Path) -> SampleFile:
 def write_sample(path: str | Path, ids, probabilities, header: dict[str, object]) -> Path:
     head = "# judgelab sample: " + " ".join(f"{k}={v}" for k, v in header.items()) + "\n"
     head += "# id<TAB>inclusion probability (evaluate --human-ids reads both)\n"
-    body = "".join(f"{unit}\t{float(p)!r}\n" for unit, p in zip(ids, probabilities, strict=True))
+    body = "".join(f"{_written_id(unit)}\t{float(p)!r}\n" for unit, p in zip(ids, probabilities, strict=True))
     return write_atomic(path, head + body)
+
+
+def _written_id(unit: str) -> str:
+    """``unit`` as it is, or as a JSON string when a plain line would not give it back."""
+    plain = unit and unit == unit.strip() and unit[0] not in '#"' and "\t" not in unit and unit.splitlines() == [unit]
+    return unit if plain else json.dumps(unit)  # ASCII: no line break of any kind is left raw
+
+
+def _read_id(cell: str, path: Path, line: int) -> str:
+    if not cell.startswith('"'):
+        return cell
+    try:
+        unit = json.loads(cell)
+    except ValueError:
+        unit = None
+    if not isinstance(unit, str):
+        raise DataError(f"id {cell!r} starts with a quote but is no JSON string", path=path, line=line)
+    return unit

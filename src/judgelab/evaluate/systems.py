@@ -169,7 +169,8 @@ def evaluate(items: Iterable[Item], judgments: Iterable[Judgment], *, aspect: st
              runs: str | Mapping[str, list] | None = None, measure: str = "nDCG@10", unjudged: str = "condense",
              calibration: str = "auto", target: str = "population", variance: str = "pooled", folds: int = 5,
              n_resamples: int = 1000, seed: int = 0, confidence: float = 0.95,
-             skewness_correction: bool = True) -> SystemsReport:
+             skewness_correction: bool = True, estimand: str = "win-prob", baseline: str | None = None,
+             rank_method: str = "max-t") -> SystemsReport:
     """Estimate every system's mean human score from a judge's verdicts and (optionally) a few labels.
 
     ``items``: pointwise items with ``system_id`` (or none: one system), or relevance items with
@@ -181,11 +182,28 @@ def evaluate(items: Iterable[Item], judgments: Iterable[Judgment], *, aspect: st
     says how the labelled units were drawn (without it: a random sample within each system).
     See :mod:`judgelab.evaluate.estimators` for ``calibration``, ``target``, ``variance`` and
     ``skewness_correction``.
+
+    Comparisons between systems (pairwise items with ``system_a``/``system_b``) go to
+    :func:`judgelab.evaluate.preferences.evaluate_comparisons` with ``estimand``, ``baseline`` and
+    ``rank_method`` (docs/pairwise.md).
     """
     items, kind = items_of_one_kind(items)
     if kind == "pairwise":
-        raise ConfigError("system evaluation needs pointwise items with a system_id, or relevance items with --runs; "
-                          "pairwise verdicts compare two outputs, not systems")
+        if items[0].system_a is None:
+            raise ConfigError("pairwise items without system_a/system_b compare two outputs, not systems; name the "
+                              "systems compared (system_a, system_b) to rank them")
+        from judgelab.evaluate.preferences import evaluate_comparisons
+
+        if sample is not None and sample.method not in (None, "stratified", "uniform"):
+            raise ConfigError(f"the sample was drawn {sample.method}; pairwise estimates need a uniform random "
+                              "sample of the comparisons")
+
+        return evaluate_comparisons(items, judgments, judge=judge, human=human, human_ids=human_ids,
+                                    estimand=estimand, baseline=baseline, target=target, rank_method=rank_method,
+                                    confidence=confidence, seed=seed)
+    if estimand != "win-prob" or baseline is not None or rank_method != "max-t":
+        raise ConfigError("--estimand, --baseline and --rank-method are for comparisons between systems "
+                          "(items with system_a and system_b)")
     if kind == "relevance":
         if runs is None:
             raise ConfigError("relevance items are evaluated per run: give --runs (a folder of TREC run files)")

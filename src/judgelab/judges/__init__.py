@@ -7,8 +7,8 @@ from judgelab.judges.likelihood import LikelihoodJudge  # noqa: F401 - registers
 from judgelab.judges.pairwise import PairwiseJudge
 from judgelab.judges.prompted import PromptedJudge
 from judgelab.judges.similarity import SimilarityJudge  # noqa: F401 - registers the "similarity" kind
-from judgelab.judges.strategy import FACTORS, Strategy
 from judgelab.judges.trained import TrainedJudge  # noqa: F401 - registers the "trained" kind
 from judgelab.judges.trema import TremaJudge  # noqa: F401 - registers the 'trema' kind
+from judgelab.strategy import FACTORS, Strategy
 
 __all__ = ["FACTORS", "JudgeConfig", "PairwiseJudge", "PromptedJudge", "Strategy", "judge_from_dict", "judge_kinds", "load_judge"]

@@ -23,6 +23,7 @@ from pydantic import (
     SerializerFunctionWrapHandler,
     ValidationError,
     ValidationInfo,
+    field_validator,
     model_serializer,
 )
 
@@ -31,6 +32,7 @@ from judgelab.data.judgment import Judgment
 from judgelab.errors import ConfigError, JudgelabError, RequestError
 from judgelab.files import private_dir, regular_file, write_atomic
 from judgelab.llm.client import Client
+from judgelab.llm.location import check_server_url
 from judgelab.llm.types import Completion, Request, Usage
 from judgelab.parse import parse_questions
 
@@ -95,6 +97,18 @@ class JudgeConfig(BaseModel):
         super().__init_subclass__(**kwargs)
         if cls.registry_name:
             _REGISTRY[cls.registry_name] = cls
+
+    @field_validator("model")
+    @classmethod
+    def _no_secret_in_model(cls, model: str | None) -> str | None:
+        """A config is saved, copied into run folders and shown in reports: a server URL in it must hold no
+        credentials (``check_server_url``). Raised as ValueError so the message names the file and line."""
+        if model and model.startswith(("http://", "https://")):
+            try:
+                check_server_url(model)
+            except ConfigError as exc:
+                raise ValueError(str(exc)) from None
+        return model
 
     @model_serializer(mode="wrap")
     def _dump_without_late_defaults(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:

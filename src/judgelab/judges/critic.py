@@ -6,7 +6,7 @@
    ``max_rounds`` rounds; then one task description from all observations (seed Table 9);
 2. criteria definition — ten proposed aspects as JSON, then 4-10 selected (Table 10);
 3. demonstration search — ``draws`` random draws of demonstrations, each scored by
-   Q = Pearson + Spearman + Kendall on the tuning items; the best is kept (optimize.demos).
+   Q = Pearson + Spearman + Kendall on the tuning items; the best is kept (judges.demos).
 
 ``run`` scores items with the protocol, in one of three variants:
 * ``vanilla`` — overall score with explanation (OS-E) from the given (or a generic) task, no inference;
@@ -40,6 +40,7 @@ from judgelab.data.split import split_by_group
 from judgelab.errors import ConfigError, JudgelabError, RequestError
 from judgelab.files import write_atomic
 from judgelab.judges.base import JudgeConfig, OnJudgment, usage_of
+from judgelab.judges.demos import search_demonstrations
 from judgelab.limits import Seed, Temperature
 from judgelab.llm.client import Client
 from judgelab.llm.types import Completion, Request, ResponseFormat, Usage
@@ -292,8 +293,6 @@ class ActiveCriticJudge(JudgeConfig):
             raise ConfigError(f"the tuning share ({self.tuning_fraction:g} of {len(labelled)} items = {len(tuning)}) "
                               f"is too small for {self.demos[0]} demonstrations + 3 scored items; raise "
                               f"tuning_fraction or give more items")
-        from judgelab.optimize.demos import search_demonstrations
-
         search = search_demonstrations(judge.with_demonstrations, tuning, client, aspect=self.aspect, k=self.draws,
                                        sizes=self.demos, seed=self.seed)
         summary |= {"tuning_items": [item.id for item in tuning], "best_draw": search.best_draw.index,

@@ -124,9 +124,12 @@ class ExampleSelector:
 
 
 def _excluded(item: Item, exclude: Item | frozenset[str]) -> bool:
-    if isinstance(exclude, Item):
-        return item.id == exclude.id or _texts(item) == _texts(exclude)
-    return item.id in exclude
+    return same_item(item, exclude) if isinstance(exclude, Item) else item.id in exclude
+
+
+def same_item(a: Item, b: Item) -> bool:
+    """The judged item itself, or a duplicate row with the very same texts (SF-HOT/SF-RES have them)."""
+    return a.id == b.id or _texts(a) == _texts(b)
 
 
 def _texts(item: Item) -> tuple[str | None, ...]:

@@ -24,7 +24,7 @@ from judgelab.data.judgment import Judgment
 from judgelab.errors import ConfigError, JudgelabError, RequestError
 from judgelab.judges.base import ConfigPath, ItemTexts, JudgeConfig, OnJudgment, usage_of
 from judgelab.judges.examples import ExampleSelector
-from judgelab.judges.strategy import Strategy
+from judgelab.judges.retrieval import ExampleSource, make_selector
 from judgelab.limits import Fraction, MaxTokens, Samples, Seed, Temperature
 from judgelab.llm.client import Client
 from judgelab.llm.types import Completion, Request, Usage
@@ -40,10 +40,9 @@ from judgelab.prompts.render import (
     render_judge_prompt,
     render_reference_prompt,
 )
+from judgelab.strategy import Strategy
 
 ScoreMode = Literal["parsed", "logprob"]
-#: Where in-context examples come from (judgelab.optimize.icl documents each).
-ExampleSourceName = Literal["stratified", "random", "semantic", "trained", "diverse"]
 # Room for what each CoT mode makes the judge write (a dialectic reference needs the most).
 _MAX_TOKENS = {"none": 16, "suffix": 256, "prefix": 512}
 
@@ -79,7 +78,7 @@ class PromptedJudge(JudgeConfig):
     #: In-context examples (when the strategy shows any): ``stratified`` one fixed set spread over
     #: the ratings; ``random`` per item; ``semantic`` most similar by embedding; ``trained`` ranked
     #: by the retriever in ``example_retriever``; ``diverse`` high- and low-band picks of each.
-    example_source: ExampleSourceName = "stratified"
+    example_source: ExampleSource = "stratified"
     #: A retriever folder written by ``judgelab icl-train`` (sources ``trained`` and ``diverse``).
     example_retriever: ConfigPath | None = None
     #: The embedding model of the semantic retriever (``minilm``, ``static`` or a folder).
@@ -193,8 +192,6 @@ class PromptedJudge(JudgeConfig):
             return None
         if self.example_source == "stratified":
             return ExampleSelector(pool, self.aspect, seed=self.seed)
-        from judgelab.optimize.icl import make_selector  # retrievers load embedding models: only when asked
-
         return make_selector(self.example_source, pool, self.aspect, seed=self.seed,
                              retriever=self.example_retriever, embedder=self.example_embedder,
                              high_from=self.example_high_band)

@@ -105,7 +105,7 @@ class TrainedJudge(JudgeConfig):
             **_: Any) -> list[Judgment]:
         if self.weights is None:
             raise ConfigError("this trained judge has no weights yet: `judgelab train` (or fit) first")
-        from judgelab.train.trainer import predict
+        from judgelab.judges.scorer_model import predict  # torch: only when a trained judge runs
 
         scorer, tokenizer = self._scorer()
         usable = [item for item in items if item.judged is not None]
@@ -130,7 +130,7 @@ class TrainedJudge(JudgeConfig):
         return aggregate_grades(self.label_aggregator, [{LABEL_FEATURE: float(s)} for s in scores], (LABEL_FEATURE,))
 
     def _scorer(self):
-        from judgelab.train.model import load_scorer
+        from judgelab.judges.scorer_model import load_scorer
 
         head_file = Path(self.weights) / "head.pt"
         key = (str(Path(self.weights).resolve()), head_file.stat().st_mtime_ns if head_file.exists() else 0)

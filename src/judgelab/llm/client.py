@@ -1,7 +1,11 @@
 """The one client every judge and optimiser calls.
 
 Per sample, in order: cache lookup -> concurrency limit -> rate limits -> retries with
-back-off (honouring Retry-After) -> backend -> cache write -> accounting.
+back-off (honouring Retry-After), all within the call's deadline -> backend -> cache write -> accounting.
+
+Ctrl-C (or SIGTERM, which the CLI turns into the same KeyboardInterrupt) lets the calls the backend
+is already working on finish, up to ``interrupt_grace`` seconds, so their replies reach the cache:
+a call already paid for is not paid again on the rerun.
 
 The client owns a private event loop on a background thread. Backends (the openai async
 client, the embedded model's worker thread) are bound to that loop, so the same client works
@@ -11,6 +15,7 @@ from plain scripts, from notebooks that already run a loop, and from async code 
 from __future__ import annotations
 
 import asyncio
+import math
 import random
 import threading
 import time
@@ -22,7 +27,7 @@ from typing import Any, TypeVar
 from aiolimiter import AsyncLimiter
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
 
-from judgelab.errors import BackendError, CapabilityError, RequestError
+from judgelab.errors import BackendError, CapabilityError, JudgelabError, RequestError
 from judgelab.limits import max_input_bytes, over_limit
 from judgelab.llm.backends.base import Backend, MalformedReplyError, TransientBackendError
 from judgelab.llm.cache import CompletionCache, gc_paused
@@ -32,6 +37,15 @@ from judgelab.llm.types import Completion, Request, Usage
 T = TypeVar("T")
 #: ``on_done(index, completions)``; with ``errors="return"`` a rejected request gets its RequestError instead.
 OnDone = Callable[[int, "list[Completion] | RequestError"], None]
+
+#: Seconds Ctrl-C / SIGTERM waits for calls already sent before it stops them (a second Ctrl-C stops at once).
+#: Under the 10 s that ``docker stop`` and most supervisors give between SIGTERM and SIGKILL.
+INTERRUPT_GRACE = 5.0
+#: The default deadline of one call across all its attempts, in timeouts of one attempt (3 x 120 s = 360 s).
+DEADLINE_IN_TIMEOUTS = 3
+#: Calls in a row that miss their deadline (none answered in between) before the server is taken as not
+#: answering at all: the run stops instead of recording one late item after another.
+DEADLINE_STREAK = 3
 
 
 class Client:
@@ -47,7 +61,17 @@ class Client:
         backoff_max: float = 30.0,
         max_retry_after: float = 120.0,
         price: Price | None = None,
+        call_deadline: float | None = None,
+        interrupt_grace: float = INTERRUPT_GRACE,
     ):
+        """``call_deadline``: the most one call may take in seconds, from the start of its first attempt
+        to its reply, back-off waits and retries included (default: 3 x the backend's ``timeout`` of one
+        attempt for a server, none for a model in this process; ``math.inf``: none). Past it the call
+        fails alone (``RequestError``: the judge records that item's error and goes on), unless
+        ``DEADLINE_STREAK`` calls in a row missed theirs: then the server is not answering and the run
+        stops (``BackendError``). ``interrupt_grace``: see the module docstring."""
+        if call_deadline is not None and not call_deadline > 0:
+            raise ValueError(f"call_deadline must be a number of seconds above 0, not {call_deadline}")
         self.backend = backend
         self.cache = CompletionCache(cache) if isinstance(cache, (str, Path)) else cache
         self.max_concurrency = max(1, min(max_concurrency or backend.max_concurrency, backend.max_concurrency))
@@ -56,12 +80,17 @@ class Client:
         self.backoff_max = backoff_max
         self.max_retry_after = max_retry_after
         self.price = price if price is not None else price_for(backend)
+        self.call_deadline = call_deadline if call_deadline is not None else _default_deadline(backend)
+        self.interrupt_grace = interrupt_grace
         self.usage = Usage(cost_usd=0.0 if self.price else None)
         self.retries = 0
         self._started = time.perf_counter()
         self._rpm = requests_per_minute
         self._tpm = tokens_per_minute
         self._inflight: dict[str, asyncio.Future[Completion]] = {}
+        self._attempts_running = 0  # attempts the backend is working on (touched on the loop's thread only)
+        self._missed_deadlines = 0  # calls in a row that missed their deadline
+        self._stopping = threading.Event()  # set by Ctrl-C: no new attempt starts
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="judgelab-llm", daemon=True)
         self._thread.start()
@@ -122,12 +151,21 @@ class Client:
         if self._closed:
             return
         self._closed = True
-        self._run(self.backend.aclose())
+        self._run(self._aclose())
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=10)
         self._loop.close()
         if self.cache is not None:
             self.cache.close()
+
+    async def _aclose(self) -> None:
+        # Tasks an interrupted call left cancelling end first (as asyncio.run does), so closing the
+        # loop destroys no pending task ("Task was destroyed but it is pending!" on stderr).
+        leftovers = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+        for task in leftovers:
+            task.cancel()
+        await asyncio.gather(*leftovers, return_exceptions=True)
+        await self.backend.aclose()
 
     def __enter__(self) -> Client:
         return self
@@ -141,8 +179,22 @@ class Client:
         try:
             return future.result()
         except KeyboardInterrupt:
-            future.cancel()
+            self._stop_after_attempts_running(future)
             raise
+
+    def _stop_after_attempts_running(self, future: Future) -> None:
+        """Ctrl-C or SIGTERM: an attempt the backend is working on is paid for whatever happens, so let it
+        finish (up to ``interrupt_grace`` s) and its reply reach the cache and the caller's ``on_done``;
+        no other attempt starts meanwhile. Then everything left is cancelled. A second Ctrl-C lands in
+        the wait and cancels at once."""
+        self._stopping.set()
+        try:
+            ends = time.monotonic() + self.interrupt_grace
+            while self._attempts_running and not future.done() and time.monotonic() < ends:
+                time.sleep(0.01)
+        finally:
+            future.cancel()
+            self._stopping.clear()
 
     async def _await_on_loop(self, coro: Coroutine[Any, Any, T]) -> T:
         if asyncio.get_running_loop() is self._loop:
@@ -222,6 +274,7 @@ class Client:
         self._inflight[key] = future
         try:
             completion = await self._call_with_retries(request, sample_index)
+            self._missed_deadlines = 0
             if self.cache is not None:
                 self.cache.put(key, self.backend.identity, request.canonical_json(), completion)
             self._account(completion)
@@ -235,10 +288,11 @@ class Client:
             del self._inflight[key]
 
     async def _call_with_retries(self, request: Request, sample_index: int) -> Completion:
+        deadline = _Deadline(self.call_deadline)
         retrying = AsyncRetrying(
             retry=retry_if_exception_type(TransientBackendError),
             stop=stop_after_attempt(self.max_attempts),
-            wait=self._wait,
+            wait=lambda state: deadline.cap(self._wait(state)),  # no back-off past the deadline
             before_sleep=self._count_retry,
             reraise=True,
         )
@@ -247,7 +301,9 @@ class Client:
                 with attempt:
                     async with self._semaphore:
                         await self._respect_rate_limits(request)
-                        return await self.backend.agenerate(request, sample_index)
+                        return await self._attempt(deadline, request, sample_index)
+        except _DeadlinePassed:
+            raise self._missed_deadline(deadline.attempts) from None
         except MalformedReplyError as exc:  # the server is up and answers this request badly: it fails alone
             raise RequestError(f"{self.backend.identity}: gave up after {self.max_attempts} attempts: {exc}") from exc
         except TransientBackendError as exc:
@@ -256,6 +312,26 @@ class Client:
                 "Finished calls are cached: rerun the same command to resume."
             ) from exc
         raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _attempt(self, deadline: _Deadline, request: Request, sample_index: int) -> Completion:
+        if self._stopping.is_set():  # interrupted: start nothing new; cancelled once the attempts running end
+            await asyncio.Event().wait()
+        self._attempts_running += 1
+        try:
+            return await deadline.run(self.backend.agenerate(request, sample_index))
+        finally:
+            self._attempts_running -= 1
+
+    def _missed_deadline(self, attempts: int) -> JudgelabError:
+        """The error of a call past its deadline: its own (``RequestError``), or, after ``DEADLINE_STREAK`` such
+        calls in a row, the server's (``BackendError``: nothing it is asked gets an answer, stop the run)."""
+        self._missed_deadlines += 1
+        message = (f"{self.backend.identity}: no reply within {self.call_deadline:g} s, the deadline of one call "
+                   f"across its attempts ({attempts} made; by default 3 x --timeout)")
+        if self._missed_deadlines >= DEADLINE_STREAK:
+            return BackendError(f"{message}; {self._missed_deadlines} calls in a row missed their deadline, so the "
+                                "server is not answering. Finished calls are cached: rerun the same command to resume.")
+        return RequestError(message)
 
     def _wait(self, state: RetryCallState) -> float:
         """Exponential back-off with full jitter; a server's Retry-After wins when it asks for longer."""
@@ -290,6 +366,48 @@ class Client:
             **self.usage.model_dump(), "retries": self.retries, "backend": self.backend.identity,
             "wall_s": time.perf_counter() - self._started,
         }
+
+
+def _default_deadline(backend: Backend) -> float:
+    """``DEADLINE_IN_TIMEOUTS`` timeouts of one attempt for a backend that has one (a server); else none."""
+    timeout = getattr(backend, "timeout", None)
+    return DEADLINE_IN_TIMEOUTS * timeout if isinstance(timeout, (int, float)) else math.inf
+
+
+class _DeadlinePassed(Exception):
+    """Raised inside the retry loop when a call's deadline has passed (never retried)."""
+
+
+class _Deadline:
+    """The deadline of one call, counted from the start of its first attempt (time queued behind other
+    calls for a slot does not count; back-off waits and later attempts do)."""
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+        self.attempts = 0  # attempts started
+        self._ends: float | None = None
+
+    def remaining(self) -> float:
+        if self._ends is None:
+            self._ends = time.monotonic() + self.seconds
+        return self._ends - time.monotonic()
+
+    def cap(self, delay: float) -> float:
+        return max(0.0, min(delay, self.remaining()))
+
+    async def run(self, attempt: Coroutine[Any, Any, T]) -> T:
+        remaining = self.remaining()
+        if math.isinf(remaining):
+            self.attempts += 1
+            return await attempt
+        if remaining <= 0:
+            attempt.close()
+            raise _DeadlinePassed
+        self.attempts += 1
+        try:
+            return await asyncio.wait_for(attempt, remaining)
+        except asyncio.TimeoutError:  # the attempt was cut by the call's deadline
+            raise _DeadlinePassed from None
 
 
 def _within_bound(request: Request) -> None:

@@ -21,8 +21,10 @@ from judgelab.errors import ConfigError
 from judgelab.llm.backends.base import Backend
 from judgelab.llm.cache import CompletionCache
 from judgelab.llm.client import Client
+from judgelab.llm.location import check_server_url, mask_userinfo, trusts_proxy_settings
 from judgelab.llm.models import DEFAULT_MODEL, PRESETS, judgelab_home
 from judgelab.llm.pricing import Price
+from judgelab.redact import redact_known
 
 MODEL_STRING_HELP = (
     f"embedded presets ({', '.join(PRESETS)}; default {DEFAULT_MODEL}), a path to a .gguf file, "
@@ -55,11 +57,7 @@ def make_backend(model: str | None = None, model_name: str | None = None, timeou
         if not model.removeprefix("vllm:"):
             raise ConfigError("vllm: needs a model, e.g. vllm:Qwen/Qwen2.5-1.5B-Instruct or vllm:/path/to/folder")
         return VLLMBackend(model.removeprefix("vllm:"), **options)
-    from judgelab.llm.backends.openai_compat import (
-        OpenAICompatibleBackend,
-        protect_credentials,
-        without_userinfo,
-    )
+    from judgelab.llm.backends.openai_compat import OpenAICompatibleBackend, protect_credentials
 
     if timeout is not None:
         options["timeout"] = timeout
@@ -69,23 +67,24 @@ def make_backend(model: str | None = None, model_name: str | None = None, timeou
             raise ConfigError("openai: models need the OPENAI_API_KEY environment variable")
         return OpenAICompatibleBackend(model.split(":", 1)[1], api_key=key, **options)
     if model.startswith(("http://", "https://")):
-        base_url = model.rstrip("/")
+        base_url = check_server_url(model)
         key = os.environ.get("JUDGELAB_API_KEY") or os.environ.get("OPENAI_API_KEY")
         # Before listing the models: that request carries the key too.
         protect_credentials(base_url, key, options.get("allow_insecure_http"))
-        name = model_name or _only_served_model(base_url, key, min(timeout or _LIST_TIMEOUT, _LIST_TIMEOUT),
-                                                without_userinfo(base_url))
+        name = model_name or _only_served_model(base_url, key, min(timeout or _LIST_TIMEOUT, _LIST_TIMEOUT))
         return OpenAICompatibleBackend(name, base_url=base_url, api_key=key, **options)
-    raise ConfigError(f"unknown model {model!r}; use {MODEL_STRING_HELP}")
+    raise ConfigError(f"unknown model {mask_userinfo(model)!r}; use {MODEL_STRING_HELP}")
 
 
 _LIST_TIMEOUT = 10.0  # seconds for the whole /models answer
 
 
-def _only_served_model(base_url: str, api_key: str | None, deadline: float, where: str | None) -> str:
-    """Without --model-name, ask the server; fine when it serves exactly one model."""
+def _only_served_model(base_url: str, api_key: str | None, deadline: float) -> str:
+    """Without --model-name, ask the server; fine when it serves exactly one model. The names are what
+    the server says, so any known secret it echoed into them is masked (they end up in identities)."""
+    where = base_url
     try:
-        names = _served_models(base_url, api_key, deadline)
+        names = [redact_known(str(name)) for name in _served_models(base_url, api_key, deadline)]
     except asyncio.TimeoutError:  # not the builtin TimeoutError before Python 3.11
         raise ConfigError(f"no list of models from {where}/models within {deadline:g} s; pass --model-name") from None
     except (httpx.HTTPError, ValueError, KeyError, TypeError, AttributeError) as exc:
@@ -101,7 +100,7 @@ def _served_models(base_url: str, api_key: str | None, deadline: float) -> list[
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
 
     async def get() -> list[str]:
-        async with httpx.AsyncClient(timeout=deadline) as http:
+        async with httpx.AsyncClient(timeout=deadline, trust_env=trusts_proxy_settings(base_url)) as http:
             response = await asyncio.wait_for(http.get(f"{base_url}/models", headers=headers), deadline)
         response.raise_for_status()
         return [entry["id"] for entry in response.json().get("data", [])]

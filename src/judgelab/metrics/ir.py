@@ -12,6 +12,10 @@ both leaderboards average over the same queries.
 
 from __future__ import annotations
 
+import gzip
+import math
+import re
+import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,12 +60,40 @@ def read_runs(directory: str | Path) -> dict[str, list[ir_measures.ScoredDoc]]:
     runs = {}
     for path in sorted(p for p in directory.iterdir() if p.is_file() and not p.name.startswith(".")):
         try:
-            runs[_run_name(path)] = list(ir_measures.read_trec_run(str(path)))
-        except (ValueError, OSError, EOFError, UnicodeDecodeError) as exc:
+            runs[_run_name(path)] = _read_run(path)
+        except (OSError, EOFError, UnicodeDecodeError, zlib.error) as exc:
             raise DataError(f"not a TREC run file ({exc})", path=path) from exc
     if len(runs) < 2:
         raise DataError(f"found {len(runs)} run file(s); a leaderboard needs at least 2", path=directory)
     return runs
+
+
+def _read_run(path: Path) -> list[ir_measures.ScoredDoc]:
+    """A run file's lines, each checked (``ir_measures.read_trec_run`` names no line and lets a rank
+    ``x``, a NaN score or a document listed twice for a query through)."""
+    docs, seen = [], {}
+    with (gzip.open if path.suffix == ".gz" else open)(path, "rt", encoding="utf-8") as lines:
+        for number, line in enumerate(lines, 1):
+            parts = line.split()
+            if not parts:
+                continue
+            if len(parts) != 6:
+                raise DataError(f"expected 6 columns 'qid Q0 docid rank score tag' (a TREC run line), got {len(parts)}", path, number)
+            qid, _, docid, rank, score, _ = parts
+            if not re.fullmatch(r"\d+", rank):
+                raise DataError(f"rank {rank!r} is not a whole number", path, number, "rank")
+            try:
+                value = float(score)
+            except ValueError:
+                value = math.nan
+            if not math.isfinite(value):
+                raise DataError(f"score {score!r} is not a finite number", path, number, "score")
+            if (qid, docid) in seen:
+                raise DataError(f"document {docid!r} is listed twice for query {qid!r} (first on line "
+                                f"{seen[qid, docid]})", path, number, "docid")
+            seen[qid, docid] = number
+            docs.append(ir_measures.ScoredDoc(qid, docid, value))
+    return docs
 
 
 def _per_query(measure, qrels, run, queries: list[str], unjudged_value: float) -> np.ndarray:

@@ -17,7 +17,6 @@ from typing import Any
 
 import numpy as np
 
-from judgelab.judges.strategy import Strategy
 from judgelab.optimize.base import Search, SearchStopped
 from judgelab.optimize.space import (
     FACTOR_NAMES,
@@ -28,6 +27,7 @@ from judgelab.optimize.space import (
     space_rows,
     strategy_at,
 )
+from judgelab.strategy import Strategy
 
 
 class RandomSearch(StrategyOptimizer):

@@ -34,7 +34,6 @@ from typing import Any
 
 import numpy as np
 
-from judgelab.judges.strategy import FACTORS, Strategy, factor_text
 from judgelab.optimize.base import Search, SearchStopped
 from judgelab.optimize.space import (
     FACTOR_NAMES,
@@ -49,6 +48,7 @@ from judgelab.optimize.space import (
     value_indices,
     value_masks,
 )
+from judgelab.strategy import FACTORS, Strategy, factor_text
 
 #: Budget of the paper's experiments, including the 21 evaluations of initialisation.
 PAPER_BUDGET = 71

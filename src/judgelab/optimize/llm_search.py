@@ -18,12 +18,12 @@ from pydantic import ValidationError
 
 from judgelab.errors import ConfigError, RequestError
 from judgelab.judges.base import JudgeConfig
-from judgelab.judges.strategy import FACTORS, Strategy
 from judgelab.llm.client import Client
 from judgelab.llm.types import Request, Usage
 from judgelab.optimize.base import BudgetSpent, Optimizer, Search, SearchStopped
 from judgelab.optimize.space import StrategyOptimizer, one_factor_variants, outside
 from judgelab.parse import parse_json
+from judgelab.strategy import FACTORS, Strategy
 
 # APE's resampling template (Zhou et al., 2023, "iterative Monte Carlo search").
 APE_TEMPLATE = """Generate a variation of the following instruction while keeping the semantic meaning.

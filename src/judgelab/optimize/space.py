@@ -20,8 +20,8 @@ import numpy as np
 
 from judgelab.errors import ConfigError
 from judgelab.judges.base import JudgeConfig
-from judgelab.judges.strategy import FACTORS, Strategy, factor_text, parse_factor_text
 from judgelab.optimize.base import Optimizer, Search
+from judgelab.strategy import FACTORS, Strategy, factor_text, parse_factor_text
 
 #: Every factor's allowed values, in ``FACTORS`` order.
 Space = dict[str, tuple[Any, ...]]

@@ -5,10 +5,6 @@
     rendered.messages, rendered.assistant_prefix
 """
 
-# The judges import this package's submodules, and render imports judges.strategy, which loads
-# every judge kind (judges/__init__). Loading the judges first lets `import judgelab.prompts` come
-# before any other judgelab import; they import from the submodules, never from this package.
-import judgelab.judges  # noqa: F401  (isort: skip)
 from judgelab.prompts.criteria import criteria_text, find_auxiliary, load_human_criteria
 from judgelab.prompts.render import (
     DATASET_FAMILIES,

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict
 
 from judgelab.data.item import Item
 from judgelab.errors import ConfigError
-from judgelab.judges.strategy import CotMode, ReferenceMode, Strategy
+from judgelab.strategy import CotMode, ReferenceMode, Strategy
 
 TEMPLATE_DIR = Path(__file__).parent
 

@@ -154,7 +154,7 @@ def _row(data: Mapping[str, Any]) -> Row:
 
 def _items_of(record: Mapping[str, Any], wanted: set[str]) -> Iterator[Item]:
     """The run's items from the data file run.json names, streamed when it is JSON lines."""
-    from judgelab.runner.stream import iter_items, streamable
+    from judgelab.data.stream import iter_items, streamable
 
     data = record.get("data")
     if not data or not Path(data).is_file():
@@ -183,6 +183,8 @@ def _join_items(rows: list[Row], items: Iterable[Item], aspect: str | None) -> N
 def _pair_text(item: Item) -> str | None:
     if item.output_a is not None:
         return f"A: {item.output_a}\n\nB: {item.output_b}"
+    if item.system_a is not None:  # a comparison between systems without its texts (Arena votes)
+        return f"A: {item.system_a}\n\nB: {item.system_b}"
     return item.passage
 
 

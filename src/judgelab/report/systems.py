@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from judgelab.csv_cells import safe_csv
 from judgelab.data.io import save_judgments
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
@@ -50,8 +51,8 @@ def write_systems_report(out_dir: str | Path, items: Iterable[Item] | None, judg
             folder, target, check_systems_folder, SYSTEMS_FILES)) as folder:
         write_atomic(folder / "run.json", json.dumps(record, indent=2, default=str))
         write_atomic(folder / "systems.json", json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
-        write_atomic(folder / "systems.csv", report.table().to_csv(index=False))
-        write_atomic(folder / "pairs.csv", report.pairs_table().to_csv(index=False))
+        write_atomic(folder / "systems.csv", safe_csv(report.table(), index=False))
+        write_atomic(folder / "pairs.csv", safe_csv(report.pairs_table(), index=False))
         save_judgments(judgments, folder / "judgments.jsonl")
         write_report(folder, items)
     return out_dir / "report.html"

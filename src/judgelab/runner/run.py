@@ -38,18 +38,21 @@ from filelock import FileLock, Timeout
 from judgelab.data.io import JsonlAppender, load_items, load_judgments, save_judgments
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
+from judgelab.data.stream import check_ids, chunks, count_lines, distinct_ids, iter_items
 from judgelab.errors import ConfigError, DataError, JudgelabError
 from judgelab.files import PRIVATE_FILE, private_dir, read_run_record, write_atomic
 from judgelab.judges.base import JudgeConfig
 from judgelab.llm.client import Client
 from judgelab.llm.types import Usage
 from judgelab.runner.progress import RunProgress
-from judgelab.runner.stream import chunks, count_lines, distinct_ids, iter_items
 
 #: Items per chunk of a streamed run: big enough for the client's concurrency and shared
 #: prompt prefixes, small enough that memory does not depend on the dataset.
 DEFAULT_CHUNK = 1000
 ENGINES = ("local", "ray")
+#: Why a duplicate id in items given as an iterator may be found after some were judged.
+_READ_ONCE = ("; items given as an iterator are read once, so their ids are checked chunk by chunk as they are "
+              "read (a file is checked whole first): chunks before this line were judged, and are kept")
 
 
 class JudgmentsFile(Sequence[Judgment]):
@@ -222,12 +225,13 @@ def _run_batch(judge, items: list[Item], client, folder: RunFolder | None, execu
 
 def _run_streamed(judge, items, client, folder: RunFolder, header, executor: _Engine, chunk_size: int,
                   show_progress: bool, meta: bool, run_options: dict) -> RunResult:
-    if isinstance(items, (str, Path)):
-        total = count_lines(items)  # before the folder is claimed: a path that is no file costs nothing
+    if isinstance(items, (str, Path)):  # before the folder is claimed: a path that is no file costs nothing
         source = iter_items(items)
+        total = count_lines(items)
+        check_ids(items)  # a duplicate id anywhere stops the run before any call is paid
     else:
         total = len(items) if isinstance(items, Sequence) else None
-        source = distinct_ids(enumerate(items, start=1), "<items>")
+        source = distinct_ids(enumerate(items, start=1), "<items>", note=_READ_ONCE)
     done = folder.resume(None)
     tally = _Tally()
     for judgment in done.values():
@@ -326,8 +330,10 @@ class RunFolder:
     resume what the first wrote), and an earlier run is resumed only when it is the same judge on
     the same backend, unless it holds no judgment (a run that stopped before judging anything is no
     run to protect). On leaving, run.json says ``finished`` (``finish``), ``interrupted`` (Ctrl-C) or
-    ``failed`` with the error, with the counts and usage so far; a folder this run created and
-    judged nothing into is removed instead.
+    ``failed`` with the error, with the counts and usage so far. A run that stops before it judged
+    anything (a failed start) leaves no trace: a folder it created is removed, and an existing one is
+    put back as it was (its run.json, judgments.jsonl and lock file; a line a crash cut short is the
+    one thing not put back: every reader drops it).
     """
 
     LOCK = ".run.lock"
@@ -336,8 +342,9 @@ class RunFolder:
         self.path, self.header = check_out_folder(path), header
         self.created = not self.path.exists()
         self._lock: FileLock | None = None
-        self._claimed = False  # run.json is this run's to write
         self._progress: Callable[[], dict[str, Any]] = dict
+        self._judged_now: Callable[[], bool] = lambda: False  # has this run recorded a judgment?
+        self._undo: list[Callable[[], None]] = []  # puts back what this run changed in an existing folder
 
     def __enter__(self) -> RunFolder:
         return self
@@ -357,29 +364,52 @@ class RunFolder:
                 f"{self.path} holds a run of another judge or model ({earlier.get('judge_digest')} on "
                 f"{earlier.get('backend')}); choose a new --out folder"
             )
+        self._remember(self.path / "run.json")
         _write_json(self.path / "run.json", {**self.header, "status": "running"})
-        self._claimed = True
         if not judgments.exists():
+            self._remember(judgments)
             return {}
         JsonlAppender(judgments).close()  # drops a line cut short by a crash
-        kept = {j.item_id: j for j in load_judgments(judgments)
+        earlier_judgments = load_judgments(judgments)
+        kept = {j.item_id: j for j in earlier_judgments
                 if (wanted is None or j.item_id in wanted) and j.status != "error"}
-        if wanted is None:  # a streamed run appends: drop the error lines now, they are judged again
+        if wanted is None and len(kept) < len(earlier_judgments):
+            self._remember(judgments)  # a streamed run appends: drop the error lines now, they are judged again
             save_judgments(kept.values(), judgments)
         return kept
 
+    def _remember(self, path: Path) -> None:
+        """Note how to put ``path`` back as it is now, should this run stop before judging anything."""
+        if path.exists():
+            before = path.read_bytes()
+            self._undo.append(lambda: write_atomic(path, before))
+        else:
+            self._undo.append(lambda: path.unlink(missing_ok=True))
+
     def _lock_folder(self) -> None:
         private_dir(self.path)
-        self._lock = FileLock(self.path / self.LOCK, mode=PRIVATE_FILE)
+        lock = self.path / self.LOCK
+        if lock.is_symlink():  # planted: locking would open (and create) whatever it points to
+            raise ConfigError(f"{lock} is a symbolic link, which judgelab does not follow: remove it (a run makes "
+                              "its own lock file) or choose another --out folder")
+        made_here = not lock.exists()
+        self._lock = FileLock(lock, mode=PRIVATE_FILE)
         try:
             self._lock.acquire(timeout=0)
         except Timeout:
             self._lock = None
             raise ConfigError(f"{self.path} is in use by another judgelab run (it holds {self.LOCK}); wait for "
                               "it to end (then rerun to resume from it) or choose another --out folder") from None
+        except OSError as exc:  # e.g. a link planted since the check above: the lock opens no link
+            self._lock = None
+            raise ConfigError(f"{lock}: cannot lock the run folder ({exc.strerror or exc}); remove it or "
+                              "choose another --out folder") from None
+        if made_here:  # an existing lock file is never removed: another process may be about to take it
+            self._undo.append(lambda: lock.unlink(missing_ok=True))
 
     def track(self, tally: _Tally, executor: _Engine, started: float, resumed: int) -> None:
         """What run.json records if the run stops early: counts, items and usage so far."""
+        self._judged_now = lambda: sum(tally.counts.values()) > resumed
         self._progress = lambda: {
             "counts": tally.counts, "items": sum(tally.counts.values()),
             "usage": {**executor.usage().model_dump(), "resumed_items": resumed,
@@ -399,14 +429,17 @@ class RunFolder:
         # Entered before the recorder, so by now the recorder is closed: the counts written are
         # exactly the lines on disk.
         try:
-            if error is None or not self._claimed:
+            if error is None:
                 return
-            if self.created and not _holds_judgments(self.path / "judgments.jsonl"):
+            if self._judged_now():
+                status = "interrupted" if isinstance(error, KeyboardInterrupt) else "failed"
+                why = {} if status == "interrupted" else {"error": _error_text(error)}
+                _write_json(self.path / "run.json", {**self.header, "status": status, **why, **self._progress()})
+            elif self.created:
                 shutil.rmtree(self.path, ignore_errors=True)
-                return
-            status = "interrupted" if isinstance(error, KeyboardInterrupt) else "failed"
-            why = {} if status == "interrupted" else {"error": _error_text(error)}
-            _write_json(self.path / "run.json", {**self.header, "status": status, **why, **self._progress()})
+            else:  # a failed start: the folder as it was (the lock file goes while it is still held)
+                for undo in reversed(self._undo):
+                    undo()
         finally:
             if self._lock is not None:
                 self._lock.release()

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from judgelab.train.inputs import build_pair, keep_end, keep_recent_turns, keep_start
+from judgelab.judges.scorer_inputs import build_pair, keep_end, keep_recent_turns, keep_start
 from judgelab.train.labels import (
     MIN_LABELLED,
     Targets,
@@ -29,7 +29,7 @@ from judgelab.train.labels import (
 _LAZY = {
     "train_scorer": "judgelab.train.trainer",
     "Trained": "judgelab.train.trainer",
-    "predict": "judgelab.train.trainer",
+    "predict": "judgelab.judges.scorer_model",
     "cross_validate": "judgelab.train.curves",
     "CurvePoint": "judgelab.train.curves",
     "agreement": "judgelab.train.curves",

@@ -21,9 +21,9 @@ from judgelab.data.dataset import Dataset
 from judgelab.data.item import Item
 from judgelab.data.split import split_by_group
 from judgelab.errors import ConfigError, DataError
-from judgelab.train.inputs import build_pair, tokenizer_spans
+from judgelab.judges.scorer_model import CrossEncoderScorer, _batches, encode, predict
 from judgelab.train.labels import Targets, ordinal_levels, scale_of
-from judgelab.train.model import CrossEncoderScorer, new_scorer, pairwise_loss
+from judgelab.train.model import new_scorer, pairwise_loss
 
 if TYPE_CHECKING:
     from judgelab.judges.trained import TrainedJudge
@@ -55,32 +55,6 @@ def seed_everything(seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
-
-
-def encode(items: Sequence[Item], tokenizer: Any, spec: TrainedJudge) -> list[dict[str, list[int]]]:
-    """Token ids per item after the truncation rule (judgelab.train.inputs); no padding yet."""
-    spans = tokenizer_spans(tokenizer)
-    pairs = [build_pair(item, spans, spec.max_length, spec.inputs, spec.truncation) for item in items]
-    encoded = tokenizer([a for a, _ in pairs], [b for _, b in pairs], truncation="longest_first",
-                        max_length=spec.max_length)
-    return [{key: encoded[key][i] for key in encoded} for i in range(len(pairs))]
-
-
-def _batches(features: list[dict[str, list[int]]], tokenizer: Any, size: int, order: Sequence[int]):
-    for start in range(0, len(order), size):
-        chosen = order[start:start + size]
-        yield chosen, tokenizer.pad([features[i] for i in chosen], return_tensors="pt")
-
-
-@torch.inference_mode()
-def predict(scorer: CrossEncoderScorer, tokenizer: Any, items: Sequence[Item], spec: TrainedJudge,
-            features: list[dict[str, list[int]]] | None = None) -> np.ndarray:
-    """Scores on the aspect's scale, in item order (fixed batches: the same items give the same scores)."""
-    scorer.eval()
-    features = features if features is not None else encode(items, tokenizer, spec)
-    scores = [scorer.scores(scorer(batch)) for _, batch in
-              _batches(features, tokenizer, spec.batch_size, list(range(len(features))))]
-    return np.concatenate(scores) if scores else np.zeros(0)
 
 
 def frozen_layers(spec: TrainedJudge, scorer: CrossEncoderScorer) -> int:

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
-import ipaddress
 import os
 import time
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import openai
 from pydantic import ValidationError
@@ -28,8 +27,9 @@ from judgelab.llm.backends.base import (
     TransientBackendError,
     sample_seed,
 )
+from judgelab.llm.location import check_server_url, is_this_machine, trusts_proxy_settings
 from judgelab.llm.types import Completion, Request, TokenLogprob, TopLogprob
-from judgelab.redact import redact_known, remember_key, remember_url
+from judgelab.redact import redact_known, remember_key
 
 _RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 #: Set to 1 to send an API key or URL credentials over plain http:// to a host other than this machine.
@@ -63,7 +63,7 @@ class OpenAICompatibleBackend(Backend):
         self.model_name = model_name
         self.base_url = base_url
         self.timeout = timeout
-        self.identity = identity or f"openai-compatible:{without_userinfo(base_url) or 'api.openai.com'}:{model_name}"
+        self.identity = identity or f"openai-compatible:{base_url or 'api.openai.com'}:{model_name}"
         self.max_concurrency = max_concurrency
         self.continue_final_message = continue_final_message
         self.capabilities = Capabilities(
@@ -71,7 +71,8 @@ class OpenAICompatibleBackend(Backend):
             json_schema=True, regex=guided_regex, seed=True,
         )
         self._client = openai.AsyncOpenAI(
-            base_url=base_url, api_key=api_key or "not-needed", timeout=timeout, max_retries=0
+            base_url=base_url, api_key=api_key or "not-needed", timeout=timeout, max_retries=0,
+            http_client=openai.DefaultAsyncHttpxClient(trust_env=trusts_proxy_settings(base_url)),
         )
 
     def _body(self, request: Request, sample_index: int) -> dict[str, Any]:
@@ -142,7 +143,7 @@ class OpenAICompatibleBackend(Backend):
                 text=_reply_text(choice.message.content),
                 logprobs=_token_logprobs(choice.logprobs),
                 finish_reason="length" if choice.finish_reason == "length" else "stop",
-                model=response.model or self.model_name,
+                model=_server_text(response.model) or self.model_name,
                 prompt_tokens=usage.prompt_tokens if usage else 0,
                 completion_tokens=usage.completion_tokens if usage else 0,
                 latency_s=latency,
@@ -155,61 +156,45 @@ class OpenAICompatibleBackend(Backend):
             raise MalformedReplyError(f"malformed reply from {self._where()}: {exc}") from None
 
     def _where(self) -> str:
-        return without_userinfo(self.base_url) or "the OpenAI API"
+        return self.base_url or "the OpenAI API"
 
     async def aclose(self) -> None:
         await self._client.close()
 
 
 def protect_credentials(base_url: str | None, api_key: str | None, allow_insecure_http: bool | None = None) -> bool:
-    """Register the key and URL credentials for redaction, and refuse to send them in clear text.
+    """Register the key for redaction, check the URL (no credentials in it: ``check_server_url``), and
+    refuse to send the key in clear text.
 
-    Plain ``http://`` to a host other than this machine (loopback) carries the key or the Basic
-    credentials readable to anyone on the path, so it needs an explicit opt-in: ``allow_insecure_http``
-    or the JUDGELAB_ALLOW_INSECURE_HTTP environment variable. Returns the opt-in as resolved.
+    Plain ``http://`` to a host that is not this machine (every address it resolves to loopback)
+    carries the key readable to anyone on the path, so it needs an explicit opt-in:
+    ``allow_insecure_http`` or the JUDGELAB_ALLOW_INSECURE_HTTP environment variable. Requests to
+    this machine never go through a proxy (``trusts_proxy_settings``), so no proxy hop sees the key
+    either. Returns the opt-in as resolved.
     """
     remember_key(api_key)
-    remember_url(base_url)
+    if base_url is not None:
+        check_server_url(base_url)
     if allow_insecure_http is None:
         allow_insecure_http = os.environ.get(INSECURE_HTTP_OPT_IN, "").strip() not in ("", "0")
     parts = urlsplit(base_url or "")
-    has_userinfo = parts.username is not None or parts.password is not None
-    if allow_insecure_http or parts.scheme != "http" or _is_loopback(parts.hostname) or not (api_key or has_userinfo):
+    if allow_insecure_http or parts.scheme != "http" or not api_key or is_this_machine(parts.hostname):
         return allow_insecure_http
-    what = "the credentials in the URL" if has_userinfo else "the API key"
     raise ConfigError(
-        f"refusing to send {what} in clear text over http:// to {parts.hostname}, which is not this machine: "
+        f"refusing to send the API key in clear text over http:// to {parts.hostname}, which is not this machine: "
         f"use https://, set {INSECURE_HTTP_OPT_IN}=1 if the network to it is trusted, or give no key if the "
         "server needs none (judgelab reads JUDGELAB_API_KEY, then OPENAI_API_KEY)")
 
 
-def _is_loopback(host: str | None) -> bool:
-    if not host:
-        return False
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 def _reply_text(content: Any) -> Any:
-    """The reply's text, with any known secret a server echoed into it masked (it is cached and shown).
-    Anything but text is passed on as it is, for validation to refuse."""
-    if content is None:
-        return ""
-    return redact_known(content) if isinstance(content, str) else content
+    """The reply's text (see ``_server_text``); no content is an empty reply."""
+    return "" if content is None else _server_text(content)
 
 
-def without_userinfo(url: str | None) -> str | None:
-    """``http://user:key@host/v1`` -> ``http://host/v1``: credentials stay out of identities (cache keys, run.json)."""
-    if not url:
-        return url
-    parts = urlsplit(url)
-    if "@" not in parts.netloc:
-        return url
-    return urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))
+def _server_text(value: Any) -> Any:
+    """A string the server sent (reply text, model name, token) with any known secret it echoed masked:
+    all of them are cached, stored and shown. Anything but text is passed on for validation to refuse."""
+    return redact_known(value) if isinstance(value, str) else value
 
 
 def _token_logprobs(logprobs: Any) -> tuple[TokenLogprob, ...] | None:
@@ -217,9 +202,9 @@ def _token_logprobs(logprobs: Any) -> tuple[TokenLogprob, ...] | None:
         return None
     return tuple(
         TokenLogprob(
-            token=entry.token,
+            token=_server_text(entry.token),
             logprob=entry.logprob,
-            top=tuple(TopLogprob(token=alt.token, logprob=alt.logprob) for alt in (entry.top_logprobs or [])),
+            top=tuple(TopLogprob(token=_server_text(alt.token), logprob=alt.logprob) for alt in (entry.top_logprobs or [])),
         )
         for entry in logprobs.content
     )

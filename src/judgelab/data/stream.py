@@ -5,21 +5,28 @@ format); a streamed run instead reads ``.jsonl``/``.ndjson`` (optionally ``.gz``
 and validates each row exactly as ``load_items`` does (``DataError`` with file, line and field),
 duplicate ids included, across the whole file: an id judged twice would break every rerun's
 metrics. The ids seen are kept on disk (``_SeenIds``), so memory stays flat however long the stream.
+A file is first read once for its ids alone (``check_ids``), so a duplicate anywhere is refused before
+any call is paid; an iterator can be read only once, so it is checked chunk by chunk as it is read.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Container, Iterable, Iterator
+from collections.abc import Callable, Container, Iterable, Iterator
 from itertools import islice
 from pathlib import Path
+from typing import Any
 
-from judgelab.data.io import _validate, iter_jsonl, open_binary  # the data layer's, so errors read the same
+from judgelab.data.io import _validate, iter_jsonl, open_binary  # one reader, so errors read the same
 from judgelab.data.item import Item
 from judgelab.errors import DataError
 from judgelab.files import regular_file
 
 STREAMABLE = (".jsonl", ".ndjson")
+
+
+def _item_id(item: Item) -> str:
+    return item.id
 
 
 def streamable(path: str | Path) -> bool:
@@ -47,18 +54,33 @@ def iter_items(path: str | Path, only: Container[str] | None = None) -> Iterator
                          if only is None or str(record.get("id")) in only), where)
 
 
-def distinct_ids(items: Iterable[tuple[int, Item]], where: str) -> Iterator[Item]:
+def distinct_ids(items: Iterable[tuple[int, Any]], where: str, *, id_of: Callable[[Any], str] = _item_id,
+                 note: str = "") -> Iterator[Any]:
     """The items of ``(line, item)`` pairs, stopping at an id seen before with a DataError naming
-    both lines (for an iterator that is no file, ``where`` names it and lines are positions)."""
+    both lines (for an iterator that is no file, ``where`` names it and lines are positions; ``note``
+    is added to the message)."""
     seen = _SeenIds()
     try:
         for line, item in items:
-            earlier = seen.first_line(item.id, line)
+            ident = id_of(item)
+            earlier = seen.first_line(ident, line)
             if earlier != line:
-                raise DataError(f"duplicate id {item.id!r} (first used on line {earlier})", where, line, "id")
+                raise DataError(f"duplicate id {ident!r} (first used on line {earlier}){note}", where, line, "id")
             yield item
     finally:
         seen.close()
+
+
+def check_ids(path: str | Path, limit: int | None = None) -> None:
+    """Read a JSON-lines file (its first ``limit`` records) once for the ids alone, before anything is
+    judged: a duplicate anywhere is a DataError naming both lines before any call is paid, rather than
+    after the chunks before it were judged. Lines are parsed, not validated (the judging pass validates
+    each as it reads it); a line without a usable id is left to that pass."""
+    rows = islice(iter_jsonl(regular_file(Path(path))), limit)
+    ids = ((line, ident) for line, record in rows
+           if isinstance(ident := Item._ids_as_text(record.get("id")), str) and ident)
+    for _ in distinct_ids(ids, str(path), id_of=str):
+        pass
 
 
 class _SeenIds:

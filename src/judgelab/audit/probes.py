@@ -1,0 +1,130 @@
+"""Counterfactual probes: perturb an item in a way that should not change the verdict, and count
+how often it does.
+
+* ``swap``: the two outputs change places (the item's names follow them, so a verdict that does
+  not depend on the order stays the same);
+* ``pad``: content-free text is appended to the output the judge did not prefer;
+* ``reformat``: that output is rewritten as markdown (a heading and one bullet per sentence), or
+  as plain text when it already is markdown.
+
+The judge runs on the original items, then on each probe's perturbed copies, through the one
+client: every request is cached, so a rerun resumes where it stopped and the originals are judged
+once for all probes. The judge is run as configured: a judge that judges both orders and calls
+an order-dependent verdict a tie (the pairwise judge's default) is order-invariant by
+construction, so probe ``swap: false`` to see the raw order sensitivity.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from judgelab.data.io import iter_jsonl, load_items
+from judgelab.data.item import Item
+from judgelab.errors import DataError
+from judgelab.judges.pairwise import PairwiseJudge
+from judgelab.llm.client import Client
+from judgelab.metrics import bias
+from judgelab.metrics.results import Estimate
+
+PROBES = ("swap", "pad", "reformat")
+#: Says nothing about the instruction: a judge that prefers the padded output prefers length or politeness.
+PAD_TEXT = ("\n\nI hope this answer is helpful. Please let me know if you have any further questions or if there "
+            "is anything else I can help you with. Thank you for your question, and have a wonderful day!")
+_MARKDOWN = re.compile(r"(^[ \t]{0,3}#{1,6}[ \t]|^[ \t]*[-*+][ \t]|^[ \t]*\d+\.[ \t]|\*\*|__|`)", re.MULTILINE)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+@dataclass(frozen=True)
+class ProbeResult:
+    """``flip_rate``: share of items whose verdict changed; ``toward_perturbed``: share whose
+    preference moved towards the perturbed output (pad, reformat); ``failed``: items left out
+    because the judge gave no verdict on the original or the perturbed copy."""
+
+    probe: str
+    flip_rate: Estimate
+    toward_perturbed: Estimate | None
+    failed: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"flip_rate": self.flip_rate.to_dict(),
+                "toward_perturbed": None if self.toward_perturbed is None else self.toward_perturbed.to_dict(),
+                "failed": self.failed}
+
+
+def load_probe_items(path: Path | str, *, limit: int | None = None) -> list[Item]:
+    """Pairwise items for the probes; an item without its two texts is refused with its line."""
+    for line, record in iter_jsonl(path):
+        if not record.get("output_a") or not record.get("output_b"):
+            raise DataError("the probes need the two texts (output_a and output_b); this item has "
+                            f"{'neither' if not record.get('output_a') and not record.get('output_b') else 'one'}",
+                            path, line)
+    items = list(load_items(path, kind="pairwise"))
+    return items[:limit] if limit is not None else items
+
+
+def swapped(item: Item) -> Item:
+    return item.model_copy(update={"output_a": item.output_b, "output_b": item.output_a,
+                                   "label": {"a": "b", "b": "a"}.get(item.label, item.label)})
+
+
+def padded(text: str) -> str:
+    return text.rstrip() + PAD_TEXT
+
+
+def reformatted(text: str) -> str:
+    """Markdown as plain text; plain text as markdown (a heading, a bullet per sentence)."""
+    if _MARKDOWN.search(text):
+        plain = re.sub(r"^[ \t]{0,3}#{1,6}[ \t]+|^[ \t]*[-*+][ \t]+|^[ \t]*\d+\.[ \t]+", "", text, flags=re.MULTILINE)
+        return re.sub(r"\*\*|__|`", "", plain)
+    sentences = [s for s in _SENTENCE_END.split(text.strip()) if s]
+    return "## Answer\n\n" + "\n".join(f"- {sentence}" for sentence in sentences)
+
+
+_REWRITES: dict[str, Callable[[str], str]] = {"pad": padded, "reformat": reformatted}
+
+
+def run_probes(items: Sequence[Item], judge: PairwiseJudge, client: Client, probes: Sequence[str] = PROBES, *,
+               confidence: float = 0.95) -> dict[str, ProbeResult]:
+    """Judge ``items`` and each probe's perturbed copies with ``judge``; a :class:`ProbeResult` per probe."""
+    unknown = [name for name in probes if name not in PROBES]
+    if unknown:
+        raise ValueError(f"unknown probe {unknown[0]!r}: choose among {', '.join(PROBES)}")
+    original = _preferences(judge.run(list(items), client))
+    results: dict[str, ProbeResult] = {}
+    for name in probes:
+        if name == "swap":
+            # The swapped copy's "a" is the original's output_b: map the preference back.
+            after = 1 - _preferences(judge.run([swapped(item) for item in items], client))
+            results[name] = _result(name, original, after, None, confidence)
+            continue
+        # Perturb the output the judge did not prefer (alternate sides on ties and failures).
+        side_a = np.where(np.isnan(original) | (original == 0.5), np.arange(len(items)) % 2 == 0, original == 0)
+        perturbed = [item.model_copy(update={"output_a": _REWRITES[name](item.output_a or "")}) if on_a else
+                     item.model_copy(update={"output_b": _REWRITES[name](item.output_b or "")})
+                     for item, on_a in zip(items, side_a, strict=True)]
+        after = _preferences(judge.run(perturbed, client))
+        results[name] = _result(name, original, after, side_a, confidence)
+    return results
+
+
+def _preferences(judgments) -> np.ndarray:
+    return bias.preference_for_a(bias.as_verdicts([j.label if j.ok else None for j in judgments]))
+
+
+def _result(name: str, before: np.ndarray, after: np.ndarray, side_a: np.ndarray | None,
+            confidence: float) -> ProbeResult:
+    both = np.isfinite(before) & np.isfinite(after)
+    ones = np.ones(int(both.sum()))
+    flip = bias.share(before[both] != after[both], ones, "flip_rate", confidence=confidence, n_resamples=0)
+    toward = None
+    if side_a is not None:
+        # preference for the perturbed output, before and after
+        gain = np.where(side_a, after - before, before - after)[both]
+        toward = bias.share(gain > 0, ones, "toward_perturbed", confidence=confidence, n_resamples=0)
+    return ProbeResult(probe=name, flip_rate=flip, toward_perturbed=toward, failed=int((~both).sum()))

@@ -1,0 +1,165 @@
+"""`judgelab audit`: a pairwise judge's biases with intervals, and counterfactual probes (docs/audit.md)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from judgelab import limits
+from judgelab.commands._common import TIMEOUT_HELP, client_from_options
+from judgelab.commands._numbers import checked
+from judgelab.errors import ConfigError
+
+
+def register(app: typer.Typer) -> None:
+    app.command("audit")(audit)
+
+
+def audit(
+    data: Annotated[Path, typer.Option(
+        "--data", "-d", help="The comparisons (JSON lines): id, and as available label (human verdict), group_id, "
+        "system_a/system_b, output_a/output_b.")],
+    judgments: Annotated[Path | None, typer.Option(
+        "--judgments", "-j", help="The judge's verdicts: a run folder or judgments file (JSON lines).")] = None,
+    field: Annotated[str | None, typer.Option(
+        "--field", help="Where each row keeps the verdict, for published outputs (e.g. prediction, "
+        "prediction.swap_false). Default: extra.verdicts of a pairwise run, else label.")] = None,
+    swapped_field: Annotated[str | None, typer.Option(
+        "--swapped-field", help="Where each row keeps the swapped order's verdict, in the item's names "
+        "(e.g. prediction.swap_true).")] = None,
+    judge: Annotated[str | None, typer.Option(
+        "--judge", help="Keep this judge's rows when the file holds several (a name or a prefix naming one).")] = None,
+    human: Annotated[Path | None, typer.Option(
+        "--human", help="Human labels replacing the items' label: annotate's labels.jsonl or any file with item_id "
+        "and label/value a/b/tie (several annotators: their mean preference).")] = None,
+    family: Annotated[str | None, typer.Option(
+        "--family", help="The judge's model family as it appears in system names (e.g. gpt-4): adds self-preference.")] = None,
+    baseline: Annotated[str | None, typer.Option(
+        "--baseline", help="A system: adds each system's raw and length-controlled win rate against it (needs texts).")] = None,
+    probe: Annotated[str | None, typer.Option(
+        "--probe", help="Counterfactual probes to run with --config and --model: swap,pad,reformat.")] = None,
+    config: Annotated[Path | None, typer.Option(
+        "--config", "-c", help="Pairwise judge config for the probes (default: the pairwise judge's defaults).")] = None,
+    model: Annotated[str | None, typer.Option("--model", "-m", help="Model of the probes' judge.")] = None,
+    model_name: Annotated[str | None, typer.Option("--model-name", help="Model name on an OpenAI-compatible server.")] = None,
+    limit: Annotated[int | None, typer.Option("--limit", callback=checked(limits.Count), help="Probe only the first N items.")] = None,
+    cache: Annotated[bool, typer.Option(
+        "--cache/--no-cache", help="Use the completion cache (what makes a rerun of the probes resume).")] = True,
+    cache_path: Annotated[Path | None, typer.Option("--cache-path", help="Cache file.")] = None,
+    concurrency: Annotated[int | None, typer.Option("--concurrency", callback=checked(limits.Count), help="Parallel calls (servers).")] = None,
+    timeout: Annotated[float | None, typer.Option("--timeout", callback=checked(limits.Seconds), help=TIMEOUT_HELP)] = None,
+    bootstrap: Annotated[int, typer.Option("--bootstrap", callback=checked(limits.Resamples), help="Bootstrap resamples (cluster intervals).")] = 1000,
+    seed: Annotated[int, typer.Option("--seed", callback=checked(limits.Seed), help="Seed of the bootstrap.")] = 0,
+    confidence: Annotated[float, typer.Option("--confidence", callback=checked(limits.Coverage), help="Level of the intervals.")] = 0.95,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of tables.")] = False,
+) -> None:
+    """Measure a pairwise judge's biases (position, ties, verbosity, self-preference) with intervals."""
+    from judgelab.audit import audit as audit_verdicts
+    from judgelab.audit import read_comparisons, read_human_labels, read_verdicts
+    from judgelab.commands._common import console
+
+    if bootstrap < 1:
+        raise ConfigError("--bootstrap must be 1 or more: the paired differences need resamples")
+    if not 0 < confidence < 1:
+        raise ConfigError("--confidence must be between 0 and 1")
+    if judgments is None and probe is None:
+        raise ConfigError("give --judgments (a judge's verdicts) or --probe (run the probes), or both")
+    if (config is not None or model is not None) and probe is None:
+        raise ConfigError("--config and --model are for the probes: give --probe swap,pad,reformat")
+    probes = _probe_names(probe)
+    comparisons = read_comparisons(data)
+    if human is not None:
+        comparisons = read_human_labels(human, comparisons)
+    output: dict = {}
+    report = None
+    if judgments is not None:
+        verdicts = read_verdicts(judgments, field=field, swapped_field=swapped_field, judge=judge)
+        report = audit_verdicts(verdicts, comparisons, family=family, baseline=baseline, n_resamples=bootstrap,
+                                seed=seed, confidence=confidence)
+        output["audit"] = report.to_dict()
+    probe_results = None
+    if probes:
+        probe_results = _run_probes(data, probes, config, model, model_name, limit, cache, cache_path,
+                                    concurrency, timeout, confidence)
+        output["probes"] = {name: result.to_dict() for name, result in probe_results.items()}
+    if as_json:
+        typer.echo(json.dumps(output, indent=2))
+        return
+    if report is not None:
+        console.print(_audit_table(report))
+        for line in _readings(report):
+            console.print(escape(line))
+        for line in report.not_measured:
+            console.print(f"not measured: {escape(line)}")
+    if probe_results is not None:
+        console.print(_probe_table(probe_results, confidence))
+
+
+def _probe_names(probe: str | None) -> list[str]:
+    from judgelab.audit.probes import PROBES
+
+    names = [part.strip() for part in (probe or "").split(",") if part.strip()]
+    unknown = [name for name in names if name not in PROBES]
+    if unknown:
+        raise ConfigError(f"--probe {unknown[0]!r}: choose among {', '.join(PROBES)}")
+    return names
+
+
+def _run_probes(data, probes, config, model, model_name, limit, cache, cache_path, concurrency, timeout, confidence):
+    from judgelab.audit.probes import load_probe_items, run_probes
+    from judgelab.judges.base import load_judge
+    from judgelab.judges.pairwise import PairwiseJudge
+
+    judge_config = load_judge(config) if config is not None else PairwiseJudge()
+    if not isinstance(judge_config, PairwiseJudge):
+        raise ConfigError(f"{config}: the probes run a pairwise judge (kind: pairwise), not a {judge_config.kind} one")
+    items = load_probe_items(data, limit=limit)
+    with client_from_options(model or judge_config.model, model_name, cache, cache_path, concurrency,
+                             timeout=timeout) as client:
+        return run_probes(items, judge_config, client, probes, confidence=confidence)
+
+
+def _interval(ci, digits: int = 3) -> str:
+    return "" if not ci else f"[{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]"
+
+
+def _audit_table(report) -> Table:
+    level = f"{report.confidence:.0%} CI"
+    title = f"Bias audit of {report.judge or 'the judge'}: {report.n_items} items, " + (
+        "both orders" if report.both_orders else "one order")
+    table = Table(title=escape(title))
+    for column in ("statistic", "value", level, "n"):
+        table.add_column(column, justify="left" if column == "statistic" else "right", no_wrap=column != "statistic")
+    section = None
+    for row in report.rows:
+        if section is not None and row.section != section:
+            table.add_section()
+        section = row.section
+        table.add_row(escape(f"{row.section}: {row.name}"), f"{row.value:.3f}", _interval(row.ci), str(row.n))
+    return table
+
+
+def _readings(report) -> list[str]:
+    """What the rows mean, below the table (kept out of it so that 80 columns show every number)."""
+    return [f"{row.name}: {row.reading}" for row in report.rows if row.reading]
+
+
+def _probe_table(results, confidence: float) -> Table:
+    table = Table(title="Counterfactual probes: does the verdict change?",
+                  caption=f"value [{confidence:.0%} CI]; to perturbed: the preference moved towards the changed output")
+    for column in ("probe", "flip rate", "to perturbed", "n", "failed"):
+        table.add_column(column, justify="left" if column == "probe" else "right", no_wrap=True)
+    for name, result in results.items():
+        toward = result.toward_perturbed
+        table.add_row(name, _with_interval(result.flip_rate), "" if toward is None else _with_interval(toward),
+                      str(result.flip_rate.n), str(result.failed))
+    return table
+
+
+def _with_interval(estimate) -> str:
+    return f"{estimate.value:.3f} {_interval(estimate.ci)}"

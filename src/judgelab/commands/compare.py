@@ -1,0 +1,112 @@
+"""`judgelab compare`: is the candidate system worse than the baseline? A gate for CI; docs/compare.md."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from judgelab import limits
+from judgelab.commands._numbers import checked
+from judgelab.commands.evaluate import (
+    CALIBRATION_HELP,
+    Aspect,
+    Field,
+    Human,
+    HumanIds,
+    JudgeName,
+    Seed,
+    _load,
+)
+from judgelab.errors import ConfigError
+
+
+def register(app: typer.Typer) -> None:
+    app.command("compare")(compare)
+
+
+def compare(
+    data: Annotated[Path, typer.Option(
+        "--data", "-d", help="Items (JSONL/JSON/CSV/Parquet) with system_id, and group_id: the input each answers.")],
+    judgments: Annotated[Path, typer.Option(
+        "--judgments", "-j", help="The judge's verdicts on both systems' items: a run folder, its judgments.jsonl, "
+                                  "or any file with item_id and score/label.")],
+    baseline: Annotated[str, typer.Option("--baseline", help="The system_id to compare against (e.g. main).")],
+    candidate: Annotated[str, typer.Option("--candidate", help="The system_id under test (e.g. this change).")],
+    margin: Annotated[float, typer.Option(
+        "--margin", callback=checked(limits.NonNegative), help="How much worse the candidate may be, on the score's scale: fail only when the interval "
+                         "lies beyond it.")] = 0.0,
+    alpha: Annotated[float, typer.Option(
+        "--alpha", callback=checked(limits.Coverage), help="1 - the interval's coverage; a false alarm (fail with no real regression) has "
+                        "probability at most alpha/2.")] = 0.05,
+    higher_is_better: Annotated[bool, typer.Option(
+        "--higher-is-better/--lower-is-better", help="Which direction of the score is good.")] = True,
+    estimator: Annotated[str, typer.Option(
+        "--estimator", help="auto (corrected with human labels, judge-only without), corrected, human, judge.")] = "auto",
+    pairing: Annotated[str, typer.Option(
+        "--pairing", help="auto (paired when the systems answer the same inputs, by group_id), paired, unpaired.")
+    ] = "auto",
+    aspect: Aspect = None,
+    judge: JudgeName = None,
+    field: Field = None,
+    human: Human = None,
+    human_ids: HumanIds = None,
+    calibration: Annotated[str, typer.Option("--calibration", help=CALIBRATION_HELP)] = "auto",
+    target: Annotated[str, typer.Option(
+        "--target", help="'population': new inputs like these; 'items': exactly these inputs.")] = "population",
+    bootstrap: Annotated[int, typer.Option("--bootstrap", callback=checked(limits.Resamples), help="Bootstrap resamples for the judge-only interval.")
+    ] = 1000,
+    seed: Seed = 0,
+    junit: Annotated[Path | None, typer.Option("--junit", help="Also write a JUnit XML testcase here.")] = None,
+    markdown: Annotated[Path | None, typer.Option(
+        "--markdown", help="Also write a markdown summary here (e.g. $GITHUB_STEP_SUMMARY; appended to if it exists).")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of the text lines.")] = False,
+) -> None:
+    """Candidate - baseline with its interval; exit 1 when the candidate is significantly worse by more than --margin."""
+    from judgelab.commands._common import console
+    from judgelab.evaluate.two_systems import compare_systems
+
+    if bootstrap < 1:
+        raise ConfigError("--bootstrap must be 1 or more: the judge-only interval is a bootstrap one")
+    for path in (junit, markdown):
+        if path is not None and path.is_dir():
+            raise ConfigError(f"{path} is a folder: give a file path")
+    items, judged, labels, ids, sample_file = _load(data, judgments, human, human_ids, aspect, field)
+    result = compare_systems(items, judged, baseline=baseline, candidate=candidate, margin=margin, alpha=alpha,
+                             higher_is_better=higher_is_better, estimator=estimator, pairing=pairing, aspect=aspect,
+                             judge=judge, human=labels, human_ids=ids, sample=sample_file, calibration=calibration, target=target,
+                             n_resamples=bootstrap, seed=seed)
+    if junit is not None:
+        _write(junit, result.junit_xml(), append=False)
+    if markdown is not None:
+        _write(markdown, result.markdown(), append=True)
+    if as_json:
+        typer.echo(json.dumps(result.to_dict(), indent=2))
+    else:
+        status = "[bold green]PASS[/]" if result.passed else "[bold red]FAIL[/]"
+        console.print(f"{status} {escape(result.summary())}", soft_wrap=True)
+        console.print(f"estimator: {escape(result.estimator_reason)}", soft_wrap=True)
+        console.print(f"pairing: {escape(result.pairing_reason)}", soft_wrap=True)
+        for warning in result.warnings:
+            console.print(f"[yellow]warning[/]: {escape(warning)}", soft_wrap=True)
+    if not result.passed:
+        raise typer.Exit(1)
+
+
+def _write(path: Path, text: str, *, append: bool) -> None:
+    """Markdown appends (a job summary collects several steps); JUnit replaces the file, atomically."""
+    from judgelab.files import write_atomic
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if append:
+            with open(path, "a", encoding="utf-8") as handle:
+                handle.write(text)
+        else:
+            write_atomic(path, text)
+    except OSError as exc:
+        raise ConfigError(f"cannot write {path}: {exc.strerror or exc}") from None

@@ -1,0 +1,632 @@
+"""Leaderboards from pairwise comparisons between systems: a judge's verdicts on all of them,
+human verdicts on a uniform random sample, and intervals and rank sets that hold (docs/pairwise.md).
+
+A comparison ``c`` shows system ``a[c]`` first and ``b[c]`` second; a verdict is a preference for
+``a`` (1 = a wins, 0.5 = tie, 0 = b wins; several annotators average). Three estimands:
+
+* ``win-prob``: the probability that a system wins a comparison it takes part in (ties half),
+  averaged over the comparisons it took part in, as in PPR (Chatzi et al. 2024; the win
+  probability against a uniformly drawn opponent when opponents are drawn uniformly);
+* ``bradley-terry``: the strength ``beta`` with ``P(i beats j) = sigmoid(beta_i - beta_j)``
+  (ties half a win; centred: the strengths sum to 0), from all comparisons at once;
+* ``baseline-win-rate``: the win rate against one named system, over the comparisons with it
+  (AlpacaEval's).
+
+Each with three estimators (and ``shrunk``, below): ``judge`` (the judge's verdicts only: how precisely the judge's own
+value is known, not the human one), ``human`` (the labelled comparisons only) and ``corrected``
+(prediction-powered). For the two means the corrected estimate is PPI++ (Angelopoulos et al.
+2023b): ``lambda * judge mean over every comparison + mean over the labelled ones of (human -
+lambda * judge)``; for Bradley-Terry it solves the PPI-corrected estimating equation of the
+M-estimator (Angelopoulos et al. 2023, "Prediction-powered inference"): the logistic score on the
+judge's verdicts of every comparison times lambda, plus the labelled comparisons' score on the
+human verdicts minus lambda times theirs on the judge's. Lambda ("power tuning") is one number
+for all systems, the one that minimises the trace of the estimate's covariance (clipped to
+[0, 1]): 0 ignores the judge, 1 is plain PPI. Whatever the judge's bias, the estimate is unbiased
+(to first order), because the labelled comparisons are a random sample.
+
+``shrunk`` (as for pointwise items, :func:`judgelab.evaluate.estimators.shrunk`): the corrected
+estimates pulled toward what the judge's values predict for them (Fay-Herriot empirical Bayes), more
+so where a system has few labels. It ranks systems better than the corrected estimate with few
+labels (bench/bench_pairwise.py), at the price of a model: its intervals hold on average over
+systems, and its rank sets carry no simultaneous guarantee.
+
+Variances come from each estimate's linearisation (a comparison moves the two systems it
+involves, in opposite directions), so differences between systems are paired automatically.
+``target="population"``: comparisons like these; ``"items"``: exactly these comparisons (the value
+all of them labelled by humans would give; a finite-population correction, what bench/ checks).
+
+Rank sets hold **simultaneously**: with probability >= the confidence level every system's true
+rank is in its set. ``max-t`` (default) takes the critical value of the largest studentised
+pairwise difference under the estimates' joint normal distribution (Hothorn et al. 2008's
+single-step method), so every pairwise interval holds at once; ``bonferroni`` divides alpha by the
+number of pairs; ``holm`` uses Holm's step-down tests (evaluate/compare.py). System i is above j
+when the whole interval of ``theta_i - theta_j`` is positive; i's set is [1 + systems surely above
+it, K - systems surely below it].
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy import stats
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
+
+from judgelab.data.item import VERDICTS, Item
+from judgelab.data.judgment import Judgment
+from judgelab.data.labels import PREFERENCES
+from judgelab.errors import ConfigError
+from judgelab.evaluate.compare import Pairs, pairwise
+from judgelab.evaluate.estimators import SystemEstimates, shrunk
+from judgelab.evaluate.systems import SystemsReport
+from judgelab.metrics.bradley_terry import fit_bradley_terry, laplacian, laplacian_inverse, side_gram
+
+ESTIMANDS = ("win-prob", "bradley-terry", "baseline-win-rate")
+RANK_METHODS = ("max-t", "bonferroni", "holm")
+ESTIMATORS = ("judge", "human", "corrected")
+TARGETS = ("population", "items")
+MEASURES = {"win-prob": "win probability (ties half)", "bradley-terry": "Bradley-Terry strength (log-odds)",
+            "baseline-win-rate": "win rate against {baseline} (ties half)"}
+MIN_LABELS = 2
+NO_VERDICT = 0.5  # a comparison the judge gave no verdict on counts as its tie in the corrected estimate
+
+
+# -- the data --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Comparisons:
+    """Comparisons as codes: ``a``/``b`` index ``systems``; ``judge``/``human`` are preferences for
+    ``a`` (NaN: no verdict / not labelled)."""
+
+    systems: tuple[str, ...]
+    a: np.ndarray
+    b: np.ndarray
+    judge: np.ndarray
+    human: np.ndarray
+
+    @property
+    def n(self) -> int:
+        return len(self.a)
+
+    @property
+    def labelled(self) -> np.ndarray:
+        return np.isfinite(self.human)
+
+    @property
+    def judged(self) -> np.ndarray:
+        return np.isfinite(self.judge)
+
+
+def comparisons(system_a: Sequence, system_b: Sequence, judge: Sequence, human: Sequence | None = None,
+                labelled: Sequence[bool] | None = None) -> Comparisons:
+    """Checked comparisons. Verdicts: "a"/"b"/"tie" or a preference for a in [0, 1]; None/NaN: none.
+    ``labelled``: which human verdicts count (the sample); without it every human verdict given does."""
+    names_a, names_b = np.asarray(system_a, dtype=object).astype(str), np.asarray(system_b, dtype=object).astype(str)
+    if names_a.shape != names_b.shape or names_a.ndim != 1 or len(names_a) == 0:
+        raise ConfigError("system_a and system_b must be two lists of the same length, not empty")
+    same = np.flatnonzero(names_a == names_b)
+    if len(same):
+        raise ConfigError(f"comparison {same[0]} compares system {str(names_a[same[0]])!r} with itself")
+    names, codes = np.unique(np.concatenate([names_a, names_b]), return_inverse=True)
+    systems = tuple(str(name) for name in names)
+    a, b = codes[: len(names_a)], codes[len(names_a):]
+    judge_pref = preferences(judge, len(a), "judge")
+    human_pref = preferences(human, len(a), "human") if human is not None else np.full(len(a), np.nan)
+    if labelled is not None:
+        mask = np.asarray(labelled, dtype=bool)
+        if mask.shape != (len(a),):
+            raise ConfigError(f"the labelled mask has {mask.size} entries for {len(a)} comparisons")
+        missing = np.flatnonzero(mask & ~np.isfinite(human_pref))
+        if len(missing):
+            raise ConfigError(f"{len(missing)} comparison(s) are marked labelled but have no human verdict "
+                              f"(e.g. comparison {missing[0]})")
+        human_pref = np.where(mask, human_pref, np.nan)
+    return Comparisons(systems, a, b, judge_pref, human_pref)
+
+
+def preferences(verdicts: Sequence | None, n: int, who: str) -> np.ndarray:
+    """Preferences for a: "a" 1, "tie" 0.5, "b" 0, numbers in [0, 1] as they are, None/NaN missing.
+
+    Each distinct value is read once (a million verdicts hold three or four)."""
+    if verdicts is None:
+        return np.full(n, np.nan)
+    values = np.asarray(verdicts, dtype=object)
+    if values.shape != (n,):
+        raise ConfigError(f"{values.size} {who} verdicts for {n} comparisons")
+    # the text of each value with its type ("str:a", "float:0.5"), so that True and 1 stay apart
+    keys = np.char.add(np.array([type(v).__name__ + ":" for v in values], dtype=str), values.astype(str))
+    distinct, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    mapped = np.empty(len(distinct))
+    for k, position in enumerate(first):
+        mapped[k] = _preference(values[position], position, who)
+    return mapped[inverse]
+
+
+def _preference(value: Any, position: int, who: str) -> float:
+    if value is None or (isinstance(value, (float, np.floating)) and np.isnan(value)):
+        return np.nan
+    if isinstance(value, str) and value in PREFERENCES:
+        return PREFERENCES[value]
+    if isinstance(value, (int, float, np.number)) and not isinstance(value, (bool, np.bool_)) and 0 <= value <= 1:
+        return float(value)
+    raise ConfigError(f"{who} verdict {value!r} of comparison {position} is not a, b, tie or a preference in [0, 1]")
+
+
+def components(data: Comparisons, rows: np.ndarray | None = None) -> list[list[str]]:
+    """The systems each connected part of the comparison graph holds (one list: connected)."""
+    a, b = (data.a, data.b) if rows is None else (data.a[rows], data.b[rows])
+    k = len(data.systems)
+    graph = coo_matrix((np.ones(len(a)), (a, b)), shape=(k, k))
+    count, label = connected_components(graph, directed=False)
+    return [[data.systems[s] for s in np.flatnonzero(label == part)] for part in range(count)]
+
+
+def require_connected(data: Comparisons) -> None:
+    parts = sorted(components(data), key=len)  # the small groups first: usually the ones cut off
+    if len(parts) > 1:
+        shown = " | ".join("{" + ", ".join(part[:6]) + (", ..." if len(part) > 6 else "") + "}" for part in parts[:4])
+        raise ConfigError(f"the comparisons do not connect the systems: {len(parts)} separate groups ({shown}); "
+                          "systems that never meet, directly or through others, cannot be ranked together")
+
+
+# -- which comparisons speak for which system ---------------------------------------------------------
+@dataclass(frozen=True)
+class _Sides:
+    """Each comparison has an a-side and a b-side; a side counts for its system when ``in_a``/``in_b``."""
+
+    k: int
+    a: np.ndarray
+    b: np.ndarray
+    in_a: np.ndarray
+    in_b: np.ndarray
+
+    @classmethod
+    def of(cls, data: Comparisons, baseline: int | None) -> _Sides:
+        everywhere = np.ones(data.n, dtype=bool)
+        if baseline is None:
+            return cls(len(data.systems), data.a, data.b, everywhere, everywhere)
+        return cls(len(data.systems), data.a, data.b, data.b == baseline, data.a == baseline)
+
+    def means(self, preference: np.ndarray, rows: np.ndarray, offset: float = 1.0):
+        """(per-system mean of the side scores over ``rows``, their counts, centred side values / count).
+
+        A side's score is the preference for a on the a-side and ``offset - preference`` on the
+        b-side (1 - p: the preference for b; for a residual h - lam j it is (1 - lam) - (h - lam j))."""
+        wa, wb = self.in_a & rows, self.in_b & rows
+        score_b = offset - preference
+        counts = np.bincount(self.a[wa], minlength=self.k) + np.bincount(self.b[wb], minlength=self.k)
+        sums = np.bincount(self.a[wa], preference[wa], self.k) + np.bincount(self.b[wb], score_b[wb], self.k)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = sums / counts
+        scale = 1 / np.maximum(counts, 1)
+        va = np.where(wa, (preference - np.nan_to_num(mean)[self.a]) * scale[self.a], 0.0)
+        vb = np.where(wb, (score_b - np.nan_to_num(mean)[self.b]) * scale[self.b], 0.0)
+        return mean, counts, (va, vb)
+
+    def gram(self, v, w=None) -> np.ndarray:
+        """``sum_c v_c w_c^T`` symmetrised (``w`` None: ``v v^T``) for side vectors."""
+        if w is None:
+            return side_gram(self.k, self.a, self.b, *v)
+        both = side_gram(self.k, self.a, self.b, v[0] + w[0], v[1] + w[1])
+        return (both - self.gram(v) - self.gram(w)) / 2
+
+
+# -- estimators of the two means ----------------------------------------------------------------------
+def _mean_judge(data: Comparisons, sides: _Sides, confidence: float) -> SystemEstimates:
+    rows = data.judged
+    mean, counts, v = sides.means(np.nan_to_num(data.judge), rows)
+    m = int(rows.sum())
+    cov = m / max(m - 1, 1) * sides.gram(v)
+    reason = [None if c > 0 else "no comparison with a verdict" for c in counts]
+    return _estimates("judge", data, mean, cov, counts, np.zeros(sides.k, dtype=int), reason, confidence)
+
+
+def _mean_labelled(data: Comparisons, sides: _Sides, lam: float | None, target: str, confidence: float,
+                   name: str) -> SystemEstimates:
+    """Human only (``lam`` 0) or corrected (``lam`` None: power-tuned)."""
+    rows = data.labelled
+    n = int(rows.sum())
+    human = np.nan_to_num(data.human)
+    judge = np.where(data.judged, data.judge, NO_VERDICT)
+    human_mean, counts, v_human = sides.means(human, rows)
+    if lam is None:
+        _, _, v_judge = sides.means(judge, rows)
+        lam = _tuned(sides.gram(v_human, v_judge), sides.gram(v_judge))
+    everywhere = np.ones(data.n, dtype=bool)
+    judge_all, all_counts, _ = sides.means(judge, everywhere)
+    residual_mean, _, v_residual = sides.means(human - lam * judge, rows, offset=1 - lam)
+    value = lam * np.nan_to_num(judge_all) + residual_mean
+    fraction = n / data.n
+    scale = n / max(n - 1, 1)
+    cov = scale * (1 - fraction) * sides.gram(v_residual) if target == "items" else scale * (
+        (1 - fraction) * sides.gram(v_residual) + fraction * sides.gram(v_human))
+    reason = [None if c >= MIN_LABELS else f"{c} labelled comparison(s): an interval needs {MIN_LABELS}"
+              for c in counts]
+    estimates = _estimates(name, data, value, cov, all_counts, counts, reason, confidence)
+    estimates.info.update(judge_weight=float(lam), target=target)
+    return estimates
+
+
+def _tuned(cross: np.ndarray, judge: np.ndarray) -> float:
+    """The lambda minimising the trace of (human - lambda judge)'s covariance, in [0, 1]."""
+    denominator = float(np.trace(judge))
+    return float(np.clip(np.trace(cross) / denominator, 0, 1)) if denominator > 0 else 0.0
+
+
+# -- estimators of Bradley-Terry strengths ----------------------------------------------------------
+def _bt_judge(data: Comparisons, confidence: float) -> SystemEstimates:
+    rows = data.judged
+    m = int(rows.sum())
+    a, b, judge = data.a[rows], data.b[rows], data.judge[rows]
+    fit = fit_bradley_terry(len(data.systems), a, b, np.full(m, 1 / m), judge / m)
+    p = fit.win_probability(a, b)
+    bread = laplacian_inverse(laplacian(len(data.systems), a, b, p * (1 - p) / m))
+    e = (p - judge) / m
+    cov = bread @ (m / max(m - 1, 1) * side_gram(len(data.systems), a, b, e, -e)) @ bread
+    counts = np.bincount(a, minlength=len(data.systems)) + np.bincount(b, minlength=len(data.systems))
+    return _bt_estimates("judge", data, fit, cov, counts, np.zeros(len(counts), dtype=int), confidence, None)
+
+
+def _bt_labelled(data: Comparisons, lam: float | None, target: str, confidence: float,
+                 start: np.ndarray | None, name: str) -> SystemEstimates:
+    """Human only (``lam`` 0) or corrected (``lam`` None: power-tuned at the judge-only strengths ``start``)."""
+    k = len(data.systems)
+    rows = data.labelled
+    n, total = int(rows.sum()), data.n
+    counts = np.bincount(data.a[rows], minlength=k) + np.bincount(data.b[rows], minlength=k)
+    judge = np.where(data.judged, data.judge, NO_VERDICT)
+    la, lb, human, judge_l = data.a[rows], data.b[rows], data.human[rows], judge[rows]
+    if lam is None:
+        p0 = 1 / (1 + np.exp(-(start[la] - start[lb])))
+        bread = laplacian_inverse(laplacian(k, data.a, data.b, _logistic_weight(start, data) / total))
+        e_h, e_j = (p0 - human) / n, (p0 - judge_l) / n
+        g_h, g_j = side_gram(k, la, lb, e_h, -e_h), side_gram(k, la, lb, e_j, -e_j)
+        cross = (side_gram(k, la, lb, e_h + e_j, -(e_h + e_j)) - g_h - g_j) / 2
+        lam = _tuned(bread @ cross @ bread, bread @ g_j @ bread)
+    parts = components(data, rows) if lam == 0 else [list(data.systems)]  # lambda 0: the labels alone
+    if len(parts) > 1:
+        reason = f"the labelled comparisons split the systems into {len(parts)} unconnected groups"
+        return _estimates(name, data, np.full(k, np.nan), np.full((k, k), np.nan), counts, counts, [reason] * k,
+                          confidence)
+    # loss weights and masses: lambda x (judge, every comparison) + (human - lambda judge) on the labelled
+    weight = np.concatenate([np.full(total, lam / total), np.full(n, (1 - lam) / n)])
+    mass = np.concatenate([lam * judge / total, (human - lam * judge_l) / n])
+    a, b = np.concatenate([data.a, la]), np.concatenate([data.b, lb])
+    fit = fit_bradley_terry(k, a, b, weight, mass)
+    p_all, p_lab = fit.win_probability(data.a, data.b), fit.win_probability(la, lb)
+    hessian = laplacian(k, a, b, weight * np.concatenate([p_all * (1 - p_all), p_lab * (1 - p_lab)]))
+    bread = laplacian_inverse(hessian)
+    fraction, scale = n / total, n / max(n - 1, 1)
+    e_r = ((p_lab - human) - lam * (p_lab - judge_l)) / n
+    meat = (1 - fraction) * side_gram(k, la, lb, e_r, -e_r)
+    if target == "population":
+        e_h = (p_lab - human) / n
+        meat = meat + fraction * side_gram(k, la, lb, e_h, -e_h)
+    cov = bread @ (scale * meat) @ bread
+    all_counts = np.bincount(data.a, minlength=k) + np.bincount(data.b, minlength=k)
+    estimates = _bt_estimates(name, data, fit, cov, all_counts, counts, confidence, counts)
+    estimates.info.update(judge_weight=float(lam), target=target)
+    return estimates
+
+
+def _logistic_weight(strength: np.ndarray, data: Comparisons) -> np.ndarray:
+    p = 1 / (1 + np.exp(-(strength[data.a] - strength[data.b])))
+    return p * (1 - p)
+
+
+def _bt_estimates(name: str, data: Comparisons, fit, cov: np.ndarray, n_units: np.ndarray, n_labelled: np.ndarray,
+                  confidence: float, labelled_counts: np.ndarray | None) -> SystemEstimates:
+    k = len(data.systems)
+    reason: list[str | None] = [None] * k
+    if labelled_counts is not None:
+        reason = [None if c >= MIN_LABELS else f"{c} labelled comparison(s): an interval needs {MIN_LABELS}"
+                  for c in labelled_counts]
+    if not fit.converged:
+        reason = [r or "no finite strength: a system wins or loses all its comparisons" for r in reason]
+    estimates = _estimates(name, data, fit.strength, cov, n_units, n_labelled, reason, confidence)
+    estimates.info["iterations"] = fit.iterations
+    return estimates
+
+
+def _estimates(name: str, data: Comparisons, value: np.ndarray, cov: np.ndarray, n_units, n_labelled,
+               reason: list[str | None], confidence: float) -> SystemEstimates:
+    """Student's t intervals with a system's labelled comparisons minus one degrees of freedom (a
+    difference: the smaller of the two; judge only: normal): at 200 labels among 20 systems a
+    system has ~20, where a normal interval covers visibly less than it says. A system with a reason
+    gets no value, one with zero variance no interval."""
+    value = np.where([r is None for r in reason], value, np.nan)
+    variance = np.diag(cov)
+    degenerate = np.isfinite(value) & ~(variance > 0)
+    reason = [r or ("its labelled verdicts show no spread: no interval" if bad else None)
+              for r, bad in zip(reason, degenerate, strict=True)]
+    labels = np.asarray(n_labelled, dtype=float)
+    own_df = np.where(labels > 0, np.maximum(labels - 1, 1), np.inf)
+    df = np.minimum(own_df[:, None], own_df[None, :])
+    half = stats.t.ppf(0.5 + confidence / 2, own_df) * np.sqrt(np.clip(variance, 0, None))
+    ci = np.column_stack([value - half, value + half])
+    ci[degenerate] = np.nan
+    return SystemEstimates(name, data.systems, value, ci, np.asarray(n_units, dtype=int),
+                           np.asarray(labels, dtype=int), tuple(reason), confidence, cov=cov, df=df, info={})
+
+
+# -- simultaneous rank sets --------------------------------------------------------------------------
+@dataclass(frozen=True)
+class RankSets:
+    """Point rank and the simultaneous rank set [best, worst] per system (NaN without an estimate)."""
+
+    method: str
+    rank: np.ndarray
+    best: np.ndarray
+    worst: np.ndarray
+    critical: float | None  # the multiplier of each pair's standard error (None for holm)
+
+    @property
+    def size(self) -> np.ndarray:
+        return self.worst - self.best + 1
+
+    def covers(self, true_rank: np.ndarray) -> bool:
+        return bool(np.all((self.best <= true_rank) & (true_rank <= self.worst)))
+
+
+def rank_sets(estimates: SystemEstimates, method: str = "max-t", *, pairs: Pairs | None = None, seed: int = 0,
+              n_draws: int = 4000) -> RankSets:
+    """Rank sets holding simultaneously at ``estimates.confidence`` (see the module's docstring)."""
+    if method not in RANK_METHODS:
+        raise ConfigError(f"rank method {method!r}: choose {', '.join(RANK_METHODS)}")
+    value = estimates.value
+    alpha = 1 - estimates.confidence
+    if method == "holm":
+        rank, best, worst = (pairs or pairwise(estimates)).rank_intervals(value)
+        return RankSets(method, rank, best, worst, None)
+    valid = np.isfinite(value) & np.isfinite(np.diag(estimates.cov))
+    cov = estimates.cov[np.ix_(valid, valid)]
+    k = int(valid.sum())
+    critical = simultaneous_critical(cov, alpha, method, seed=seed, n_draws=n_draws) if k > 1 else 0.0
+    rank, best, worst = (np.full(len(value), np.nan) for _ in range(3))
+    rank[valid], best[valid], worst[valid] = sets_from(value[valid], cov, critical)
+    return RankSets(method, rank, best, worst, critical)
+
+
+def sets_from(value: np.ndarray, cov: np.ndarray, critical: float | np.ndarray):
+    """(rank, best, worst) when a difference counts once it exceeds ``critical`` standard errors."""
+    d = np.diag(cov)
+    se = np.sqrt(np.clip(d[:, None] + d[None, :] - 2 * cov, 0, None))
+    above = value[None, :] - value[:, None] > critical * se  # [i, j]: j surely above i
+    np.fill_diagonal(above, False)
+    k = len(value)
+    rank = np.empty(k)
+    rank[np.argsort(-value, kind="stable")] = np.arange(1, k + 1)
+    return rank, 1 + above.sum(axis=1), k - above.sum(axis=0)
+
+
+def simultaneous_critical(cov: np.ndarray, alpha: float, method: str = "max-t", *, seed: int = 0,
+                          n_draws: int = 4000) -> float:
+    """The multiplier c with P(every |difference error| <= c se) = 1 - alpha."""
+    k = len(cov)
+    n_pairs = k * (k - 1) // 2
+    if method == "bonferroni":
+        return float(stats.norm.ppf(1 - alpha / (2 * n_pairs)))
+    # max-t: the (1 - alpha) quantile of max |Z_i - Z_j| / se_ij, Z ~ N(0, cov), by simulation
+    # (scipy's multivariate normal CDF cannot take the singular covariance of centred strengths)
+    values, vectors = np.linalg.eigh(cov)
+    root = vectors * np.sqrt(np.clip(values, 0, None))
+    i, j = np.triu_indices(k, 1)
+    d = np.diag(cov)
+    se = np.sqrt(np.clip(d[i] + d[j] - 2 * cov[i, j], 0, None))
+    keep = se > 0
+    if not keep.any():
+        return 0.0
+    rng = np.random.default_rng(seed)
+    largest = np.empty(n_draws)
+    chunk = max(1, 2_000_000 // max(int(keep.sum()), 1))
+    for start in range(0, n_draws, chunk):
+        z = rng.standard_normal((min(chunk, n_draws - start), k)) @ root.T
+        largest[start:start + len(z)] = np.max(np.abs(z[:, i[keep]] - z[:, j[keep]]) / se[keep], axis=1)
+    return float(np.quantile(largest, 1 - alpha))
+
+
+# -- the leaderboard ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class PreferenceReport(SystemsReport):
+    """A :class:`SystemsReport` for comparisons: ``ranks()`` gives the simultaneous rank sets."""
+
+    estimand: str = "win-prob"
+    baseline: str | None = None
+    rank_sets: dict[str, RankSets] = field(default_factory=dict)
+
+    def ranks(self, estimator: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        sets = self.rank_sets[estimator]
+        return sets.rank, sets.best, sets.worst
+
+    def effective_labels(self) -> dict[str, float] | None:
+        """Per system, how many labelled comparisons alone would give its corrected interval's width,
+        halved: a comparison labels two systems at once, so the total is in comparisons (against a
+        baseline each comparison labels one system, and nothing is halved)."""
+        per_system = super().effective_labels()
+        if per_system is None or self.estimand == "baseline-win-rate":
+            return per_system
+        return {s: None if v is None else v / 2 for s, v in per_system.items()}
+
+    def to_dict(self) -> dict[str, Any]:
+        out = super().to_dict()
+        out |= {"estimand": self.estimand, "baseline": self.baseline,
+                "rank_sets": {name: {"method": s.method, "critical": s.critical} for name, s in self.rank_sets.items()}}
+        return out
+
+
+def rank_systems(system_a: Sequence, system_b: Sequence, judge: Sequence, human: Sequence | None = None, *,
+                 labelled: Sequence[bool] | None = None, estimand: str = "win-prob", baseline: str | None = None,
+                 target: str = "population", rank_method: str = "max-t", confidence: float = 0.95,
+                 judge_weight: float | None = None, seed: int = 0, ids: Sequence[str] | None = None,
+                 ) -> PreferenceReport:
+    """Per-system estimates, intervals, Holm-corrected pairwise differences and simultaneous rank sets.
+
+    ``system_a``/``system_b``: who was shown first/second in each comparison; ``judge``/``human``:
+    verdicts ("a"/"b"/"tie", or a preference for a in [0, 1]; None: none); ``labelled``: which
+    human verdicts count (default: those given). Without human verdicts only the judge's estimate
+    is made. ``judge_weight``: a fixed lambda for the corrected estimate instead of the tuned one.
+    """
+    data = comparisons(system_a, system_b, judge, human, labelled)
+    return leaderboard(data, estimand=estimand, baseline=baseline, target=target, rank_method=rank_method,
+                       confidence=confidence, judge_weight=judge_weight, seed=seed,
+                       n_units=len(ids) if ids is not None else data.n)
+
+
+def leaderboard(data: Comparisons, *, estimand: str = "win-prob", baseline: str | None = None,
+                target: str = "population", rank_method: str = "max-t", confidence: float = 0.95,
+                judge_weight: float | None = None, seed: int = 0, n_units: int | None = None,
+                coverage: dict[str, Any] | None = None, label_source: str | None = None) -> PreferenceReport:
+    """:func:`rank_systems` on checked :class:`Comparisons`."""
+    if estimand not in ESTIMANDS:
+        raise ConfigError(f"estimand {estimand!r}: choose {', '.join(ESTIMANDS)}")
+    if target not in TARGETS:
+        raise ConfigError(f"target {target!r}: choose {', '.join(TARGETS)}")
+    if not 0 < confidence < 1:
+        raise ConfigError(f"confidence {confidence}: give a coverage between 0 and 1, e.g. 0.95")
+    if estimand == "baseline-win-rate" and baseline is None:
+        raise ConfigError("the baseline-win-rate estimand needs a baseline system (--baseline)")
+    if baseline is not None and baseline not in data.systems:
+        raise ConfigError(f"baseline {baseline!r} is not a system of the data; systems: "
+                          f"{', '.join(data.systems[:12])}{' ...' if len(data.systems) > 12 else ''}")
+    if not data.judged.any():
+        raise ConfigError("no comparison has a judge verdict")
+    require_connected(data)
+    estimates = _estimators(data, estimand, baseline, target, confidence, judge_weight)
+    pairs = {name: pairwise(est) for name, est in estimates.items()}
+    sets = {name: rank_sets(est, rank_method, pairs=pairs[name], seed=seed) for name, est in estimates.items()}
+    n_labelled = int(data.labelled.sum())
+    labels = {"n_labelled": n_labelled, "design": "uniform" if n_labelled else None, "source": label_source,
+              "unlabelled_sample_ids": 0}
+    coverage = coverage or {"units": data.n, "judged": int(data.judged.sum()),
+                            "without_verdict": int((~data.judged).sum())}
+    options = {"estimand": estimand, "baseline": baseline, "target": target, "rank_method": rank_method,
+               "confidence": confidence, "judge_weight": judge_weight, "seed": seed}
+    measure = MEASURES[estimand].format(baseline=baseline)
+    return PreferenceReport("comparisons", None, measure, estimates, pairs, labels, coverage,
+                            options=options, estimand=estimand, baseline=baseline, rank_sets=sets)
+
+
+def _estimators(data: Comparisons, estimand: str, baseline: str | None, target: str, confidence: float,
+                judge_weight: float | None) -> dict[str, SystemEstimates]:
+    names = ESTIMATORS if int(data.labelled.sum()) >= MIN_LABELS else ("judge",)
+    judge = estimate(data, "judge", estimand=estimand, baseline=baseline, confidence=confidence)
+    out = {"judge": judge} | {name: estimate(data, name, estimand=estimand, baseline=baseline, target=target,
+                                             confidence=confidence, judge_weight=judge_weight,
+                                             start=judge.value) for name in names[1:]}
+    if "corrected" in out:  # a point ranking that leans on the judge where labels are few: a model, no guarantee
+        out["shrunk"] = shrunk(out["corrected"], judge.value)
+    return out
+
+
+def estimate(data: Comparisons, estimator: str, *, estimand: str = "win-prob", baseline: str | None = None,
+             target: str = "population", confidence: float = 0.95, judge_weight: float | None = None,
+             start: np.ndarray | None = None) -> SystemEstimates:
+    """One estimator (``judge``, ``human``, ``corrected``) of one estimand, without the checks and
+    rank sets of :func:`leaderboard` (for simulations that call it thousands of times).
+    ``start``: Bradley-Terry strengths to tune lambda at (default: the judge-only fit's)."""
+    if estimator not in ESTIMATORS:
+        raise ConfigError(f"estimator {estimator!r}: choose {', '.join(ESTIMATORS)}")
+    lam = 0.0 if estimator == "human" else judge_weight
+    if estimand == "bradley-terry":
+        if estimator == "judge":
+            return _bt_judge(data, confidence)
+        if start is None and estimator == "corrected" and judge_weight is None:
+            start = _bt_judge(data, confidence).value
+        return _bt_labelled(data, lam, target, confidence, start, estimator)
+    base = None if baseline is None or estimand != "baseline-win-rate" else data.systems.index(baseline)
+    sides = _Sides.of(data, base)
+    out = _mean_judge(data, sides, confidence) if estimator == "judge" else _mean_labelled(
+        data, sides, lam, target, confidence, estimator)
+    return out if base is None else _without_baseline(out, base, baseline)
+
+
+def _without_baseline(est: SystemEstimates, base: int, name: str) -> SystemEstimates:
+    reason = list(est.reason)
+    reason[base] = f"the baseline ({name})"
+    for k, count in enumerate(est.n_units):
+        if k != base and count == 0:
+            reason[k] = "never compared with the baseline"
+    value = est.value.copy()
+    value[[r is not None for r in reason]] = np.nan
+    ci = est.ci.copy()
+    ci[~np.isfinite(value)] = np.nan
+    return SystemEstimates(est.estimator, est.systems, value, ci, est.n_units, est.n_labelled, tuple(reason),
+                           est.confidence, cov=est.cov, df=est.df, info=est.info)
+
+
+# -- from items and judgments ---------------------------------------------------------------------------
+def evaluate_comparisons(items: Iterable[Item], judgments: Iterable[Judgment], *, judge: str | None = None,
+                         human: Mapping[str, float] | None = None, human_ids: Iterable[str] | str | None = None,
+                         estimand: str = "win-prob", baseline: str | None = None, target: str = "population",
+                         rank_method: str = "max-t", confidence: float = 0.95, seed: int = 0) -> PreferenceReport:
+    """:func:`rank_systems` on comparison items (``system_a``, ``system_b``) and a judge's verdicts.
+
+    A judgment judged in both orders (``judgelab judge`` with a pairwise judge and ``swap``) counts
+    as the mean of its two verdicts, which removes the judge's position bias on average. Human
+    verdicts: ``human`` {item id: preference for a} (a labels file), else the items' own ``label``
+    for the ids in ``human_ids`` ("all": every item's)."""
+    from judgelab.errors import DataError
+    from judgelab.metrics.align import judgments_by_item, select_judgments
+
+    items = list(items)
+    unnamed = next((item for item in items if item.system_a is None), None)
+    if unnamed is not None:
+        raise DataError(f"item {unnamed.id!r} names no systems: ranking systems needs system_a and system_b on "
+                        "every comparison")
+    chosen = select_judgments(judgments, None, judge)
+    by_item, unknown = judgments_by_item(chosen, {item.id for item in items})
+    verdicts = [_judge_preference(by_item.get(item.id)) for item in items]
+    values, source = _human_preferences(items, human, human_ids)
+    data = comparisons([i.system_a for i in items], [i.system_b for i in items], verdicts, values)
+    coverage = {"units": data.n, "judged": int(data.judged.sum()), "without_verdict": int((~data.judged).sum()),
+                "unknown_judgments": unknown}
+    return leaderboard(data, estimand=estimand, baseline=baseline, target=target, rank_method=rank_method,
+                       confidence=confidence, seed=seed, coverage=coverage, label_source=source)
+
+
+def _judge_preference(judgment: Judgment | None) -> float | None:
+    """The judge's preference for a: the mean over both orders when it judged both."""
+    if judgment is None or not judgment.ok or judgment.label not in VERDICTS:
+        return None
+    both = judgment.extra.get("verdicts")
+    if isinstance(both, Mapping) and len(both) == 2 and all(v in VERDICTS for v in both.values()):
+        return float(np.mean([PREFERENCES[v] for v in both.values()]))
+    return PREFERENCES[judgment.label]
+
+
+def _human_preferences(items: list[Item], human: Mapping[str, float] | None, human_ids):
+    """(a human preference per item or None, where they came from)."""
+    from judgelab.errors import DataError
+
+    if human is None and human_ids is None:
+        return None, None
+    position = {item.id: k for k, item in enumerate(items)}
+    values: list[float | None] = [None] * len(items)
+    if human is not None:
+        unknown = [i for i in human if i not in position]
+        if unknown:
+            raise DataError(f"{len(unknown)} labelled id(s) are not comparisons of the data: "
+                            f"{', '.join(map(repr, unknown[:5]))}")
+        for item_id, value in human.items():
+            values[position[item_id]] = value
+        if human_ids is not None and human_ids != "all":
+            outside = sorted(set(human) - set(human_ids))
+            if outside:
+                raise DataError(f"{len(outside)} labelled comparison(s) are not in the sample the id list names "
+                                f"(e.g. {outside[0]!r})")
+        return values, "labels file"
+    wanted = position if human_ids == "all" else list(human_ids)
+    unknown = [i for i in wanted if i not in position]
+    if unknown:
+        raise DataError(f"{len(unknown)} listed id(s) are not comparisons of the data: "
+                        f"{', '.join(map(repr, unknown[:5]))}")
+    for item_id in wanted:
+        item = items[position[item_id]]
+        if item.label is None:
+            if human_ids == "all":
+                continue
+            raise DataError(f"listed comparison {item_id!r} has no human verdict (label)")
+        values[position[item_id]] = PREFERENCES[item.label]
+    return values, "items' own labels"

@@ -1,0 +1,357 @@
+"""Two systems, one decision: is the candidate worse than the baseline by more than a margin?
+
+``compare_systems`` is the gate behind ``judgelab compare`` and ``judgelab.testing`` (docs/compare.md).
+It estimates ``candidate - baseline`` with the estimators of ``judgelab evaluate``, from the same
+inputs (items with ``system_id``, a judge's verdicts, optional human labels):
+
+* ``corrected`` when human labels exist (prediction-powered: unbiased for the human difference),
+  else ``judge`` (the judge's difference, with a warning: nothing corrects its bias); ``human``
+  on request.
+* **paired** when the two systems answer the same inputs (``group_id``: the usual CI case, one
+  test set, two model versions). The unit is then an input, its value the difference of the two
+  outputs' values, and the estimators of a single mean apply to it: judge-only bootstraps the
+  inputs, human-only and corrected use the inputs whose *both* outputs carry a label. Pairing
+  removes the inputs' own difficulty from the variance, which is what makes a CI gate usable with
+  a few dozen prompts. **Unpaired** otherwise: each system's estimate as ``evaluate`` makes it,
+  and the difference of the two (independent strata).
+
+Decision: with the ``1 - alpha`` interval ``[low, high]`` of ``candidate - baseline``, the
+candidate is ``worse`` when ``high < -margin`` (lower is better: ``low > margin``), i.e. a one-sided
+test at level ``alpha / 2`` that it is worse by more than the margin; ``better`` when the interval
+excludes 0 on the good side; ``not worse`` otherwise. Only ``worse`` fails.
+
+Pairwise data plugs in at :func:`compare_systems`'s dispatch on the items' kind: a function that
+takes pairwise items (``system_a``/``system_b`` verdicts) and returns the same :class:`Comparison`,
+with ``difference`` the candidate's win rate against the baseline minus 1/2 (ties half a win) and
+the pairwise win-rate estimators (judge-only, human-only, corrected) in place of the pointwise
+ones; the decision, the CLI, the JUnit/markdown output and ``judgelab.testing`` stay as they are.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+from xml.etree import ElementTree
+
+import numpy as np
+
+from judgelab.data.item import Item
+from judgelab.data.judgment import Judgment
+from judgelab.errors import ConfigError
+from judgelab.evaluate.compare import pairwise
+from judgelab.evaluate.design import stratified_design
+from judgelab.evaluate.estimators import SystemEstimates, corrected, human_only, judge_only
+from judgelab.evaluate.problem import from_items
+from judgelab.evaluate.sample_file import SampleFile
+from judgelab.evaluate.systems import ALL, _item_problem, evaluate
+from judgelab.metrics.align import items_of_one_kind
+from judgelab.metrics.results import json_number
+
+ESTIMATORS = ("auto", "corrected", "human", "judge")
+PAIRINGS = ("auto", "paired", "unpaired")
+MIN_PAIRS = 2  # an interval needs two paired inputs (labelled ones, for the label-based estimators)
+JUDGE_ONLY_WARNING = ("judge-only has no bias correction: without human labels the interval covers the judge's "
+                      "difference, not the humans'; label both outputs of a random sample of inputs to correct it")
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """``candidate - baseline`` with its ``1 - alpha`` interval, and the decision the gate takes."""
+
+    baseline: str
+    candidate: str
+    difference: float
+    low: float
+    high: float
+    estimator: str  # "corrected", "human" or "judge"
+    estimator_reason: str
+    paired: bool
+    pairing_reason: str
+    n: int  # units the difference averages over: shared inputs (paired) or items of the two systems
+    n_labelled: int  # labelled units the estimate used (paired: inputs with both outputs labelled)
+    margin: float
+    alpha: float
+    higher_is_better: bool
+    decision: str  # "worse" (fails), "not worse" or "better"
+    aspect: str | None = None
+    warnings: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def passed(self) -> bool:
+        return self.decision != "worse"
+
+    def summary(self) -> str:
+        """One line with the figures, as the CLI, JUnit and AssertionError show it."""
+        side, bound = ("upper", self.high) if self.higher_is_better else ("lower", self.low)
+        limit = (-self.margin if self.higher_is_better else self.margin) + 0.0  # + 0.0: no "-0"
+        beyond = "<" if self.higher_is_better else ">"
+        if self.decision == "worse":
+            verdict = f"worse by more than the margin ({side} bound {bound:+.4g} {beyond} {limit:+.4g})"
+        elif self.decision == "better":
+            other = "lower" if self.higher_is_better else "upper"
+            verdict = f"better ({other} bound {self.low if self.higher_is_better else self.high:+.4g} excludes 0)"
+        else:
+            verdict = f"not shown worse by more than the margin ({side} bound {bound:+.4g}, limit {limit:+.4g})"
+        return (f"{self.candidate} - {self.baseline} = {self.difference:+.4g} [{self.low:+.4g}, {self.high:+.4g}] "
+                f"({1 - self.alpha:.0%} interval, {self.estimator}, {'paired' if self.paired else 'unpaired'}, "
+                f"n={self.n}, {self.n_labelled} labelled; {'higher' if self.higher_is_better else 'lower'} is better, "
+                f"margin {self.margin:g}): {verdict}")
+
+    def details(self) -> str:
+        """The summary, then why this estimator and this pairing, then the warnings: one per line."""
+        return "\n".join([self.summary(), self.estimator_reason, self.pairing_reason, *self.warnings])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"baseline": self.baseline, "candidate": self.candidate, "aspect": self.aspect,
+                "difference": json_number(self.difference), "ci": [json_number(self.low), json_number(self.high)],
+                "confidence": 1 - self.alpha, "estimator": self.estimator, "estimator_reason": self.estimator_reason,
+                "paired": self.paired, "pairing_reason": self.pairing_reason, "n": self.n,
+                "n_labelled": self.n_labelled, "margin": self.margin, "alpha": self.alpha,
+                "higher_is_better": self.higher_is_better, "decision": self.decision, "passed": self.passed,
+                "warnings": list(self.warnings)}
+
+    def junit_xml(self) -> str:
+        """One JUnit testcase: a failure (with the figures) when the candidate is worse."""
+        suite = ElementTree.Element("testsuite", name="judgelab compare", tests="1",
+                                    failures=str(int(not self.passed)), errors="0", skipped="0")
+        properties = ElementTree.SubElement(suite, "properties")
+        for name, value in self.to_dict().items():
+            ElementTree.SubElement(properties, "property", name=name, value=str(value))
+        case = ElementTree.SubElement(suite, "testcase", classname="judgelab.compare",
+                                      name=f"{self.candidate} not worse than {self.baseline} (margin {self.margin:g})")
+        details = self.details()
+        if not self.passed:
+            failure = ElementTree.SubElement(case, "failure", message=self.summary(), type="regression")
+            failure.text = details
+        ElementTree.SubElement(case, "system-out").text = details
+        root = ElementTree.Element("testsuites")
+        root.append(suite)
+        ElementTree.indent(root)
+        return ElementTree.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+    def markdown(self) -> str:
+        """A short summary for a CI job page (e.g. ``$GITHUB_STEP_SUMMARY``)."""
+        mark = {"worse": ":x: worse", "not worse": ":white_check_mark: not worse",
+                "better": ":white_check_mark: better"}[self.decision]
+        rows = [("decision", mark),
+                ("difference", f"{self.difference:+.4g} [{self.low:+.4g}, {self.high:+.4g}] ({1 - self.alpha:.0%} "
+                               "interval)"),
+                ("margin", f"{self.margin:g} ({'higher' if self.higher_is_better else 'lower'} is better)"),
+                ("estimator", f"{self.estimator}: {self.estimator_reason}"),
+                ("pairing", f"{'paired' if self.paired else 'unpaired'}: {self.pairing_reason}"),
+                ("units", f"{self.n} ({self.n_labelled} labelled)")]
+        lines = [f"### judgelab compare: `{_md(self.candidate)}` vs `{_md(self.baseline)}`"
+                 + (f" ({_md(self.aspect)})" if self.aspect else ""), "", "| | |", "|---|---|"]
+        lines += [f"| {name} | {_md(value)} |" for name, value in rows]
+        lines += [""] + [f"> :warning: {_md(w)}" for w in self.warnings]
+        return "\n".join(lines).rstrip() + "\n"
+
+
+def _md(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def decide(low: float, high: float, margin: float, higher_is_better: bool = True) -> str:
+    """``worse`` when the interval lies beyond ``-margin`` on the bad side, ``better`` when it excludes
+    0 on the good side, ``not worse`` otherwise (a bound exactly at the limit does not fail)."""
+    if not higher_is_better:
+        low, high = -high, -low
+    if high < -margin:
+        return "worse"
+    if low > 0:
+        return "better"
+    return "not worse"
+
+
+# -- the public entry point --------------------------------------------------------------------------
+def compare_systems(items: Iterable[Item], judgments: Iterable[Judgment], *, baseline: str, candidate: str,
+                    margin: float = 0.0, alpha: float = 0.05, higher_is_better: bool = True,
+                    estimator: str = "auto", pairing: str = "auto", aspect: str | None = None,
+                    judge: str | None = None, human: Mapping[str, Any] | None = None,
+                    human_ids: Iterable[str] | str | None = None, sample: SampleFile | None = None,
+                    calibration: str = "auto", target: str = "population", n_resamples: int = 1000, seed: int = 0,
+                    skewness_correction: bool = True) -> Comparison:
+    """Estimate ``candidate - baseline`` and decide whether the candidate is worse by more than ``margin``.
+
+    Inputs as :func:`judgelab.evaluate.evaluate` takes them (``human``: {item id: value};
+    ``human_ids``: the ids whose own human score is a label, or ``"all"``; ``sample``: how the
+    labels were drawn). ``estimator``: ``auto`` (corrected with labels, judge-only without),
+    ``corrected``, ``human``, ``judge``. ``pairing``: ``auto`` (paired when the systems share their
+    inputs), ``paired`` (required: an error without shared inputs), ``unpaired``. ``calibration``,
+    ``target``, ``skewness_correction``: as in :mod:`judgelab.evaluate.estimators`.
+    """
+    _check_options(baseline, candidate, margin, alpha, estimator, pairing)
+    items, kind = items_of_one_kind(items)
+    if kind != "pointwise":
+        # pairwise items (system_a/system_b verdicts) plug in here: see the module docstring
+        raise ConfigError(f"compare takes pointwise items with a system_id; these are {kind} items "
+                          + ("(win rates between systems are not wired into compare yet)" if kind == "pairwise"
+                             else "(compare TREC runs with judgelab evaluate --runs)"))
+    judgments = list(judgments)
+    kept, human, human_ids, sample = _two_systems(items, baseline, candidate, human, human_ids, sample)
+    built = _item_problem(kept, judgments, aspect, judge, human, human_ids)
+    has_labels = built.labelled is not None and bool(built.labelled.any())
+    chosen, estimator_reason = _estimator(estimator, has_labels, built.label_source)
+    paired, pairing_reason = _pairing(kept, baseline, candidate, pairing, built.labelled if has_labels else None,
+                                      chosen, sample)
+    common = {"n_resamples": n_resamples, "seed": seed, "confidence": 1 - alpha,
+              "skewness_correction": skewness_correction, "calibration": calibration, "target": target}
+    if paired:
+        value, low, high, n, n_labelled, reason = _paired(kept, built, baseline, candidate, chosen, **common)
+    else:
+        report = evaluate(kept, judgments, aspect=aspect, judge=judge, human=human, human_ids=human_ids,
+                          sample=sample, **common)
+        value, low, high, n, n_labelled, reason = _unpaired(report.estimates[chosen], baseline, candidate)
+    if reason is not None or not (math.isfinite(low) and math.isfinite(high)):
+        raise ConfigError(f"the {chosen} estimate of {candidate} - {baseline} has no interval: "
+                          f"{reason or 'no verdicts to compare'}")
+    warnings = [JUDGE_ONLY_WARNING] if chosen == "judge" else []
+    if built.coverage.get("without_verdict"):
+        warnings.append(f"{built.coverage['without_verdict']} of {len(kept)} items have no judge verdict "
+                        "(left out of the judge's means)")
+    return Comparison(baseline, candidate, value, low, high, chosen, estimator_reason, paired, pairing_reason, n,
+                      n_labelled, margin, alpha, higher_is_better, decide(low, high, margin, higher_is_better),
+                      built.aspect, tuple(warnings))
+
+
+def _check_options(baseline: str, candidate: str, margin: float, alpha: float, estimator: str, pairing: str) -> None:
+    if baseline == candidate:
+        raise ConfigError(f"--baseline and --candidate are both {baseline!r}: compare two different systems")
+    if not (math.isfinite(margin) and margin >= 0):
+        raise ConfigError(f"--margin {margin}: give 0 or more (how much worse the candidate may be, on the score's "
+                          "scale)")
+    if not 0 < alpha < 1:
+        raise ConfigError(f"--alpha {alpha}: give a level between 0 and 1, e.g. 0.05")
+    if estimator not in ESTIMATORS:
+        raise ConfigError(f"--estimator {estimator!r}: choose {', '.join(ESTIMATORS)}")
+    if pairing not in PAIRINGS:
+        raise ConfigError(f"--pairing {pairing!r}: choose {', '.join(PAIRINGS)}")
+
+
+def _two_systems(items: list[Item], baseline: str, candidate: str, human, human_ids, sample):
+    """The two systems' items, and the labels, ids and sample restricted to them (ids of other systems
+    are fine; ids of no item at all are an error, as in ``evaluate``)."""
+    systems = sorted({str(item.system_id) for item in items if item.system_id is not None})
+    missing = [name for name in (baseline, candidate) if name not in systems]
+    if missing:
+        shown = ", ".join(systems[:10]) + (f" and {len(systems) - 10} more" if len(systems) > 10 else "")
+        raise ConfigError(f"system {missing[0]!r} is not in the data (its systems: {shown or 'none named'})")
+    all_ids = {item.id for item in items}
+    kept = [item for item in items if item.system_id in (baseline, candidate)]
+    ids = {item.id for item in kept}
+    for given in (human, None if human_ids == ALL else human_ids, sample.ids if sample else None):
+        unknown = [i for i in (given or ()) if i not in all_ids]
+        if unknown:
+            raise ConfigError(f"{len(unknown)} labelled id(s) are not items of the data: "
+                              f"{', '.join(map(repr, unknown[:5]))}")
+    if human is not None:
+        human = {k: v for k, v in human.items() if k in ids}
+    if human_ids is not None and human_ids != ALL:
+        human_ids = [i for i in human_ids if i in ids]
+    if sample is not None:
+        keep = [k for k, i in enumerate(sample.ids) if i in ids]
+        sample = replace(sample, ids=tuple(sample.ids[k] for k in keep), probabilities=None
+                         if sample.probabilities is None else tuple(sample.probabilities[k] for k in keep))
+    return kept, human, human_ids, sample
+
+
+def _estimator(requested: str, has_labels: bool, source: str | None) -> tuple[str, str]:
+    if requested == "auto":
+        if has_labels:
+            return "corrected", (f"human labels ({source}): the judge's verdicts corrected by its measured error on "
+                                 "them (prediction-powered, unbiased for the human difference)")
+        return "judge", "no human labels: the judge's verdicts alone"
+    if requested != "judge" and not has_labels:
+        raise ConfigError(f"--estimator {requested} needs human labels: give --human or --human-ids")
+    return requested, f"chosen with --estimator {requested}"
+
+
+def _inputs_of(items: list[Item], system: str) -> dict[str, int] | None:
+    """{input (group) id: position in ``items``} of one system; None when it answers an input twice."""
+    where: dict[str, int] = {}
+    for k, item in enumerate(items):
+        if item.system_id == system:
+            if item.group in where:
+                return None
+            where[item.group] = k
+    return where
+
+
+def _pairing(items: list[Item], baseline: str, candidate: str, requested: str, labelled: np.ndarray | None,
+             estimator: str, sample: SampleFile | None) -> tuple[bool, str]:
+    """Whether to pair, and why. Paired needs each system to answer each input once, inputs in
+    common, and (label-based estimators) inputs with both outputs labelled under a uniform design."""
+    if requested == "unpaired":
+        return False, "chosen with --pairing unpaired: the two systems' estimates are independent"
+    base, cand = _inputs_of(items, baseline), _inputs_of(items, candidate)
+    problem = None
+    if base is None or cand is None:
+        problem = "a system answers the same input (group_id) more than once"
+    shared = sorted(set(base) & set(cand)) if problem is None else []
+    label_based = estimator != "judge" and labelled is not None
+    both = sum(bool(labelled[base[g]] and labelled[cand[g]]) for g in shared) if label_based else None
+    if problem is None and len(shared) < MIN_PAIRS:
+        problem = f"the two systems share {len(shared)} input(s) (group_id); pairing needs {MIN_PAIRS}"
+    elif problem is None and label_based and both < MIN_PAIRS:
+        problem = f"{both} shared input(s) have both outputs labelled; a paired interval needs {MIN_PAIRS}"
+    elif problem is None and label_based and sample is not None and sample.method != "stratified":
+        problem = f"the labels were drawn by a {sample.method} design, whose pair probabilities are not recorded"
+    if problem is not None:
+        if requested == "paired":
+            raise ConfigError(f"--pairing paired: {problem}")
+        return False, f"unpaired: {problem}"
+    left_out = len(base) + len(cand) - 2 * len(shared)
+    if requested == "auto" and 2 * len(shared) < min(len(base), len(cand)):
+        return False, (f"unpaired: only {len(shared)} of their inputs are shared (pairing would leave out "
+                       f"{left_out} items)")
+    why = "chosen with --pairing paired" if requested == "paired" else "the two systems answer the same inputs"
+    text = f"{why}: {len(shared)} inputs, each the difference of its two outputs"
+    if left_out:
+        text += f"; {left_out} items of inputs only one system answers are left out"
+    if label_based:
+        text += f"; {both} inputs have both outputs labelled"
+    return True, text
+
+
+def _paired(items: list[Item], built, baseline: str, candidate: str, estimator: str, *, n_resamples: int, seed: int,
+            confidence: float, skewness_correction: bool, calibration: str, target: str):
+    """The difference as one mean over shared inputs: judge and human values are output differences."""
+    base, cand = _inputs_of(items, baseline), _inputs_of(items, candidate)
+    shared = sorted(set(base) & set(cand))
+    rows_b, rows_c = [base[g] for g in shared], [cand[g] for g in shared]
+    rows = np.arange(built.problem.n_units)
+    per_item_judge = built.problem.judge[rows, built.problem.strata]  # items: one system (column) each
+    judge = per_item_judge[rows_c] - per_item_judge[rows_b]
+    human = np.full(len(shared), np.nan)
+    labelled = np.zeros(len(shared), dtype=bool)
+    if built.labelled is not None:
+        per_item_human = built.problem.human[rows, built.problem.strata]
+        labelled = built.labelled[rows_b] & built.labelled[rows_c]
+        human = np.where(labelled, per_item_human[rows_c] - per_item_human[rows_b], np.nan)
+    name = f"{candidate} - {baseline}"
+    problem = from_items(shared, [name] * len(shared), shared, judge, human)
+    if estimator == "judge":
+        estimates = judge_only(problem, n_resamples=n_resamples, seed=seed, confidence=confidence)
+    else:
+        design = stratified_design(problem, labelled)
+        labelled_problem = problem.with_human(np.where(labelled[:, None], problem.human, np.nan))
+        options = {"confidence": confidence, "skewness_correction": skewness_correction, "target": target}
+        estimates = (human_only(labelled_problem, design, **options) if estimator == "human" else
+                     corrected(labelled_problem, design, calibration=calibration, seed=seed, **options))
+    return (float(estimates.value[0]), float(estimates.ci[0, 0]), float(estimates.ci[0, 1]), len(shared),
+            int(estimates.n_labelled[0]), estimates.reason[0])
+
+
+def _unpaired(estimates: SystemEstimates, baseline: str, candidate: str):
+    """``candidate - baseline`` from two systems' independent estimates (``pairwise``'s row)."""
+    b, c = estimates.systems.index(baseline), estimates.systems.index(candidate)
+    pairs = pairwise(estimates)
+    reason = estimates.reason[c] or estimates.reason[b]
+    return (float(pairs.difference[c, b]), float(pairs.low[c, b]), float(pairs.high[c, b]),
+            int(estimates.n_units[b] + estimates.n_units[c]), int(estimates.n_labelled[b] + estimates.n_labelled[c]),
+            reason)
+
+
+__all__ = ["Comparison", "compare_systems", "decide"]

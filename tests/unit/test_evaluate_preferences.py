@@ -1,0 +1,191 @@
+"""Pairwise leaderboards: the Bradley-Terry fit against scikit-learn's logistic regression, PPI++
+against ppi-python where they coincide, coverage of intervals and simultaneous rank sets on a
+simulation, and refusals of bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.special import expit
+
+from judgelab.errors import ConfigError
+from judgelab.evaluate.preferences import rank_sets, rank_systems, sets_from, simultaneous_critical
+from judgelab.metrics.bradley_terry import fit_bradley_terry
+
+STRENGTH = np.array([1.0, 0.6, 0.3, 0.0, -0.4, -0.9])
+
+
+def simulate(n=3000, seed=0, strength=STRENGTH, tie=0.15, first_bias=1.2, judge_noise=0.25):
+    """Comparisons from a Bradley-Terry truth with ties; a judge that favours the first-shown system
+    and is otherwise right about the human vote most of the time."""
+    rng = np.random.default_rng(seed)
+    k = len(strength)
+    a = rng.integers(0, k, n)
+    b = (a + rng.integers(1, k, n)) % k
+    p = expit(strength[a] - strength[b])
+    u = rng.random(n)
+    human = np.where(u < tie, 0.5, np.where(rng.random(n) < p, 1.0, 0.0))
+    lean = expit(3 * (human - 0.5) + first_bias)  # the judge's chance to say "a"
+    noisy = rng.random(n) < judge_noise
+    judge = np.where(noisy, np.where(rng.random(n) < lean, 1.0, 0.0), human)
+    names = np.array([f"s{s}" for s in range(k)])
+    return names[a], names[b], judge, human
+
+
+def test_bradley_terry_equals_scikit_learn_logistic_regression():
+    from sklearn.linear_model import LogisticRegression
+
+    a_names, b_names, _, human = simulate(n=800, seed=1)
+    a = np.array([int(s[1:]) for s in a_names])
+    b = np.array([int(s[1:]) for s in b_names])
+    k = len(STRENGTH)
+    fit = fit_bradley_terry(k, a, b, np.ones(len(a)), human)
+    x = np.zeros((len(a), k))
+    x[np.arange(len(a)), a] += 1
+    x[np.arange(len(a)), b] -= 1
+    # a tie is half a win for each side: each comparison twice, weighted by the preference
+    model = LogisticRegression(C=np.inf, fit_intercept=False, tol=1e-12, max_iter=10_000)
+    model.fit(np.vstack([x[:, 1:], x[:, 1:]]), np.r_[np.ones(len(a)), np.zeros(len(a))],
+              sample_weight=np.r_[human, 1 - human])
+    theirs = np.r_[0.0, model.coef_[0]]
+    assert fit.converged
+    np.testing.assert_allclose(fit.strength, theirs - theirs.mean(), atol=1e-5)
+
+
+def test_win_probability_means_and_a_perfect_judge():
+    a, b, judge, human = simulate(n=600, seed=2)
+    labelled = np.zeros(len(a), dtype=bool)
+    labelled[::3] = True
+    report = rank_systems(a, b, judge, human, labelled=labelled)
+    mine = {s: np.r_[human[labelled & (a == s)], 1 - human[labelled & (b == s)]].mean() for s in report.systems}
+    np.testing.assert_allclose(report.estimates["human"].value, [mine[s] for s in report.systems])
+    judged = {s: np.r_[judge[a == s], 1 - judge[b == s]].mean() for s in report.systems}
+    np.testing.assert_allclose(report.estimates["judge"].value, [judged[s] for s in report.systems])
+    # a judge that agrees with every human verdict gets full weight, and the corrected estimate is its mean
+    truthful = rank_systems(a, b, human, human, labelled=labelled).estimates["corrected"]
+    assert truthful.info["judge_weight"] == pytest.approx(1.0)
+    everywhere = {s: np.r_[human[a == s], 1 - human[b == s]].mean() for s in report.systems}
+    np.testing.assert_allclose(truthful.value, [everywhere[s] for s in report.systems])
+
+
+def test_corrected_two_systems_equals_ppi_python_point_estimate():
+    ppi = pytest.importorskip("ppi_py")
+    rng = np.random.default_rng(4)
+    n_all, n = 500, 80
+    human = rng.choice([0.0, 0.5, 1.0], n_all, p=[0.3, 0.2, 0.5])
+    judge = np.where(rng.random(n_all) < 0.7, human, rng.choice([0.0, 1.0], n_all))
+    labelled = np.zeros(n_all, dtype=bool)
+    labelled[rng.choice(n_all, n, replace=False)] = True
+    report = rank_systems(["x"] * n_all, ["y"] * n_all, judge, human, labelled=labelled)
+    fixed = report.estimates["corrected"]
+    lam = fixed.info["judge_weight"]
+    theirs = ppi.ppi_mean_pointestimate(human[labelled], judge[labelled], judge, lam=lam)
+    assert fixed.value[0] == pytest.approx(float(np.squeeze(theirs)), rel=1e-10)
+    assert fixed.value[1] == pytest.approx(1 - fixed.value[0], rel=1e-10)
+    low, high = ppi.ppi_mean_ci(human[labelled], judge[labelled], judge, alpha=0.05, lam=lam)
+    # ours adds the ddof-1 factor and splits the variance differently; at the tuned lambda they agree
+    assert (fixed.ci[0, 1] - fixed.ci[0, 0]) == pytest.approx(float(np.squeeze(high - low)), rel=0.03)
+
+
+@pytest.mark.parametrize("estimand", ["win-prob", "bradley-terry"])
+def test_intervals_and_rank_sets_cover_on_a_simulation(estimand):
+    """Truth: the all-human value on the same comparisons (target "items"); 120 draws of 300 labels."""
+    a, b, judge, human = simulate(n=2500, seed=5)
+    truth = rank_systems(a, b, human, human, labelled=np.ones(len(a), dtype=bool), estimand=estimand)
+    true_value = truth.estimates["human"].value
+    true_rank = truth.rank_sets["human"].rank
+    rng = np.random.default_rng(6)
+    hits = {"human": [], "corrected": []}
+    sets = {"human": [], "corrected": []}
+    widths = {"human": [], "corrected": []}
+    for _ in range(120):
+        labelled = np.zeros(len(a), dtype=bool)
+        labelled[rng.choice(len(a), 300, replace=False)] = True
+        report = rank_systems(a, b, judge, human, labelled=labelled, estimand=estimand, target="items",
+                              seed=int(rng.integers(1 << 30)))
+        for name in hits:
+            est = report.estimates[name]
+            hits[name].append((est.ci[:, 0] <= true_value) & (true_value <= est.ci[:, 1]))
+            sets[name].append(report.rank_sets[name].covers(true_rank))
+            widths[name].append(np.mean(est.ci[:, 1] - est.ci[:, 0]))
+    for name in hits:
+        assert np.mean(hits[name]) >= 0.92, name  # 95% nominal; 720 intervals: MC error ~0.8%
+        assert np.mean(sets[name]) >= 0.92, name  # simultaneous: every system's rank at once
+    # the judge is right 75%+ of the time: the corrected intervals are narrower
+    assert np.mean(widths["corrected"]) < 0.95 * np.mean(widths["human"])
+
+
+def test_baseline_win_rate_is_the_mean_over_comparisons_with_the_baseline():
+    a, b, judge, human = simulate(n=900, seed=7)
+    report = rank_systems(a, b, judge, human, estimand="baseline-win-rate", baseline="s3")
+    human_est = report.estimates["human"]
+    k = report.systems.index("s0")
+    against = np.r_[human[(a == "s0") & (b == "s3")], 1 - human[(a == "s3") & (b == "s0")]]
+    assert human_est.value[k] == pytest.approx(against.mean())
+    assert np.isnan(human_est.value[report.systems.index("s3")])
+    assert human_est.reason[report.systems.index("s3")] == "the baseline (s3)"
+
+
+def test_max_t_critical_value_between_single_and_bonferroni():
+    rng = np.random.default_rng(8)
+    root = rng.normal(size=(6, 6))
+    cov = root @ root.T / 6 + np.eye(6) * 0.1
+    max_t = simultaneous_critical(cov, 0.05, "max-t", n_draws=20_000)
+    bonferroni = simultaneous_critical(cov, 0.05, "bonferroni")
+    assert 1.96 < max_t < bonferroni
+    rank, best, worst = sets_from(np.array([3.0, 2.0, 0.0]), np.eye(3) * 0.01, 2.5)
+    np.testing.assert_array_equal(rank, [1, 2, 3])
+    np.testing.assert_array_equal(best, [1, 2, 3])
+    np.testing.assert_array_equal(worst, [1, 2, 3])
+    rank, best, worst = sets_from(np.array([3.0, 2.9, 0.0]), np.eye(3) * 0.01, 2.5)
+    np.testing.assert_array_equal(best, [1, 1, 3])
+    np.testing.assert_array_equal(worst, [2, 2, 3])
+
+
+def test_holm_and_bonferroni_rank_sets_are_no_smaller_than_max_t_ones():
+    a, b, judge, human = simulate(n=1500, seed=9)
+    report = rank_systems(a, b, judge, human)
+    est = report.estimates["corrected"]
+    sizes = {m: rank_sets(est, m).size.sum() for m in ("max-t", "bonferroni", "holm")}
+    assert sizes["max-t"] <= sizes["bonferroni"]
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda a, b, j, h: (a, a, j, h), "compares system 's"),
+    (lambda a, b, j, h: (a, b, ["maybe"] + list(j[1:]), h), "judge verdict 'maybe' of comparison 0"),
+    (lambda a, b, j, h: (np.where(np.isin(a, ["s0", "s1"]) & ~np.isin(b, ["s0", "s1"]), "s0", a),
+                         np.where(np.isin(a, ["s0", "s1"]) & ~np.isin(b, ["s0", "s1"]), "s1", b), j, h),
+     "2 separate groups"),
+])
+def test_bad_input_is_refused_with_one_clear_message(change, message):
+    a, b, judge, human = simulate(n=300, seed=10)
+    # keep only within-group meetings for the disconnected case: {s0, s1} never meets the others
+    a, b, judge, human = change(a, b, judge, human)
+    if "groups" in message:
+        keep = np.isin(a, ["s0", "s1"]) == np.isin(b, ["s0", "s1"])
+        a, b, judge, human = a[keep], b[keep], judge[keep], human[keep]
+    with pytest.raises(ConfigError, match=message):
+        rank_systems(a, b, judge, human)
+
+
+def test_disconnected_graph_names_its_components_and_baseline_must_exist():
+    a = ["x", "y", "p", "q"]
+    b = ["y", "x", "q", "p"]
+    with pytest.raises(ConfigError, match=r"\{p, q\} \| \{x, y\}|\{x, y\} \| \{p, q\}"):
+        rank_systems(a, b, ["a", "b", "a", "tie"])
+    with pytest.raises(ConfigError, match="baseline 'z' is not a system"):
+        rank_systems(["x", "y"], ["y", "x"], ["a", "b"], estimand="baseline-win-rate", baseline="z")
+    with pytest.raises(ConfigError, match="marked labelled but have no human verdict"):
+        rank_systems(["x", "y"], ["y", "x"], ["a", "b"], [None, "a"], labelled=[True, True])
+
+
+def test_a_system_that_wins_everything_has_no_strength_and_says_why():
+    a = ["top", "top", "top", "x", "x", "y", "x", "y"]
+    b = ["x", "y", "z", "y", "z", "z", "y", "z"]
+    human = ["a", "a", "a", "tie", "a", "b", "b", "a"]
+    report = rank_systems(a, b, human, human, estimand="bradley-terry")
+    human_est = report.estimates["human"]
+    assert np.isnan(human_est.value).all()
+    assert human_est.reason[0] == "no finite strength: a system wins or loses all its comparisons"
+    # win probabilities stay defined: top won all three
+    assert rank_systems(a, b, human, human).estimates["human"].value[report.systems.index("top")] == 1.0
