@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import sqlite3
 import stat
@@ -67,10 +68,16 @@ def open_sqlite(path: str | Path, schema: str, probe: str, what: str) -> sqlite3
     naming it, rather than SQLite's bare "file is not a database" from deep inside a run.
     """
     path = Path(path)
+    if path.is_symlink():  # it holds every prompt: where it lives, and who can read it there, is not ours to know
+        raise ConfigError(f"{path}: is a symbolic link; give the {what}'s real path (it holds prompts and "
+                          "replies, so judgelab keeps it owner-only where it is)")
     if path.exists() and not path.is_file():  # a FIFO would block SQLite's first read
         raise ConfigError(f"{path}: not a regular file; give a file path for the {what}")
     try:
         touch_private(path)  # owner-only before SQLite opens it (its -wal/-shm follow the file's mode)
+        for existing in (path, *(path.with_name(path.name + end) for end in ("-wal", "-shm"))):
+            if existing.is_file() and not existing.is_symlink() and existing.stat().st_mode & 0o077:
+                existing.chmod(PRIVATE_FILE)  # left readable by others (an older version, a umask of 022)
         db = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=30)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
@@ -147,6 +154,17 @@ def staged_folder(out_dir: str | Path, *,
         move_in(folder, out_dir)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+_UNSAFE_IN_NAMES = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def safe_name(text: str, limit: int = 80) -> str:
+    """``text`` (an aspect, a member's name: anything a user wrote) as one file-name component that
+    stays in its folder: every run of characters other than ASCII letters, digits, ``.``, ``_`` and
+    ``-`` becomes ``_`` (no separator, no NUL), leading dots go (no ``..``, no hidden file), and the
+    result is cut to ``limit`` characters. The one way names from user input become file names."""
+    return _UNSAFE_IN_NAMES.sub("_", text).lstrip(".")[:limit] or "_"
 
 
 _NOT_A_FILE = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),

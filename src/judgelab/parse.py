@@ -40,25 +40,27 @@ from judgelab.llm.types import TokenLogprob
 ParseStatus = Literal["ok", "unparsable"]
 Pick = Literal["first", "last"]
 
-# A number, never cut short: "10" is not read as "1" followed by "0".
-_NUM = r"-?\d+(?:\.\d+)?(?![\d.]*\d)"
+# A number in ASCII digits, never cut short: "10" is not read as "1" followed by "0", "1e1" not as 1.
+# Only 0-9: ``\d`` (and ``float``) also accept Arabic-Indic, full-width and other scripts' digits,
+# which no prompt asks for; the look-aheads keep ``\d`` so "3٣" is no 3 either.
+_NUM = r"-?[0-9]+(?:\.[0-9]+)?(?![\d.]*\d)(?![eE][+-]?\d)"
 # A number that starts a range ("1 to 10", "1-5") is a scale description, not a rating.
 _NOT_RANGE = r"(?!\s*(?:-|–|to)\s*\d)"
 _NOT_MORE_DIGITS = r"(?![\d.]*\d)"
 
 _TIERS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("brackets", re.compile(rf"\[\[\s*(?P<num>{_NUM})\s*(?:/\s*(?P<den>\d+)\s*)?\]\]")),
+    ("brackets", re.compile(rf"\[\[\s*(?P<num>{_NUM})\s*(?:/\s*(?P<den>[0-9]+)\s*)?\]\]")),
     (
         "label",
         re.compile(
             rf"\b(?:rating|score|grade)s?\b\s*(?:\*\*|__)?\s*(?:is|of|:|=|-|–|—)?\s*(?:\*\*|__)?\s*"
-            rf"(?:a\s+)?\[{{0,2}}\s*(?P<num>{_NUM}){_NOT_RANGE}(?:\s*(?:/|out\s+of)\s*(?P<den>\d+))?",
+            rf"(?:a\s+)?\[{{0,2}}\s*(?P<num>{_NUM}){_NOT_RANGE}(?:\s*(?:/|out\s+of)\s*(?P<den>[0-9]+))?",
             re.IGNORECASE,
         ),
     ),
     (
         "fraction",
-        re.compile(rf"(?<![\d/.])(?P<num>{_NUM})\s*(?:/|out\s+of)\s*(?P<den>\d+)(?![\d/])", re.IGNORECASE),
+        re.compile(rf"(?<![\d/.])(?P<num>{_NUM})\s*(?:/|out\s+of)\s*(?P<den>[0-9]+)(?![\d/])", re.IGNORECASE),
     ),
     (
         "verb",
@@ -301,7 +303,8 @@ class LogprobScore(BaseModel):
         return math.sqrt(sum(p * (v - self.score) ** 2 for v, p in self.distribution.items()))
 
 
-_INT_TOKEN = re.compile(r"^\s*(\d+)\s*\]*\s*$")
+_INT_TOKEN = re.compile(r"^\s*([0-9]+)\s*\]*\s*$")  # ASCII digits, as _NUM
+_ASCII_DIGIT = frozenset("0123456789")
 
 
 def logprob_score(
@@ -360,9 +363,9 @@ def _alternatives(position: TokenLogprob) -> dict[int, float]:
 
 def _continues_with_digit(logprobs: Sequence[TokenLogprob], index: int) -> bool:
     token = logprobs[index].token.strip()
-    if not token.isdigit() or index + 1 >= len(logprobs):
+    if not token or not set(token) <= _ASCII_DIGIT or index + 1 >= len(logprobs):
         return False
-    return logprobs[index + 1].token[:1].isdigit()
+    return logprobs[index + 1].token[:1] in _ASCII_DIGIT
 
 
 def _has_multidigit_token(probs: dict[int, float]) -> bool:
@@ -398,7 +401,7 @@ def _next_token_probs(position: TokenLogprob) -> dict[str, float]:
         stripped = token.strip()
         if stripped.startswith("0"):
             zero += math.exp(logprob)
-        elif not stripped[:1].isdigit() and stripped[:1] != ".":
+        elif stripped[:1] not in _ASCII_DIGIT and stripped[:1] != ".":
             end += math.exp(logprob)
     return {"zero": zero, "end": end}
 

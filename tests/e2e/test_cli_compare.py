@@ -99,7 +99,7 @@ def unshared(tmp_path):
 @pytest.mark.parametrize(("args", "message"), [
     (("--baseline", "nope", "--candidate", "b"), "system 'nope' is not in the data (its systems: a, b)"),
     (("--baseline", "a", "--candidate", "a"), "--baseline and --candidate are both 'a'"),
-    (("--baseline", "a", "--candidate", "b", "--margin", "-0.1"), "--margin -0.1: give 0 or more"),
+    (("--baseline", "a", "--candidate", "b", "--margin", "-0.1"), "--margin -0.1: input should be greater than or equal to 0"),
     (("--baseline", "a", "--candidate", "b", "--pairing", "paired"),
      "--pairing paired: the two systems share 0 input(s) (group_id); pairing needs 2"),
     (("--baseline", "a", "--candidate", "b", "--estimator", "human"), "--estimator human needs human labels"),

@@ -3,7 +3,7 @@ malformed-reply tests: no model behind it, so each case takes seconds.
 
 Per POST (a chat completion), by ``mode``:
 
-- ``"ok"``: a well-formed reply, ``Rating: [[3]]``;
+- ``"ok"``: a well-formed reply, ``Rating: [[3]]`` (or ``reply``, with ``usage`` laid over its token counts);
 - ``"echo"``: a well-formed reply whose text is a rating followed by every request header, as a
   debugging gateway would send back;
 - ``"echo_error"``: HTTP ``error_status`` (400: the item fails alone; 401: the run stops; 500: retried)
@@ -40,8 +40,11 @@ class HostileServer:
 
     def __init__(self, mode: str = "ok", *, host: str = "127.0.0.1", error_status: int = 400,
                  trickle_bytes: int = 10, trickle_gap: float = 1.0, bad_first: int | None = None,
-                 only: str | None = None, delay: float = 0.0):
+                 only: str | None = None, delay: float = 0.0, reply: str = "Rating: [[3]]",
+                 usage: dict[str, object] | None = None):
         self.mode = mode
+        self.reply = reply
+        self.usage = usage or {}
         self.error_status = error_status
         self.trickle_bytes = trickle_bytes
         self.trickle_gap = trickle_gap
@@ -52,6 +55,7 @@ class HostileServer:
         self.authorization: list[str] = []  # every Authorization header received (GET and POST), in order
         self.requests = 0  # requests of any kind received
         self.posts = 0  # chat-completion attempts received
+        self.post_bytes: list[int] = []  # the body size of each chat-completion attempt, in order
         self.stopping = threading.Event()
         self._attempts: Counter = Counter()
         self._lock = threading.Lock()
@@ -95,11 +99,11 @@ class _QuietServer(ThreadingHTTPServer):
             super().handle_error(request, client_address)
 
 
-def completion(content: object, prompt_tokens: object = 12, model: str = MODEL) -> bytes:
+def completion(content: object, prompt_tokens: object = 12, model: str = MODEL, **usage: object) -> bytes:
     return json.dumps({
         "id": "c1", "object": "chat.completion", "created": 0, "model": model,
         "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
-        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": 3, "total_tokens": 15},
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": 3, "total_tokens": 15, **usage},
     }).encode()
 
 
@@ -146,12 +150,14 @@ def _handler_for(server: HostileServer) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:  # noqa: N802
             body = self.rfile.read(int(self.headers.get("content-length", "0")))
             self._received()
+            with server._lock:
+                server.post_bytes.append(len(body))
             mode = server.mode_for(body)
             if mode == "ok":
                 if server.delay and server.stopping.wait(server.delay):
                     return
                 try:
-                    self._send(200, completion("Rating: [[3]]"))
+                    self._send(200, completion(server.reply, **server.usage))
                 except OSError:  # the client gave up meanwhile: the reply was paid for and lost
                     return
                 with server._lock:

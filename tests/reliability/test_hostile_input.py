@@ -60,6 +60,10 @@ CONFIG_FILES = {
     "config_wrong_type.yaml": (3, "samples"), "config_utf16.yaml": (None, None),
     "config_unknown_field.yaml": (5, "temprature"), "config_bad_nested.yaml": (6, "strategy.scale"),
     "config_bad_nested.json": (4, "strategy.cot"), "config_deep.yaml": (None, None),
+    # numbers out of range: were internal errors (exit 1) once run, or a hang (1e8 samples)
+    "config_negative_samples.yaml": (3, "samples"), "config_negative_temperature.yaml": (3, "temperature"),
+    "config_huge_samples.yaml": (4, "samples"), "config_infinite_temperature.yaml": (4, "temperature"),
+    "config_pairwise_bad_numbers.yaml": (2, "max_tokens"),
 }
 
 

@@ -306,3 +306,32 @@ def test_questions_from_a_generated_list():
                                      "Is it concise?"]
     assert parse_questions("Q1: **Is it on topic?**\n\nQ2: Is it polite?") == ["Is it on topic?", "Is it polite?"]
     assert parse_questions("Check the facts.\nCheck the tone.") == ["Check the facts.", "Check the tone."]
+
+
+# -- numbers that are no rating: exponents and digits of other scripts (issue 31, item 18) -------------------------
+NOT_A_RATING = [
+    "Rating: [[1e1]]", "Rating: 1e1", "[[2E0]]", "Score: 3e-0", "I would rate it 4e0.", "**5e0**", "1e0",
+    "Rating: [[٣]]", "Rating: ٣", "٤/٥", "**٣**", "٣",  # Arabic-Indic digits
+    "Rating: [[۳]]", "Rating: [[３]]", "Rating: [[३]]",  # Persian, full-width, Devanagari
+    "Rating: [[3٣]]", "Rating: 3٣",  # an ASCII digit run into a digit of another script
+]
+
+
+@pytest.mark.parametrize("reply", NOT_A_RATING)
+def test_exponents_and_other_digits_are_no_rating(reply):
+    """``Rating: [[1e1]]`` was read as 1 and ``Rating: [[٣]]`` as 3: such replies are unparsable, never a score."""
+    for pick in ("first", "last"):
+        parsed = parse_rating(reply, FIVE, pick=pick)
+        assert parsed.status == "unparsable" and parsed.score is None, (reply, pick, parsed)
+
+
+def test_a_rating_beside_an_exponent_or_a_foreign_digit_is_still_read():
+    assert parse_rating("Rating: [[4]] (not 1e1)", FIVE, pick="first").score == 4
+    assert parse_rating("The text says ٣. Rating: [[2]]", FIVE).score == 2
+
+
+def test_logprob_alternatives_in_other_digits_carry_no_mass():
+    tokens = [position("3", {"3": 0.5, "٣": 0.3, "３": 0.1, "4": 0.1})]
+    result = logprob_score(tokens, FIVE)
+    assert result.distribution == {3: pytest.approx(0.5 / 0.6), 4: pytest.approx(0.1 / 0.6)}
+    assert result.mass == pytest.approx(0.6)

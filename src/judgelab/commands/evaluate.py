@@ -12,6 +12,8 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from judgelab import limits
+from judgelab.commands._numbers import checked
 from judgelab.errors import ConfigError
 
 CALIBRATION_HELP = "Map from judge to human scale for the corrected estimate: auto, isotonic, linear, identity."
@@ -38,7 +40,7 @@ Runs = Annotated[Path | None, typer.Option("--runs", help="Folder of TREC run fi
 Measure = Annotated[str, typer.Option("--measure", help="ir_measures measure for runs.")]
 Unjudged = Annotated[str, typer.Option(
     "--unjudged", help="Documents no qrels label: 'condense' (score runs on their judged documents) or 'nonrelevant'.")]
-Seed = Annotated[int, typer.Option("--seed", help="Seed of the bootstrap, the folds and the draw.")]
+Seed = Annotated[int, typer.Option("--seed", callback=checked(limits.Seed), help="Seed of the bootstrap, the folds and the draw.")]
 
 
 def _load(data: Path, judgments: Path | None, human: Path | None, human_ids: str | None, aspect: str | None,
@@ -114,9 +116,9 @@ def evaluate(
     skewness_correction: Annotated[bool, typer.Option(
         "--skewness-correction/--no-skewness-correction",
         help="Centre human/corrected intervals with Johnson's skewness correction (off: plain t intervals).")] = True,
-    bootstrap: Annotated[int, typer.Option("--bootstrap", help="Bootstrap resamples for the judge-only intervals.")] = 1000,
+    bootstrap: Annotated[int, typer.Option("--bootstrap", callback=checked(limits.Resamples), help="Bootstrap resamples for the judge-only intervals.")] = 1000,
     seed: Seed = 0,
-    confidence: Annotated[float, typer.Option("--confidence", help="Interval coverage, e.g. 0.95.")] = 0.95,
+    confidence: Annotated[float, typer.Option("--confidence", callback=checked(limits.Coverage), help="Interval coverage, e.g. 0.95.")] = 0.95,
     estimand: Annotated[str, typer.Option(
         "--estimand", help="Comparisons between systems: win-prob (win probability, ties half), bradley-terry "
                            "(strengths), baseline-win-rate (against --baseline).")] = "win-prob",
@@ -135,10 +137,6 @@ def evaluate(
     from judgelab.commands._common import console
     from judgelab.evaluate import evaluate as run_evaluate
 
-    if not 0 < confidence < 1:
-        raise ConfigError(f"--confidence {confidence}: give a coverage between 0 and 1, e.g. 0.95")
-    if bootstrap < 0:
-        raise ConfigError("--bootstrap must be 0 or more")
     if out is not None:
         from judgelab.report.systems import check_systems_folder
 
@@ -218,12 +216,17 @@ def systems_tables(report, width: int = 120) -> list[Any]:
     table.add_column("rank", no_wrap=True)
     for k in order:
         cells = [_estimate_cell(est, k, name, compact) for name, est in estimates.items()]
-        span = "-" if math.isnan(rank[k]) else f"{int(rank[k])} ({int(best[k])}-{int(worst[k])})"
+        span = "-" if math.isnan(rank[k]) else f"{int(rank[k])}" + (
+            "" if math.isnan(best[k]) else f" ({int(best[k])}-{int(worst[k])})")
         table.add_row(escape(report.systems[k]), *cells, span)
     lines.append(table)
     lines += _reason_lines(report)
-    counts = ", ".join(f"{name} {int(pairs.significant.sum() // 2)}" for name, pairs in report.pairs.items())
-    lines.append(f"pairs separable after Holm's correction (of {len(report.systems) * (len(report.systems) - 1) // 2}): {counts}")
+    if report.pairs_omitted:
+        lines.append(f"[yellow]{escape(report.pairs_omitted)}[/]")
+    else:
+        counts = ", ".join(f"{name} {int(pairs.significant.sum() // 2)}" for name, pairs in report.pairs.items())
+        lines.append(f"pairs separable after Holm's correction (of {len(report.systems) * (len(report.systems) - 1) // 2}): "
+                     f"{counts}")
     effective = report.effective_labels()
     if effective:
         total = sum(v for v in effective.values() if v is not None)
@@ -254,7 +257,7 @@ def sample(
     data: Data,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Write the drawn ids here (id<TAB>probability).")] = None,
     budget: Annotated[float | None, typer.Option(
-        "--budget", "-n", help="Units to draw: a count (e.g. 50) or a fraction of them (e.g. 0.1).")] = None,
+        "--budget", "-n", callback=checked(limits.Positive), help="Units to draw: a count (e.g. 50) or a fraction of them (e.g. 0.1).")] = None,
     judgments: Annotated[Path | None, typer.Option(
         "--judgments", "-j", help="The judge's verdicts (for --active and --plan).")] = None,
     aspect: Aspect = None,
@@ -262,11 +265,11 @@ def sample(
     field: Field = None,
     active: Annotated[bool, typer.Option(
         "--active", help="Favour the units the judge is least sure of (inverse-probability weights keep estimates unbiased).")] = False,
-    mix: Annotated[float, typer.Option("--mix", help="Uniform share of each active probability (0-1].")] = 0.5,
+    mix: Annotated[float, typer.Option("--mix", callback=checked(limits.Mix), help="Uniform share of each active probability (0-1].")] = 0.5,
     exclude: Annotated[Path | None, typer.Option(
         "--exclude", help="Ids already labelled (a file of ids): never drawn again.")] = None,
     plan: Annotated[float | None, typer.Option(
-        "--plan", help="Print how many labels an interval this wide needs, from the labels so far (--human/--human-ids).")] = None,
+        "--plan", callback=checked(limits.Positive), help="Print how many labels an interval this wide needs, from the labels so far (--human/--human-ids).")] = None,
     human: Human = None,
     human_ids: HumanIds = None,
     runs: Runs = None,

@@ -10,7 +10,9 @@ from pathlib import Path
 
 import typer
 
+from judgelab import limits
 from judgelab.commands._common import HUMAN_HELP, TIMEOUT_HELP, client_from_options, human_labelled
+from judgelab.commands._numbers import checked
 from judgelab.commands.judge import judge_config_from_options
 from judgelab.data import load_items
 from judgelab.errors import ConfigError
@@ -31,8 +33,8 @@ def fit(
     model: str | None = typer.Option(None, "--model", "-m", help=MODEL_STRING_HELP + " (for judges that call an LLM while fitting)."),
     model_name: str | None = typer.Option(None, "--model-name", help="Model name on an OpenAI-compatible server."),
     human: Path | None = typer.Option(None, "--human", help=HUMAN_HELP + " Only labelled items are used."),
-    timeout: float | None = typer.Option(None, "--timeout", help=TIMEOUT_HELP),
-    limit: int | None = typer.Option(None, "--limit", help="Learn from the first N items only."),
+    timeout: float | None = typer.Option(None, "--timeout", callback=checked(limits.Seconds), help=TIMEOUT_HELP),
+    limit: int | None = typer.Option(None, "--limit", callback=checked(limits.Count), help="Learn from the first N items only."),
     cache: bool = typer.Option(True, "--cache/--no-cache", help="Use the completion cache."),
     cache_path: Path | None = typer.Option(None, "--cache-path", help="Cache file (default ~/.cache/judgelab/cache.sqlite)."),
 ) -> None:

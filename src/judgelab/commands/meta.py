@@ -11,7 +11,9 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from judgelab import limits
 from judgelab.commands._common import HUMAN_HELP
+from judgelab.commands._numbers import checked
 from judgelab.errors import ConfigError
 
 PRESET_HELP = "How a seed reports: aeollm, llmjudge, hpss, active-critic (default: everything that applies)."
@@ -47,8 +49,8 @@ def meta(
     ties: Annotated[str, typer.Option(
         "--ties", help="Pairwise accuracy: a 'tie' verdict (the two orders disagreed) counts half (LLMBar) or wrong.")] = "half",
     bootstrap: Annotated[int, typer.Option(
-        "--bootstrap", help="Bootstrap resamples for the intervals (0: none).")] = 1000,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.")] = 0,
+        "--bootstrap", callback=checked(limits.Resamples), help="Bootstrap resamples for the intervals (0: none).")] = 1000,
+    seed: Annotated[int, typer.Option("--seed", callback=checked(limits.Seed), help="Seed of the bootstrap.")] = 0,
     alpha_level: Annotated[str, typer.Option(
         "--alpha-level", help="Krippendorff's alpha level: ordinal, nominal or interval.")] = "ordinal",
     human: Annotated[Path | None, typer.Option(
@@ -63,8 +65,6 @@ def meta(
     from judgelab.metrics import meta_evaluate
     from judgelab.report import check_meta_folder, write_meta_report
 
-    if bootstrap < 0:
-        raise ConfigError("--bootstrap must be 0 or more")
     if ties not in ("half", "wrong"):
         raise ConfigError(f"--ties {ties!r}: choose half or wrong")
     if alpha_level not in ("ordinal", "nominal", "interval"):

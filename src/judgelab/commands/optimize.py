@@ -11,7 +11,9 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from judgelab import limits
 from judgelab.commands._common import HUMAN_HELP, TIMEOUT_HELP, client_from_options, human_labelled
+from judgelab.commands._numbers import checked
 from judgelab.commands.judge import judge_config_from_options
 from judgelab.data import load_items
 from judgelab.errors import ConfigError
@@ -37,16 +39,16 @@ def optimize_command(
     method: str = typer.Argument(..., help=f"Search method: {', '.join(METHODS)}."),
     data: Path = typer.Option(..., "--data", "-d", help="Dev items with human labels (JSONL, CSV, Parquet)."),
     aspect: str = typer.Option(..., "--aspect", "-a", help="The human score to agree with (e.g. naturalness)."),
-    budget: int = typer.Option(..., "--budget", "-b", help="Evaluations on the dev items (HPSS paper: 71)."),
+    budget: int = typer.Option(..., "--budget", "-b", callback=checked(limits.Count), help="Evaluations on the dev items (HPSS paper: 71)."),
     out: Path = typer.Option(..., "--out", "-o", help="Run folder; rerun the same command into it to resume."),
     test: Path | None = typer.Option(None, "--test", help="Held-out items: the best and the start config are scored on them."),
     human: Path | None = typer.Option(None, "--human", help=HUMAN_HELP + " For --data and --test; only labelled items are used."),
     objective: str = typer.Option("spearman", "--objective", help=f"What to maximise: {', '.join(OBJECTIVES)}."),
-    min_coverage: float = typer.Option(DEFAULT_MIN_COVERAGE, "--min-coverage", help="A config's objective is undefined when fewer than this share of the dev items get a usable rating."),
+    min_coverage: float = typer.Option(DEFAULT_MIN_COVERAGE, "--min-coverage", callback=checked(limits.Fraction), help="A config's objective is undefined when fewer than this share of the dev items get a usable rating."),
     model: str | None = typer.Option(None, "--model", "-m", help=MODEL_STRING_HELP),
     model_name: str | None = typer.Option(None, "--model-name", help="Model name on an OpenAI-compatible server."),
-    timeout: float | None = typer.Option(None, "--timeout", help=TIMEOUT_HELP),
-    seed: int = typer.Option(0, "--seed", help="Seed of the search (and of LLM proposals)."),
+    timeout: float | None = typer.Option(None, "--timeout", callback=checked(limits.Seconds), help=TIMEOUT_HELP),
+    seed: int = typer.Option(0, "--seed", callback=checked(limits.Seed), help="Seed of the search (and of LLM proposals)."),
     config: Path | None = typer.Option(None, "--config", "-c", help="Start judge config (YAML/JSON); default: the MT-Bench strategy."),
     strategy: str | None = typer.Option(None, "--strategy", help="Start strategy factors, e.g. 'scale=3' (a dataset's native scale)."),
     family: str | None = typer.Option(None, "--family", help="Task wording: summarisation, dialogue, data2text, story, qa, relevance, generic."),
@@ -54,14 +56,14 @@ def optimize_command(
     criteria: str | None = typer.Option(None, "--criteria", help="Start criteria text (what ape/rewrite optimise), or @FILE."),
     option: list[str] = typer.Option([], "--option", "-O", help="Optimiser setting KEY=VALUE, repeatable (e.g. -O rho=0 -O lam=2); see docs/optimize.md."),
     space: list[str] = typer.Option([], "--space", help="Confine a strategy search to some values of a factor, FACTOR=V1,V2; repeatable (e.g. --space cot=none,suffix --space scale=3,5,10)."),
-    max_calls: int | None = typer.Option(None, "--max-calls", help="Also stop once this many paid LLM calls were made."),
-    max_cost: float | None = typer.Option(None, "--max-cost", help="Also stop once this much USD was spent (needs prices)."),
-    limit: int | None = typer.Option(None, "--limit", help="Use only the first N dev items (and N test items)."),
+    max_calls: int | None = typer.Option(None, "--max-calls", callback=checked(limits.Count), help="Also stop once this many paid LLM calls were made."),
+    max_cost: float | None = typer.Option(None, "--max-cost", callback=checked(limits.Positive), help="Also stop once this much USD was spent (needs prices)."),
+    limit: int | None = typer.Option(None, "--limit", callback=checked(limits.Count), help="Use only the first N dev items (and N test items)."),
     examples_from: Path | None = typer.Option(None, "--examples-from", help="Labelled items for in-context examples (default: --data)."),
     cache: bool = typer.Option(True, "--cache/--no-cache", help="Use the completion cache (LLM proposals replay from it on resume)."),
     cache_path: Path | None = typer.Option(None, "--cache-path", help="Cache file (default ~/.cache/judgelab/cache.sqlite)."),
-    price_in: float | None = typer.Option(None, "--price-in", help="USD per 1M prompt tokens, for cost accounting."),
-    price_out: float | None = typer.Option(None, "--price-out", help="USD per 1M completion tokens."),
+    price_in: float | None = typer.Option(None, "--price-in", callback=checked(limits.NonNegative), help="USD per 1M prompt tokens, for cost accounting."),
+    price_out: float | None = typer.Option(None, "--price-out", callback=checked(limits.NonNegative), help="USD per 1M completion tokens."),
     report: bool = typer.Option(True, "--report/--no-report", help="Also write the best config's dev run and report.html into --out."),
 ) -> None:
     """Search for the judge config that agrees best with the humans on dev items (HPSS and baselines)."""

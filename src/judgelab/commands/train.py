@@ -19,7 +19,9 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from judgelab import limits
 from judgelab.commands._common import HUMAN_HELP, human_labelled
+from judgelab.commands._numbers import checked
 from judgelab.data import load_items
 from judgelab.errors import ConfigError
 from judgelab.judges.base import judge_from_dict
@@ -41,21 +43,21 @@ def train(
     head: str = typer.Option("regression", "--head", help="regression (MSE on the scaled score) or ordinal (ordered levels)."),
     loss: str = typer.Option("mse", "--loss", help="mse (the head's loss) or pairwise (plus a RankNet loss within groups; "
                              "batches of whole groups)."),
-    epochs: int = typer.Option(3, "--epochs", help="Passes over the training items (early stopping may stop sooner)."),
-    seed: int = typer.Option(0, "--seed", help="Seed for the validation split, initialisation and batch order."),
-    max_length: int = typer.Option(256, "--max-length", help="Encoder window in tokens; longer inputs are cut (docs/training.md)."),
-    batch_size: int = typer.Option(16, "--batch-size"),
-    learning_rate: float = typer.Option(3e-5, "--learning-rate", help="Encoder learning rate (the head uses 1e-3)."),
-    train_layers: int | None = typer.Option(None, "--train-layers", help="Fine-tune only the top N encoder layers (faster on CPU)."),
+    epochs: int = typer.Option(3, "--epochs", callback=checked(limits.Count), help="Passes over the training items (early stopping may stop sooner)."),
+    seed: int = typer.Option(0, "--seed", callback=checked(limits.Seed), help="Seed for the validation split, initialisation and batch order."),
+    max_length: int = typer.Option(256, "--max-length", callback=checked(limits.EncoderWindow), help="Encoder window in tokens; longer inputs are cut (docs/training.md)."),
+    batch_size: int = typer.Option(16, "--batch-size", callback=checked(limits.Count)),
+    learning_rate: float = typer.Option(3e-5, "--learning-rate", callback=checked(limits.Positive), help="Encoder learning rate (the head uses 1e-3)."),
+    train_layers: int | None = typer.Option(None, "--train-layers", callback=checked(limits.Layers), help="Fine-tune only the top N encoder layers (faster on CPU)."),
     inputs: str = typer.Option("source,context", "--inputs", help="Fields read besides the output: source,context,reference."),
-    val_fraction: float = typer.Option(0.15, "--val-fraction", help="Share of groups held out for early stopping."),
+    val_fraction: float = typer.Option(0.15, "--val-fraction", callback=checked(limits.HeldOut), help="Share of groups held out for early stopping."),
     labels: str | None = typer.Option(None, "--labels", help="Also give graded labels (e.g. TREC relevance 0-3, "
                                       "for `judgelab qrels`), learnt on the validation groups: logistic (all grades, in "
                                       "about the humans' shares), ordinal (cut points) or naive-bayes; logistic and "
                                       "ordinal weight the grades equally (class_weight balanced)."),
     curve: str | None = typer.Option(None, "--curve", help="Also measure a learning curve: training sizes, e.g. 16,32,64,all."),
-    folds: int = typer.Option(5, "--folds", help="Group-wise folds for --curve."),
-    limit: int | None = typer.Option(None, "--limit", help="Use only the first N items."),
+    folds: int = typer.Option(5, "--folds", callback=checked(limits.Folds), help="Group-wise folds for --curve."),
+    limit: int | None = typer.Option(None, "--limit", callback=checked(limits.Count), help="Use only the first N items."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing, non-empty --out folder."),
     stack: bool = typer.Option(False, "--stack", help="Save a stacked judge instead: the cross-encoder and the similarity "
                                "scorer (fitted on the training groups) combined by a ridge fitted on the validation groups."),

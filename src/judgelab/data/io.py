@@ -26,6 +26,7 @@ import re
 import sys
 import threading
 import warnings
+import zlib
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +39,7 @@ from judgelab.data.item import Item, ItemKind
 from judgelab.data.judgment import Judgment
 from judgelab.errors import ConfigError, DataError, DataWarning
 from judgelab.files import open_private, regular_file, write_atomic
+from judgelab.limits import max_input_bytes, over_limit
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -190,8 +192,12 @@ def iter_jsonl(path: PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
     object raises a DataError naming the file and line.
     """
     where = str(path)
+    bound = max_input_bytes()
     with open_binary(path) as handle:
-        for line_number, raw in enumerate(handle, start=1):
+        # readline with a limit: a line (a gzip bomb's zeros have no newline) is never read past the bound
+        for line_number, raw in enumerate(iter(lambda: handle.readline(bound + 1), b""), start=1):
+            if len(raw) > bound:
+                raise DataError(over_limit("this line", bound), where, line_number)
             if not raw.strip():
                 continue
             try:
@@ -399,27 +405,46 @@ def _value_at(record: Mapping[str, Any], field: str) -> Any:
 
 
 def _read_bytes(path: Path, where: str, gz: bool) -> bytes:
-    regular_file(path)
+    """The file's bytes (unpacked for ``.gz``), refused past ``max_input_bytes()``: a plain file by its
+    size on disk, before reading; a gzip file as it unpacks, so a bomb never takes more than the bound."""
+    bound = _within_bound(path, where)
     too_large = "too large to read into memory; `judgelab judge --stream` reads JSON lines one at a time"
     try:
-        data = path.read_bytes()
+        data = _unpacked(path, where, bound) if gz else path.read_bytes()
     except OSError as err:
         raise DataError(f"cannot read: {err.strerror}", where) from None
     except MemoryError:
         raise DataError(too_large, where) from None
-    if gz:
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError) as err:
-            raise DataError(f"not a readable gzip file ({err})", where) from None
-        except MemoryError:
-            raise DataError(too_large, where) from None
     if data.startswith(b"\xef\xbb\xbf"):
         return data[3:]  # a UTF-8 byte-order mark at the start is harmless (Excel writes one)
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         raise DataError("the file is UTF-16 (it starts with a UTF-16 byte-order mark); save it as UTF-8",
                         where, 1)
     return data
+
+
+def _within_bound(path: Path, where: str) -> int:
+    """``max_input_bytes()``, once ``path`` is known to be a regular file no larger than it."""
+    size = regular_file(path).stat().st_size
+    bound = max_input_bytes()
+    if size > bound:
+        raise DataError(over_limit(f"the file ({size:,} bytes)", bound), where)
+    return bound
+
+
+def _unpacked(path: Path, where: str, bound: int) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        with gzip.open(path, "rb") as handle:
+            while chunk := handle.read(1 << 20):
+                size += len(chunk)
+                if size > bound:
+                    raise DataError(over_limit("the file unpacked", bound), where)
+                chunks.append(chunk)
+    except (EOFError, gzip.BadGzipFile, zlib.error) as err:
+        raise DataError(f"not a readable gzip file ({err})", where) from None
+    return b"".join(chunks)
 
 
 def _json_rows(data: bytes, where: str, *, array_ok: bool) -> Iterator[tuple[int, Any]]:
@@ -588,8 +613,13 @@ def _parquet_rows(path: Path, schema: _Schema, where: str, *, check: bool = Fals
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    regular_file(path)
+    bound = _within_bound(path, where)
     try:
+        # the row groups' uncompressed size, from the footer: a compressed bomb is refused unread
+        metadata = pq.ParquetFile(path).metadata
+        unpacked = sum(metadata.row_group(k).total_byte_size for k in range(metadata.num_row_groups))
+        if unpacked > bound:
+            raise DataError(over_limit(f"the file uncompressed ({unpacked:,} bytes)", bound), where)
         table = pq.read_table(path)
     except (pa.ArrowException, OSError) as err:
         raise DataError(f"not a readable Parquet file ({err})", where) from None

@@ -37,12 +37,19 @@ class Pairs:
         valid = np.isfinite(order_value)
         above = self.significant & (self.difference < 0)  # row s significantly below column t
         below = self.significant & (self.difference > 0)
-        rank = np.full(len(order_value), np.nan)
-        ordering = np.argsort(-np.where(valid, order_value, -np.inf), kind="stable")
-        rank[ordering[: valid.sum()]] = np.arange(1, valid.sum() + 1)
+        rank = ranks_of(order_value)
         best = np.where(valid, 1 + above.sum(axis=1), np.nan)
         worst = np.where(valid, valid.sum() - below.sum(axis=1), np.nan)
         return rank, best, worst
+
+
+def ranks_of(order_value: np.ndarray) -> np.ndarray:
+    """1 for the highest value, 2 for the next...; NaN for systems without a value."""
+    valid = np.isfinite(order_value)
+    rank = np.full(len(order_value), np.nan)
+    ordering = np.argsort(-np.where(valid, order_value, -np.inf), kind="stable")
+    rank[ordering[: valid.sum()]] = np.arange(1, valid.sum() + 1)
+    return rank
 
 
 def pairwise(estimates: SystemEstimates, alpha: float | None = None) -> Pairs:

@@ -17,7 +17,7 @@ from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
 from judgelab.data.trec import judgment_qrels
 from judgelab.errors import ConfigError, DataError
-from judgelab.evaluate.compare import Pairs, pairwise
+from judgelab.evaluate.compare import Pairs, pairwise, ranks_of
 from judgelab.evaluate.design import Design, recorded_design, stratified_design
 from judgelab.evaluate.estimators import (
     SystemEstimates,
@@ -34,6 +34,13 @@ from judgelab.metrics.ir import read_runs
 from judgelab.metrics.results import json_number
 
 ALL = "all"  # human_ids="all": every item's own human value is a label
+#: Pairwise differences (and so rank intervals) are computed for up to this many systems: the table
+#: grows as S(S-1)/2 per estimator (1,500 systems: 1.1 million pairs, which ran out of memory at 7.5 GB).
+MAX_PAIRWISE_SYSTEMS = 200
+#: The label-based estimators keep one covariance over systems per stratum (one stratum per system for
+#: items), so their memory grows as S^3: about 0.4 GB at 300 systems, 27 GB at 1,500. Past this many
+#: systems they are refused (the judge-only estimate needs no labels and has no such limit).
+MAX_LABELLED_SYSTEMS = 300
 
 
 @dataclass(frozen=True)
@@ -53,13 +60,19 @@ class SystemsReport:
     skipped: dict[str, str] = field(default_factory=dict)
     unjudged_share: dict[str, float] | None = None
     options: dict[str, Any] = field(default_factory=dict)
+    pairs_omitted: str | None = None  # why ``pairs`` is empty (too many systems)
 
     @property
     def systems(self) -> tuple[str, ...]:
         return self.estimates["judge"].systems
 
     def ranks(self, estimator: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        return self.pairs[estimator].rank_intervals(self.estimates[estimator].value)
+        """(rank, best, worst); without pairwise differences (``pairs_omitted``) the interval is NaN."""
+        value = self.estimates[estimator].value
+        if estimator not in self.pairs:
+            unknown = np.full(len(value), np.nan)
+            return ranks_of(value), unknown, unknown
+        return self.pairs[estimator].rank_intervals(value)
 
     def effective_labels(self) -> dict[str, float] | None:
         """Per system: how many human labels alone would give the corrected interval's width
@@ -116,6 +129,8 @@ class SystemsReport:
             "pairs": {name: _pairs_dict(p) for name, p in self.pairs.items()},
             "options": self.options,
         }
+        if self.pairs_omitted:
+            out["pairs_omitted"] = self.pairs_omitted
         if effective is not None:
             n = self.labels["n_labelled"]
             total = sum(v for v in effective.values() if v is not None)
@@ -198,6 +213,11 @@ def evaluate(items: Iterable[Item], judgments: Iterable[Judgment], *, aspect: st
             raise ConfigError("--runs scores TREC runs and needs relevance items (qid, docid)")
         built = _item_problem(items, judgments, aspect, judge, human, human_ids)
     design = _design(built.problem, built.labelled, sample)
+    n_systems = len(built.problem.systems)
+    if design is not None and n_systems > MAX_LABELLED_SYSTEMS:
+        raise ConfigError(f"{n_systems} systems: the estimates that use human labels (human, corrected) are computed "
+                          f"for up to {MAX_LABELLED_SYSTEMS} systems (their covariance grows as the cube of the number "
+                          "of systems); evaluate a subset of systems, or leave out the labels for judge-only estimates")
     estimates = {"judge": judge_only(built.problem, n_resamples=n_resamples, seed=seed, confidence=confidence)}
     if design is not None:
         labelled_problem = built.problem.with_human(np.where(design.labelled[:, None], built.problem.human, np.nan))
@@ -208,7 +228,14 @@ def evaluate(items: Iterable[Item], judgments: Iterable[Judgment], *, aspect: st
                                            skewness_correction=skewness_correction)
         if built.problem.kind == "items":
             estimates["shrunk"] = shrunk(estimates["corrected"], estimates["judge"].value)
-    pairs = {name: pairwise(est) for name, est in estimates.items()}
+    pairs_omitted = None
+    if n_systems <= MAX_PAIRWISE_SYSTEMS:
+        pairs = {name: pairwise(est) for name, est in estimates.items()}
+    else:
+        pairs = {}
+        pairs_omitted = (f"{n_systems} systems: pairwise differences and rank intervals are computed for up to "
+                         f"{MAX_PAIRWISE_SYSTEMS} systems ({n_systems * (n_systems - 1) // 2:,} pairs would not fit "
+                         "in memory); evaluate a subset of systems to compare them")
     labels = {"n_labelled": 0 if design is None else design.n_labelled,
               "design": None if design is None else design.method, "source": built.label_source,
               "unlabelled_sample_ids": built.notes.get("unlabelled_sample_ids", 0)}
@@ -218,7 +245,7 @@ def evaluate(items: Iterable[Item], judgments: Iterable[Judgment], *, aspect: st
     if kind == "relevance":
         options |= {"measure": measure, "unjudged": unjudged}
     return SystemsReport(built.problem.kind, built.aspect, built.measure, estimates, pairs, labels, built.coverage,
-                         built.skipped, built.unjudged_share, options)
+                         built.skipped, built.unjudged_share, options, pairs_omitted)
 
 
 @dataclass

@@ -25,6 +25,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.naive_bayes import GaussianNB
 
 from judgelab.errors import ConfigError, DataError
+from judgelab.limits import Positive
 
 #: What a missing criterion grade means: the item cannot be aggregated (``unparsable``), or it
 #: counts as 0 (``zero``: the TREMA authors' fallback, only when asked for).
@@ -100,7 +101,7 @@ class NaiveBayesAggregator(_LearnedAggregator):
     """Gaussian naive Bayes over the grades (scikit-learn ``GaussianNB``), as TREMA-naiveBdecompose."""
 
     method: Literal["naive-bayes"] = "naive-bayes"
-    var_smoothing: float = 1e-9
+    var_smoothing: Positive = 1e-9
     theta: tuple[tuple[float, ...], ...] | None = None
     var: tuple[tuple[float, ...], ...] | None = None
     class_prior: tuple[float, ...] | None = None
@@ -131,7 +132,7 @@ class LogisticAggregator(_LearnedAggregator):
 
     method: Literal["logistic"] = "logistic"
     #: Inverse regularisation strength; ``balanced`` weighs rare labels up (TREC pools are mostly 0).
-    C: float = 1.0
+    C: Positive = 1.0
     class_weight: Literal["balanced"] | None = None
     coef: tuple[tuple[float, ...], ...] | None = None
     intercept: tuple[float, ...] | None = None
@@ -155,7 +156,7 @@ class OrdinalAggregator(_LearnedAggregator):
     model and statsmodels/mord would be a new dependency for ten lines; the fits are scikit-learn's."""
 
     method: Literal["ordinal"] = "ordinal"
-    C: float = 1.0
+    C: Positive = 1.0
     class_weight: Literal["balanced"] | None = None
     #: One row per cut between consecutive ``classes``.
     coef: tuple[tuple[float, ...], ...] | None = None

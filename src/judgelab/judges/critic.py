@@ -41,6 +41,7 @@ from judgelab.errors import ConfigError, JudgelabError, RequestError
 from judgelab.files import write_atomic
 from judgelab.judges.base import JudgeConfig, OnJudgment, usage_of
 from judgelab.judges.demos import search_demonstrations
+from judgelab.limits import Seed, Temperature
 from judgelab.llm.client import Client
 from judgelab.llm.types import Completion, Request, ResponseFormat, Usage
 from judgelab.parse import parse_json
@@ -120,8 +121,8 @@ class ActiveCriticJudge(JudgeConfig):
     # -- decoding ----------------------------------------------------------------------------------
     #: Grammar-constrained JSON replies: None = when the backend supports it, True = required, False = never.
     constrained: bool | None = None
-    temperature: float = Field(default=0.0, ge=0)
-    seed: int = 0
+    temperature: Temperature = 0.0
+    seed: Seed = 0
     #: What fit found (rounds, early stop, search trajectory); informational, never read by run.
     fit_summary: dict[str, Any] = Field(default_factory=dict)
 

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from scipy import stats
 
 from judgelab.data.io import judgments_file, load_judgments, select_judge
@@ -36,6 +36,7 @@ from judgelab.data.judgment import Judgment
 from judgelab.errors import ConfigError, DataWarning
 from judgelab.judges.base import ConfigPath, JudgeConfig, OnJudgment, judge_from_dict, load_judge, usage_of
 from judgelab.judges.stacking import fit_stacker, predict_stacked
+from judgelab.limits import MaxTokens, Seed
 from judgelab.llm.client import Client
 from judgelab.llm.types import Request, Usage
 from judgelab.metrics.align import human_value, infer_aspect
@@ -100,14 +101,14 @@ class EnsembleJudge(JudgeConfig):
     #: Item field naming the task for ``best``: subset, dataset, group_id, or ``extra.KEY``.
     task_field: str = "subset"
     #: Fraction cut from each end for ``trimmed_mean`` (scipy.stats.trim_mean).
-    trim: float = 0.2
+    trim: float = Field(0.2, ge=0, lt=0.5, allow_inf_nan=False)
     #: ``stack``: ridge regression, or logistic regression over labels (pairwise / graded).
     stacker: Literal["ridge", "logistic"] = "ridge"
     #: ``llm_vote``: the score scale the aggregator writes on (default: the items' scale).
     scale: tuple[float, float] | None = None
     #: ``llm_vote``: room for the aggregator's explanation and rating.
-    max_tokens: int = 256
-    seed: int = 0
+    max_tokens: MaxTokens = 256
+    seed: Seed = 0
     # -- learned by fit -----------------------------------------------------------------------
     #: ``best``: task -> member name ("*": the fallback for tasks not seen at fit time).
     selection: dict[str, str] | None = None

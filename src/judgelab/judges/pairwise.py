@@ -28,6 +28,7 @@ from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
 from judgelab.errors import ConfigError, JudgelabError, RequestError
 from judgelab.judges.base import ItemTexts, JudgeConfig, OnJudgment, usage_of
+from judgelab.limits import MaxTokens, Seed, Temperature
 from judgelab.llm.client import Client
 from judgelab.llm.types import Completion, Request
 from judgelab.parse import ParsedPreference, parse_preference
@@ -70,9 +71,9 @@ class PairwiseJudge(JudgeConfig):
     inconsistent: Literal["tie", "first"] = "tie"
     #: ``default``: LLMBar's system message; None: no system message; else your own text.
     system: str | None = "default"
-    temperature: float = 0.0
-    max_tokens: int | None = None
-    seed: int = 0
+    temperature: Temperature = 0.0
+    max_tokens: MaxTokens | None = None
+    seed: Seed = 0
 
     def run(self, items: Sequence[Item], client: Client, on_judgment: OnJudgment | None = None,
             **options: Any) -> list[Judgment]:

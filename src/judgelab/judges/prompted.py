@@ -26,6 +26,7 @@ from judgelab.errors import ConfigError, JudgelabError, RequestError
 from judgelab.judges.base import ConfigPath, ItemTexts, JudgeConfig, OnJudgment, usage_of
 from judgelab.judges.examples import ExampleSelector
 from judgelab.judges.retrieval import ExampleSource, make_selector
+from judgelab.limits import Fraction, MaxTokens, Samples, Seed, Temperature
 from judgelab.llm.client import Client
 from judgelab.llm.types import Completion, Request, Usage
 from judgelab.parse import explanation_of, judged_texts_of, logprob_score_for, parse_rating
@@ -74,10 +75,10 @@ class PromptedJudge(JudgeConfig):
     #: under the judge's distribution at the rating token (G-Eval style; needs logprobs).
     score: ScoreMode = "parsed"
     #: Self-consistency: the mean over this many samples (needs temperature > 0).
-    samples: int = 1
-    temperature: float = 0.0
-    max_tokens: int | None = None
-    seed: int = 0
+    samples: Samples = 1
+    temperature: Temperature = 0.0
+    max_tokens: MaxTokens | None = None
+    seed: Seed = 0
     #: In-context examples (when the strategy shows any): ``stratified`` one fixed set spread over
     #: the ratings; ``random`` per item; ``semantic`` most similar by embedding; ``trained`` ranked
     #: by the retriever in ``example_retriever``; ``diverse`` high- and low-band picks of each.
@@ -87,7 +88,7 @@ class PromptedJudge(JudgeConfig):
     #: The embedding model of the semantic retriever (``minilm``, ``static`` or a folder).
     example_embedder: str = "minilm"
     #: Band split of ``diverse``: the high band starts this far up the scale (0.75: {4,5} of 1..5).
-    example_high_band: float = 0.75
+    example_high_band: Fraction = 0.75
 
     def model_post_init(self, __context: object) -> None:
         if self.samples > 1 and self.temperature == 0:

@@ -53,9 +53,10 @@ from scipy.stats import rankdata
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
 from judgelab.errors import ConfigError, DataError, DataWarning
-from judgelab.files import private_dir, restrict_tree
+from judgelab.files import private_dir, restrict_tree, safe_name
 from judgelab.judges.aggregate import Aggregator, aggregate_grades, fit_aggregator, whole_labels
 from judgelab.judges.base import ConfigPath, JudgeConfig, OnJudgment
+from judgelab.limits import Count, Positive
 from judgelab.llm.client import Client
 
 if TYPE_CHECKING:
@@ -149,9 +150,9 @@ class SimilarityJudge(JudgeConfig):
     #: seldom gives a whole source one score, docs/similarity.md); class: the most probable class (UCLWI).
     predict: Literal["class", "expected"] = "expected"
     #: Human scores are rounded to multiples of this to form classes (averaged ratings are not integers).
-    class_step: float = 1.0
+    class_step: Positive = 1.0
     #: Inverse regularisation of the logistic regression / alpha of the ridge.
-    regularisation: float = 1.0
+    regularisation: Positive = 1.0
     #: Report dense ranks within each group as the score (1 = lowest predicted quality).
     dense_rank: bool = False
     #: Also give a graded label (e.g. TREC relevance 0-3, for ``judgelab qrels``): an aggregator
@@ -160,7 +161,7 @@ class SimilarityJudge(JudgeConfig):
     label_aggregator: Aggregator | None = None
     # -- learned by fit ---------------------------------------------------------------------
     systems: tuple[str, ...] | None = None
-    neighbours: int | None = None
+    neighbours: Count | None = None
     weights: ConfigPath | None = None
 
     @property
@@ -220,7 +221,7 @@ class SimilarityJudge(JudgeConfig):
         fitted = self.model_copy(update={"features": layout.mode, "systems": layout.systems,
                                          "neighbours": layout.neighbours,
                                          "label_aggregator": label_aggregator})
-        path = linear.save(folder / f"similarity-{self.aspect}-{fitted.digest()}.npz")
+        path = linear.save(folder / f"similarity-{safe_name(self.aspect)}-{fitted.digest()}.npz")
         return fitted.model_copy(update={"weights": path})
 
     def _fit_labels(self, rows: FeatureRows, usable: list[int], scores: np.ndarray):
@@ -318,7 +319,7 @@ class _Layout:
     mode: str
     source_fields: tuple[str, ...]
     systems: tuple[str, ...] | None = None
-    neighbours: int | None = None
+    neighbours: Count | None = None
 
     @property
     def names(self) -> list[str]:

@@ -20,6 +20,7 @@ from judgelab.data.judgment import Judgment
 from judgelab.errors import ConfigError
 from judgelab.judges.aggregate import Aggregator, aggregate_grades
 from judgelab.judges.base import ConfigPath, JudgeConfig, OnJudgment
+from judgelab.limits import EncoderWindow, HeldOut, Layers, Positive, Seed
 from judgelab.llm.client import Client
 
 if TYPE_CHECKING:
@@ -57,14 +58,14 @@ class TrainedJudge(JudgeConfig):
     inputs: tuple[Literal["source", "context", "reference"], ...] = ("source", "context")
     #: ``auto``: a source of 2+ lines is a dialogue (keep the most recent turns), else keep its start.
     truncation: Literal["auto", "recent_turns", "start"] = "auto"
-    max_length: int = Field(256, ge=32, le=512)
+    max_length: EncoderWindow = 256
     epochs: int = Field(3, ge=1)
     batch_size: int = Field(16, ge=1)
-    learning_rate: float = Field(3e-5, gt=0)
-    head_learning_rate: float = Field(1e-3, gt=0)
+    learning_rate: Positive = 3e-5
+    head_learning_rate: Positive = 1e-3
     #: Fine-tune only the top N encoder layers (None: all); fewer is faster on a CPU.
-    train_layers: int | None = Field(None, ge=0)
-    val_fraction: float = Field(0.15, ge=0, lt=0.5)
+    train_layers: Layers | None = None
+    val_fraction: HeldOut = 0.15
     evals_per_epoch: int = Field(2, ge=1)
     #: Validation checks without improvement before training stops (the best checkpoint is kept).
     patience: int = Field(2, ge=1)
@@ -74,7 +75,7 @@ class TrainedJudge(JudgeConfig):
     #: better on them than on new sources).
     select_on_validation: bool = True
     max_levels: int = Field(10, ge=2)
-    seed: int = 0
+    seed: Seed = 0
     #: Also give a graded label (TREC relevance 0-3, for ``judgelab qrels``): an aggregator
     #: (``ordinal``, ``logistic``, ``naive-bayes``) over the score, fitted on the validation groups,
     #: which the scorer never trained on; once fitted, its parameters are kept here.

@@ -56,6 +56,7 @@ from judgelab.judges.aggregate import (
 )
 from judgelab.judges.base import JudgeConfig, OnJudgment, usage_of
 from judgelab.judges.prompted import ScoreMode
+from judgelab.limits import MaxTokens, Seed, Temperature
 from judgelab.llm.client import Client
 from judgelab.llm.types import Request, TokenLogprob, Usage
 from judgelab.parse import ParsedScore, judged_texts_of, logprob_score_for, parse_rating
@@ -131,16 +132,16 @@ class TremaJudge(JudgeConfig):
     #: items, Input/Output for others).
     input_name: str | None = None
     output_name: str | None = None
-    temperature: float = 0.0
+    temperature: Temperature = 0.0
     #: Reply budget for a grade, label or yes/no (the prompts ask for the number alone; what a
     #: model writes after it is not read).
-    max_tokens: int = 12
+    max_tokens: MaxTokens = 12
     #: Budget for the generated query (its first line is the query; generation stops there).
-    query_max_tokens: int = 48
+    query_max_tokens: MaxTokens = 48
     #: Start each reply with the word the seed's prompt ends on ("Score: ", "Answer: "), on backends
     #: that can continue an assistant prefix: small models then give the grade instead of prose.
     prefill: bool = True
-    seed: int = 0
+    seed: Seed = 0
 
     @field_validator("criteria", mode="before")
     @classmethod

@@ -28,6 +28,7 @@ from aiolimiter import AsyncLimiter
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
 
 from judgelab.errors import BackendError, CapabilityError, JudgelabError, RequestError
+from judgelab.limits import max_input_bytes, over_limit
 from judgelab.llm.backends.base import Backend, MalformedReplyError, TransientBackendError
 from judgelab.llm.cache import CompletionCache, gc_paused
 from judgelab.llm.pricing import Price, price_for
@@ -253,6 +254,9 @@ class Client:
         return out
 
     async def _samples(self, request: Request, keys: list[str], cached: dict[str, Completion]) -> list[Completion]:
+        if any(key not in cached for key in keys):
+            _within_bound(request)
+
         async def one(i: int, key: str) -> Completion:
             if key in cached:
                 return self._from_cache([key], cached)[0]
@@ -404,6 +408,15 @@ class _Deadline:
             return await asyncio.wait_for(attempt, remaining)
         except asyncio.TimeoutError:  # the attempt was cut by the call's deadline
             raise _DeadlinePassed from None
+
+
+def _within_bound(request: Request) -> None:
+    """A request larger than ``max_input_bytes()`` (its JSON, as sent) is not sent: that request fails
+    alone (RequestError), as one too long for the model's context does."""
+    bound = max_input_bytes()
+    size = len(request.canonical_json().encode("utf-8"))  # what the cache key hashes: microseconds for a prompt
+    if size > bound:
+        raise RequestError("not sent: " + over_limit(f"this request ({size:,} bytes of JSON)", bound))
 
 
 async def _gather_or_cancel(coros: list[Coroutine[Any, Any, T]]) -> list[T]:

@@ -7,7 +7,7 @@ requests that would produce the same call are the same key and nothing else is.
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -125,6 +125,9 @@ class Usage(BaseModel):
 
 
 FinishReason = Literal["stop", "length", "error"]
+# Token counts a server reports for one call: beyond a billion no context window reaches; a larger
+# or negative count is a reply to refuse (malformed, retried), not a number to add to the accounting.
+TokenCount = Annotated[int, Field(ge=0, le=10**9)]
 
 
 class Completion(BaseModel):
@@ -134,11 +137,11 @@ class Completion(BaseModel):
     logprobs: tuple[TokenLogprob, ...] | None = None
     finish_reason: FinishReason = "stop"
     model: str = ""
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
+    prompt_tokens: TokenCount = 0
+    completion_tokens: TokenCount = 0
     latency_s: float = 0.0
     cached: bool = False
     # Tokens of the prompt whose KV state was reused from the previous call (embedded backend).
-    reused_prefix_tokens: int = 0
+    reused_prefix_tokens: TokenCount = 0
     # With ``Request.score_prefix``: each token of the assistant prefix and its log-probability.
     prefix_logprobs: tuple[TokenLogprob, ...] | None = None

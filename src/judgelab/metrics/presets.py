@@ -18,13 +18,14 @@ exact definitions are in docs/metrics.md; the short form:
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from judgelab.errors import ConfigError, DataError
+from judgelab.errors import ConfigError, DataError, DataWarning
 from judgelab.metrics.agreement import MAX_LABELS, label_agreement
 from judgelab.metrics.align import Aligned
 from judgelab.metrics.correlation import LEVELS, METHODS, correlations
@@ -85,10 +86,24 @@ def has_ordinal_labels(aligned: Aligned) -> bool:
 
 
 def agreement_section(aligned: Aligned, options: Options) -> Sections:
-    if not has_ordinal_labels(aligned):
+    if not has_ordinal_labels(aligned) or _off_the_items_scale(aligned):
         return {}
     return {"agreement": label_agreement(aligned.human, aligned.judge, aligned.groups,
                                          level_of_measurement=options.alpha_level, **options.bootstrap)}
+
+
+def _off_the_items_scale(aligned: Aligned) -> bool:
+    """A judge value outside its item's declared scale (7 on 1-5): label agreement compares values on
+    one scale, so it is left out, with a warning naming the item and the scale. A judge may rate on
+    a scale of its own (scale 10 on 1-5 items, log-probabilities), which correlations allow."""
+    for item, value in zip(aligned.items, aligned.judge, strict=True):
+        scale = item.aspect_scale(aligned.aspect) if aligned.aspect else item.scale
+        if scale is not None and not scale[0] <= value <= scale[1]:
+            warnings.warn(f"judge value {value:g} for item {item.id!r} is outside the items' {aligned.aspect or ''} "
+                          f"scale {scale[0]:g}-{scale[1]:g}: no label agreement (accuracy, kappa, alpha), which "
+                          "needs one scale; correlations are reported", DataWarning, stacklevel=2)
+            return True
+    return False
 
 
 def leaderboard_section(aligned: Aligned, options: Options) -> Sections:

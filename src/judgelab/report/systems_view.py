@@ -28,14 +28,15 @@ def systems_section(systems: Mapping[str, Any] | None) -> dict[str, Any] | None:
     if human_scale:
         figures.append(plots.forest(order, human_scale, title="With human labels (the human scale)",
                                     x_label=systems.get("measure") or f"mean human {systems.get('aspect') or 'score'}"))
-    figures.append(plots.significance(order, _signs(systems["pairs"][main], order),
-                                      title=f"Separable pairs: {LABELS[main]}"))
+    pairs = systems["pairs"]
+    if main in pairs:  # absent past evaluate's MAX_PAIRWISE_SYSTEMS
+        figures.append(plots.significance(order, _signs(pairs[main], order), title=f"Separable pairs: {LABELS[main]}"))
     return {"rows": rows, "estimators": [LABELS[name] for name in estimators], "main": LABELS[main],
             "figures": figures, "effective": systems.get("effective_labels"), "labels": systems["labels"],
             "skipped": systems.get("skipped") or {}, "unjudged": systems.get("unjudged_share"),
             "options": systems.get("options") or {}, "significant": {
-                LABELS[name]: sum(p["significant"] for p in pairs) for name, pairs in systems["pairs"].items()},
-            "n_pairs": len(systems["pairs"][main])}
+                LABELS[name]: sum(p["significant"] for p in found) for name, found in pairs.items()},
+            "n_pairs": len(pairs.get(main, ())), "pairs_omitted": systems.get("pairs_omitted")}
 
 
 def _sort_key(value: float | None) -> float:

@@ -39,7 +39,7 @@ from judgelab.data.io import JsonlAppender, load_items, load_judgments, save_jud
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
 from judgelab.data.stream import check_ids, chunks, count_lines, distinct_ids, iter_items
-from judgelab.errors import ConfigError, JudgelabError
+from judgelab.errors import ConfigError, DataError, JudgelabError
 from judgelab.files import PRIVATE_FILE, private_dir, read_run_record, write_atomic
 from judgelab.judges.base import JudgeConfig
 from judgelab.llm.client import Client
@@ -499,7 +499,11 @@ def _metrics_from_files(judge: JudgeConfig, data_path: str | None, folder: Path)
     """
     if not data_path or not Path(data_path).is_file():
         return None
-    return _metrics(judge, load_items(data_path), load_judgments(folder / "judgments.jsonl"))
+    try:
+        items, judgments = load_items(data_path), load_judgments(folder / "judgments.jsonl")
+    except DataError as exc:  # a file past the input bound (judgelab.limits) streams, but is not read whole
+        return {"unavailable": str(exc)}
+    return _metrics(judge, items, judgments)
 
 
 def _write_json(path: Path, data: Any) -> None:

@@ -18,7 +18,6 @@ its reader, its imputation of missing scores), not a second loader or stacker.
 from __future__ import annotations
 
 import json
-import re
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -29,6 +28,7 @@ from judgelab.data.io import judgments_file, save_judgments
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
 from judgelab.errors import ConfigError, DataError, DataWarning
+from judgelab.files import safe_name
 from judgelab.judges.ensemble import EnsembleJudge, Member
 from judgelab.train.labels import Targets, read_teacher
 
@@ -39,7 +39,6 @@ if TYPE_CHECKING:  # torch and transformers load on first training, not when --s
 CROSS_ENCODER, SIMILARITY, MEMBERS = "cross-encoder", "similarity", "members"
 #: Below this many validation items a ridge over the members is not worth fitting.
 MIN_STACK_ITEMS = 6
-_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _SUFFIXES = (".gz", ".jsonl", ".json", ".csv", ".parquet")
 
 
@@ -73,7 +72,7 @@ def read_extra_members(specs: Sequence[str | Path], aspect: str, items: Sequence
 def _name_and_path(spec: str | Path) -> tuple[str, Path, bool]:
     text = str(spec)
     name, sep, rest = text.partition("=")
-    if sep and _NAME.fullmatch(name) and not Path(text).exists():
+    if sep and name and safe_name(name) == name and not Path(text).exists():
         return name, Path(rest), True
     path = Path(text)
     stem = path.name
@@ -81,7 +80,7 @@ def _name_and_path(spec: str | Path) -> tuple[str, Path, bool]:
         stem = stem.removesuffix(suffix)
     if stem == "judgments" and path.resolve().parent.name:  # runs/gpt-4o/judgments.jsonl -> gpt-4o
         stem = path.resolve().parent.name
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", stem).strip("-.") or "member", path, False
+    return safe_name(stem) if stem.strip("._-") else "member", path, False
 
 
 def _member_scores(name: str, path: Path, aspect: str) -> dict[str, float]:
@@ -156,7 +155,7 @@ def _stack_split(trained: Trained, targets: Targets) -> tuple[list[Item], list[I
 
 def _check_names(extra_members: Sequence[ExtraMember]) -> None:
     names = [CROSS_ENCODER, SIMILARITY, *(m.name for m in extra_members)]
-    bad = [m.name for m in extra_members if not _NAME.fullmatch(m.name)]
+    bad = [m.name for m in extra_members if safe_name(m.name) != m.name]
     if bad or len(set(names)) != len(names):
         raise ConfigError(f"stacked members need distinct file-safe names other than {CROSS_ENCODER!r} and "
                           f"{SIMILARITY!r}; got {names[2:]}")
