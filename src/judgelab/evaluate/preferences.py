@@ -640,8 +640,9 @@ def _sample_probabilities(items: list[Item], sample: SampleFile | None) -> tuple
         raise ConfigError(f"{len(unknown)} sampled id(s) are not comparisons of the data: "
                           f"{', '.join(map(repr, unknown[:5]))}")
     probability[[position[i] for i in sample.ids]] = sample.probabilities
-    strata = (sample.header or {}).get("strata")
-    return probability, sample.method + (f" by {strata}" if strata else "")
+    by_pair = (sample.header or {}).get("strata") == "pair"
+    return probability, {"stratified": "stratified by pair", "active": "active within pairs"}.get(
+        sample.method, sample.method) if by_pair else sample.method
 
 
 def _judge_preference(judgment: Judgment | None) -> float | None:

@@ -31,13 +31,13 @@ MIN_PER_STRATUM = 2  # the estimators need two labels per system for a variance
 DEFAULT_MIX = 0.5  # share of each probability that is uniform in an active design
 
 
-def budget_size(budget: float, n_units: int) -> int:
+def budget_size(budget: float, n_units: int, units: str = "units") -> int:
     """A budget given as a count (>= 1) or as a fraction of the units (< 1)."""
     if budget <= 0:
         raise ConfigError(f"--budget {budget}: give a number of units (e.g. 50) or a fraction (e.g. 0.1)")
     size = math.ceil(budget * n_units) if budget < 1 else int(round(budget))
     if size > n_units:
-        raise ConfigError(f"--budget {size} is more than the {n_units} units there are")
+        raise ConfigError(f"--budget {size} is more than the {n_units} {units} there are")
     return size
 
 
@@ -74,7 +74,7 @@ def draw(problem: Problem, budget: float, *, uncertainty: np.ndarray | None = No
     eligible = np.ones(problem.n_units, dtype=bool) if exclude is None else ~np.asarray(exclude, dtype=bool)
     strata = np.unique(problem.strata)
     members = [np.flatnonzero((problem.strata == h) & eligible) for h in strata]
-    sizes = allocate(np.array([len(m) for m in members]), budget_size(budget, int(eligible.sum())), strata_name)
+    sizes = allocate(np.array([len(m) for m in members]), budget_size(budget, int(eligible.sum()), problem.kind), strata_name)
     labelled = np.zeros(problem.n_units, dtype=bool)
     probability = np.zeros(problem.n_units)
     for units, n_h in zip(members, sizes, strict=True):
