@@ -108,3 +108,19 @@ def test_uncertainty_from_both_orders_and_several_judges():
     sure = [Judgment(item_id=i, label="a") for i in ids]
     with pytest.raises(ConfigError, match="equally sure"):
         comparison_uncertainty(sure, ids)
+
+
+def test_a_pair_stratified_sample_is_reweighted_by_the_labels_at_hand():
+    from judgelab.evaluate.preferences import _sample_probabilities
+    from judgelab.evaluate.sample_file import SampleFile
+
+    items = [Item(id=f"c{k}", system_a="x" if k < 4 else "y", system_b="z") for k in range(8)]
+    sample = SampleFile(("c0", "c1", "c4", "c5"), (0.5, 0.5, 0.5, 0.5), "stratified",
+                        {"method": "stratified", "strata": "pair"})
+    labelled = [1.0, None, None, None, 0.0, 1.0, None, None]  # c1 was drawn but never labelled
+    probability, design = _sample_probabilities(items, sample, labelled)
+    assert design == "stratified by pair"
+    np.testing.assert_allclose(probability[[0, 4, 5]], [0.25, 0.5, 0.5])
+    active = SampleFile(("c0", "c4"), (0.3, 0.7), "active", {"method": "active", "strata": "pair"})
+    probability, design = _sample_probabilities(items, active, labelled)
+    assert design == "active within pairs" and probability[0] == 0.3 and np.isnan(probability[1])

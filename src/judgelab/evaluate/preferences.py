@@ -62,6 +62,7 @@ from judgelab.errors import ConfigError
 from judgelab.evaluate.compare import Pairs, pairwise
 from judgelab.evaluate.estimators import SystemEstimates, shrunk
 from judgelab.evaluate.sample_file import SampleFile
+from judgelab.evaluate.sampling import pair_stratum
 from judgelab.evaluate.systems import SystemsReport
 from judgelab.metrics.bradley_terry import fit_bradley_terry, laplacian, laplacian_inverse, side_gram
 
@@ -619,7 +620,7 @@ def evaluate_comparisons(items: Iterable[Item], judgments: Iterable[Judgment], *
     by_item, unknown = judgments_by_item(chosen, {item.id for item in items})
     verdicts = [_judge_preference(by_item.get(item.id)) for item in items]
     values, source = _human_preferences(items, human, human_ids)
-    probability, design = _sample_probabilities(items, sample)
+    probability, design = _sample_probabilities(items, sample, values)
     data = comparisons([i.system_a for i in items], [i.system_b for i in items], verdicts, values,
                        probability=probability)
     coverage = {"units": data.n, "judged": int(data.judged.sum()), "without_verdict": int((~data.judged).sum()),
@@ -628,9 +629,12 @@ def evaluate_comparisons(items: Iterable[Item], judgments: Iterable[Judgment], *
                        confidence=confidence, seed=seed, coverage=coverage, label_source=source, design=design)
 
 
-def _sample_probabilities(items: list[Item], sample: SampleFile | None) -> tuple[np.ndarray | None, str | None]:
+def _sample_probabilities(items: list[Item], sample: SampleFile | None,
+                          human: list[float | None] | None) -> tuple[np.ndarray | None, str | None]:
     """(each comparison's inclusion probability, the design's name) from a sample file; (None, None):
-    a uniform sample (no file, or a plain id list)."""
+    a uniform sample (no file, or a plain id list). A sample stratified by pair is read as pointwise
+    stratified samples are: uniform within each pair, n_h / N_h of the labels at hand (a sampled
+    comparison left unlabelled is taken as missing at random within its pair)."""
     if sample is None or sample.probabilities is None:
         return None, None
     probability = np.full(len(items), np.nan)
@@ -641,6 +645,11 @@ def _sample_probabilities(items: list[Item], sample: SampleFile | None) -> tuple
                           f"{', '.join(map(repr, unknown[:5]))}")
     probability[[position[i] for i in sample.ids]] = sample.probabilities
     by_pair = (sample.header or {}).get("strata") == "pair"
+    if by_pair and sample.method == "stratified" and human is not None:
+        pairs = np.unique([pair_stratum(i.system_a, i.system_b) for i in items], return_inverse=True)[1]
+        labelled = np.array([value is not None for value in human])
+        share = np.bincount(pairs, labelled) / np.bincount(pairs)
+        probability = np.where(labelled, share[pairs], np.nan)
     return probability, {"stratified": "stratified by pair", "active": "active within pairs"}.get(
         sample.method, sample.method) if by_pair else sample.method
 

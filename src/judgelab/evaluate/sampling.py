@@ -160,9 +160,14 @@ def comparison_problem(items) -> Problem:
     if unnamed is not None:
         raise ConfigError(f"comparison {unnamed.id!r} names no systems (system_a, system_b): sampling comparisons "
                           "stratifies them by the pair of systems compared")
-    pairs = [" vs ".join(sorted((item.system_a, item.system_b))) for item in items]
+    pairs = [pair_stratum(item.system_a, item.system_b) for item in items]
     missing = np.full(len(items), np.nan)
     return from_items([item.id for item in items], pairs, [item.id for item in items], missing, missing)
+
+
+def pair_stratum(system_a: str, system_b: str) -> str:
+    """The stratum of a comparison: its unordered pair of systems."""
+    return " vs ".join(sorted((system_a, system_b)))
 
 
 def comparison_uncertainty(judgments, ids: tuple[str, ...]) -> np.ndarray:
