@@ -273,7 +273,8 @@ def sample(
     runs: Runs = None,
     seed: Seed = 0,
 ) -> None:
-    """Choose which units to label: stratified by system, or active; --plan: how many are needed."""
+    """Choose which units to label: stratified by system (comparisons: by pair of systems), or active;
+    --plan: how many are needed."""
     from judgelab.commands._common import console
 
     if plan is not None:

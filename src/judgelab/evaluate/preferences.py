@@ -1,5 +1,9 @@
 """Leaderboards from pairwise comparisons between systems: a judge's verdicts on all of them,
-human verdicts on a uniform random sample, and intervals and rank sets that hold (docs/pairwise.md).
+human verdicts on a random sample, and intervals and rank sets that hold (docs/pairwise.md).
+
+The sample is uniform unless inclusion probabilities are given (``judgelab sample`` stratified by
+pair of systems, or active): each label then weighs 1 / its probability, normalised over the
+labels (Hajek), in every label-based estimator below; equal probabilities give the plain ones.
 
 A comparison ``c`` shows system ``a[c]`` first and ``b[c]`` second; a verdict is a preference for
 ``a`` (1 = a wins, 0.5 = tie, 0 = b wins; several annotators average). Three estimands:

@@ -13,6 +13,10 @@ random order, one random start, a fixed step along the cumulated probabilities),
 fixed-size design that realises any probabilities summing to n exactly (hand-written: scipy and
 scikit-learn offer no unequal-probability sampling without replacement with given inclusion
 probabilities).
+
+Comparisons between systems are units too: one stratum per unordered pair of systems, and the
+judge's doubt about a comparison (its two orders, or several judges, disagreeing; a tie) as the
+uncertainty of an active draw.
 """
 
 from __future__ import annotations
