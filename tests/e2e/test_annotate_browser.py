@@ -188,14 +188,18 @@ def test_pairwise_order_is_shuffled_per_item_and_written_in_the_items_order(brow
     with AnnotateServer("--data", data, "--aspect", "preference", "--out", out, "--annotator", "dana") as server:
         open_page(browser, server.url)
         save_screenshot(browser, tmp_path, "annotate-pairwise.png")
-        shown = []
-        for _ in items:
+        shown, keys = [], []
+        for k in range(len(items)):
             shown.append(browser.find_element("id", "left").text)
-            press(browser, "1")  # always the left response
+            keys.append("ab"[k % 2])  # response A (left), then B (right): b picks, it does not go back
+            before = shown_item(browser)
+            press(browser, keys[-1])
+            assert shown_item(browser) != before  # the next item shows
     written = {label.item_id: label for label in read_labels(out)}
     swapped = [left.startswith("B") for left in shown]
     assert 0 < sum(swapped) < len(items)  # both orders occur
-    for item, left in zip(items, shown, strict=True):
+    for item, left, key in zip(items, shown, keys, strict=True):
         label = written[item["id"]]
         assert label.order == ("ba" if left.startswith("B") else "ab")
-        assert label.value == ("b" if left.startswith("B") else "a")  # the left one, in the items' own order
+        picked_a = (key == "a") != left.startswith("B")  # in the items' own order
+        assert label.value == ("a" if picked_a else "b")

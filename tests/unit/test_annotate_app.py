@@ -290,3 +290,55 @@ def test_a_post_larger_than_a_form_needs_is_refused_before_it_is_read(tmp_path):
                           follow_redirects=False)  # no Content-Length: counted as it streams in
     assert chunked.status_code == 413
     assert _lines(task) == []
+
+
+# -- comparisons between systems (annotate --pairwise) ---------------------------------------------------
+def _comparisons(tmp_path, n=4, **extra):
+    rows = [{"id": f"c{k}", "system_a": "alpha", "system_b": "beta", "instruction": f"Question {k}?",
+             "output_a": f"alpha says {k}", "output_b": f"beta says {k}", **extra} for k in range(n)]
+    path = tmp_path / "comparisons.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return path
+
+
+def test_a_comparison_shows_the_prompt_and_both_responses_blind_with_keys_a_b_t(tmp_path):
+    task = build_task(_comparisons(tmp_path), "preference", tmp_path / "labels.jsonl", pairwise=True,
+                      annotator="ann")
+    assert [(c.value, c.key) for c in task.scale.choices] == [("left", "a"), ("right", "b"), ("tie", "t")]
+    client = _client(task)
+    page = client.get("/").text
+    assert "Question" in page and "Response A" in page and "Response B" in page
+    assert "alpha says" in page and "beta says" in page and ">alpha<" not in page and "system" not in page.lower()
+    for value in ("right", "tie"):
+        assert _answer(client, value)[0] == 303
+    page = client.get("/").text
+    assert 'data-key="p"' in page and 'data-key="b"' in page  # back is p: b picks response B
+    written = _lines(task)
+    for line in written:  # the right-hand response is b unless the order was swapped for this item
+        assert line["value"] in ("a", "b", "tie") and line["order"] in ("ab", "ba")
+    right = written[0]
+    assert right["value"] == ("b" if right["order"] == "ab" else "a") and written[1]["value"] == "tie"
+
+
+def test_pairwise_labels_are_read_back_and_numbers_refused(tmp_path):
+    task = build_task(_comparisons(tmp_path), "preference", tmp_path / "labels.jsonl", pairwise=True,
+                      annotator="ann")
+    _answer(_client(task), "left")
+    store = LabelStore(task)  # resumes: c-first answered, the next one is offered
+    assert store.progress("ann").done == 1
+    store.close()
+    with task.out.open("a") as handle:
+        handle.write(json.dumps({"item_id": "c1", "aspect": "preference", "value": 3, "annotator": "ann"}) + "\n")
+    with pytest.raises(DataError, match="not on this session's scale"):
+        LabelStore(task)
+
+
+def test_comparisons_without_texts_are_refused_and_a_sample_file_selects_them(tmp_path):
+    votes = tmp_path / "votes.jsonl"
+    votes.write_text("".join(json.dumps({"id": f"v{k}", "system_a": "x", "system_b": "y"}) + "\n" for k in range(3)))
+    with pytest.raises(DataError, match=r"3 comparisons have no texts to show \(output_a, output_b\), e.g. 'v0'"):
+        build_task(votes, "preference", tmp_path / "labels.jsonl", pairwise=True)
+    sample = tmp_path / "sample.txt"  # as judgelab sample writes it
+    sample.write_text("# judgelab sample: method=stratified units=comparisons\nc2\t0.5\nc0\t0.5\n")
+    task = build_task(_comparisons(tmp_path), "preference", tmp_path / "labels.jsonl", ids=sample)
+    assert [item.id for item in task.items] == ["c2", "c0"]

@@ -18,6 +18,7 @@ from judgelab.data.io import load_items, load_judgments
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
 from judgelab.errors import ConfigError, DataError
+from judgelab.evaluate.sample_file import read_id
 
 # Short definitions shown to annotators when no --criteria is given (the usual NLG aspects, in the
 # words of their common definitions: SummEval, Topical-Chat, SF-RES, HANNA, TREC).
@@ -124,8 +125,9 @@ def _numeric(kind: Literal["scale", "labels"], pairs: list[tuple[float, str]], o
     return Scale(kind, choices)
 
 
-PAIRWISE = Scale("pairwise", (Choice("left", "1", "1 is better"), Choice("right", "2", "2 is better"),
-                              Choice("tie", "3", "tie")))
+# keys a / b / t: the response shown as A (left), as B (right), a tie; "back" moves to p in these sessions
+PAIRWISE = Scale("pairwise", (Choice("left", "a", "A is better"), Choice("right", "b", "B is better"),
+                              Choice("tie", "t", "tie")))
 
 
 @dataclass
@@ -222,9 +224,10 @@ def _from_ids_file(items: list[Item], path: Path) -> list[Item]:
         raise DataError(f"cannot read: {exc.strerror}", path) from None
     wanted: list[str] = []
     for number, line in enumerate(lines, start=1):
-        item_id = line.strip()
-        if not item_id or item_id.startswith("#"):
+        if not line.strip() or line.strip().startswith("#"):
             continue
+        # `judgelab sample` writes "id<TAB>inclusion probability", and an awkward id as a JSON string
+        item_id = read_id(line.split("\t")[0].strip(), path, number)
         if item_id not in by_id:
             raise DataError(f"item {item_id!r} is not in the data", path, number)
         if item_id not in wanted:
@@ -260,6 +263,11 @@ def _check_showable(items: list[Item], kind: str, data: str | os.PathLike) -> No
         blind = [item.id for item in items if not item.passage]
         what = "a passage (the document text)"
     elif kind == "pairwise":
+        textless = [item.id for item in items if item.output_a is None and item.output_b is None]
+        if textless:  # Arena's votes name the systems only
+            raise DataError(f"{len(textless)} comparisons have no texts to show (output_a, output_b), e.g. "
+                            f"{textless[0]!r}: annotate needs the two responses; label such comparisons where their "
+                            "texts are", data, field="output_a")
         blind = [item.id for item in items if not (item.output_a or "").strip() or not (item.output_b or "").strip()]
         what = "two non-empty outputs"
     else:

@@ -244,7 +244,8 @@ def systems_tables(report, width: int = 120) -> list[Any]:
     if report.kind == "comparisons":
         lines.append(f"[dim]rank sets hold for every system at once ({report.options['rank_method']}); judge-only "
                      "values are the judge's, not the humans': their intervals do not cover its bias. "
-                     "human/corrected: t intervals from the labelled comparisons, a uniform sample; shrunk: "
+                     "human/corrected: t intervals from the labelled comparisons, a random sample (weighted by its "
+                     "inclusion probabilities when `judgelab sample` drew it); shrunk: "
                      "empirical Bayes toward the judge, a model without that guarantee.[/]")
         return lines
     lines.append("[dim]judge-only intervals resample sources and stay on the judge's scale: they do not cover the "
@@ -275,7 +276,8 @@ def sample(
     runs: Runs = None,
     seed: Seed = 0,
 ) -> None:
-    """Choose which units to label: stratified by system, or active; --plan: how many are needed."""
+    """Choose which units to label: stratified by system (comparisons: by pair of systems), or active;
+    --plan: how many are needed."""
     from judgelab.commands._common import console
 
     if plan is not None:
@@ -292,12 +294,14 @@ def sample(
     from judgelab.evaluate import write_sample
 
     chosen = [k for k in range(units.n_units) if drawn.design.labelled[k]]
-    header = {"method": method, "units": "queries" if units.kind == "queries" else "items",
+    pairs = units.kind == "comparisons"
+    header = {"method": method, "units": units.kind, **({"strata": "pair"} if pairs else {}),
               "budget": len(chosen), "seed": seed, **({"mix": mix} if active else {})}
     write_sample(out, [units.units[k] for k in chosen], [drawn.design.probability[k] for k in chosen], header)
     console.print(f"{len(chosen)} {header['units']} drawn ({method}, {len(drawn.sizes)} "
-                  f"{'strata' if units.kind == 'items' else 'stratum'}: {', '.join(map(str, drawn.sizes[:12]))}"
-                  f"{' ...' if len(drawn.sizes) > 12 else ''}) -> {escape(str(out))}")
+                  f"{'strata' if units.kind != 'queries' else 'stratum'}{' (pairs of systems)' if pairs else ''}: "
+                  f"{', '.join(map(str, drawn.sizes[:12]))}{' ...' if len(drawn.sizes) > 12 else ''}) "
+                  f"-> {escape(str(out))}")
 
 
 def _draw(data, judgments, aspect, judge, field, budget, active, mix, exclude, seed):
@@ -310,7 +314,7 @@ def _draw(data, judgments, aspect, judge, field, budget, active, mix, exclude, s
 
     items = load_items(data)
     if items and items[0].kind == "pairwise":
-        raise ConfigError("sample draws items of systems or queries of runs; pairwise items compare two outputs")
+        return _draw_comparisons(items, judgments, judge, field, budget, active, mix, exclude, seed)
     relevance = bool(items) and items[0].kind == "relevance"
     if relevance:
         queries = sorted({str(item.qid) for item in items})
@@ -333,6 +337,33 @@ def _draw(data, judgments, aspect, judge, field, budget, active, mix, exclude, s
         excluded = np.zeros(units.n_units, dtype=bool)
         excluded[units.index(read_sample(exclude).ids)] = True
     drawn = draw(units, budget, uncertainty=uncertainty, mix=mix, exclude=excluded, seed=seed)
+    return drawn, units, "active" if active else "stratified"
+
+
+def _draw_comparisons(items, judgments, judge, field, budget, active, mix, exclude, seed):
+    """Comparisons between systems: stratified by the pair of systems, or active where the judge is unsure."""
+    from dataclasses import replace
+
+    import numpy as np
+
+    from judgelab.data.io import load_judgments, select_judge
+    from judgelab.data.item import VERDICTS
+    from judgelab.evaluate import draw, read_sample
+    from judgelab.evaluate.sampling import comparison_problem, comparison_uncertainty
+
+    units = replace(comparison_problem(items), kind="comparisons")
+    uncertainty = None
+    if active:
+        if judgments is None:
+            raise ConfigError("--active needs the judge's verdicts (--judgments)")
+        chosen = load_judgments(judgments, field=field, labels=VERDICTS)
+        uncertainty = comparison_uncertainty(select_judge(chosen, judge) if judge else chosen, units.units)
+    excluded = None
+    if exclude is not None:
+        excluded = np.zeros(units.n_units, dtype=bool)
+        excluded[units.index(read_sample(exclude).ids)] = True
+    drawn = draw(units, budget, uncertainty=uncertainty, mix=mix, exclude=excluded, seed=seed,
+                 strata_name="pairs of systems")
     return drawn, units, "active" if active else "stratified"
 
 

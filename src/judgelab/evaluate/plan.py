@@ -44,6 +44,9 @@ def plan_labels(report: SystemsReport, width: float) -> Plan:
     if "corrected" not in report.estimates:
         raise ConfigError("a plan needs some human labels to measure how well the judge predicts them: "
                           "label a small random pilot first (judgelab sample --budget 20), then plan with --human")
+    if report.kind == "comparisons":
+        raise ConfigError("--plan is for pointwise items and runs; for comparisons between systems, read the "
+                          "corrected intervals' widths against the labels so far (judgelab evaluate)")
     z = stats.norm.ppf(0.5 + report.options["confidence"] / 2)
     finite_target = report.options["target"] == "items"
     needed = {}

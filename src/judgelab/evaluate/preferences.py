@@ -1,5 +1,9 @@
 """Leaderboards from pairwise comparisons between systems: a judge's verdicts on all of them,
-human verdicts on a uniform random sample, and intervals and rank sets that hold (docs/pairwise.md).
+human verdicts on a random sample, and intervals and rank sets that hold (docs/pairwise.md).
+
+The sample is uniform unless inclusion probabilities are given (``judgelab sample`` stratified by
+pair of systems, or active): each label then weighs 1 / its probability, normalised over the
+labels (Hajek), in every label-based estimator below; equal probabilities give the plain ones.
 
 A comparison ``c`` shows system ``a[c]`` first and ``b[c]`` second; a verdict is a preference for
 ``a`` (1 = a wins, 0.5 = tie, 0 = b wins; several annotators average). Three estimands:
@@ -61,6 +65,8 @@ from judgelab.data.labels import PREFERENCES
 from judgelab.errors import ConfigError
 from judgelab.evaluate.compare import Pairs, pairwise
 from judgelab.evaluate.estimators import SystemEstimates, shrunk
+from judgelab.evaluate.sample_file import SampleFile
+from judgelab.evaluate.sampling import pair_stratum
 from judgelab.evaluate.systems import SystemsReport
 from judgelab.metrics.bradley_terry import fit_bradley_terry, laplacian, laplacian_inverse, side_gram
 
@@ -78,13 +84,15 @@ NO_VERDICT = 0.5  # a comparison the judge gave no verdict on counts as its tie 
 @dataclass(frozen=True)
 class Comparisons:
     """Comparisons as codes: ``a``/``b`` index ``systems``; ``judge``/``human`` are preferences for
-    ``a`` (NaN: no verdict / not labelled)."""
+    ``a`` (NaN: no verdict / not labelled). ``probability``: each comparison's chance of being
+    drawn for labelling (``judgelab sample``'s design); None: a uniform random sample."""
 
     systems: tuple[str, ...]
     a: np.ndarray
     b: np.ndarray
     judge: np.ndarray
     human: np.ndarray
+    probability: np.ndarray | None = None
 
     @property
     def n(self) -> int:
@@ -98,11 +106,24 @@ class Comparisons:
     def judged(self) -> np.ndarray:
         return np.isfinite(self.judge)
 
+    def shares(self) -> np.ndarray:
+        """Each labelled comparison's share of the labelled total, weighted by 1 / its inclusion
+        probability (Hajek): 1/n for a uniform sample. Zero on unlabelled comparisons."""
+        rows = self.labelled
+        weight = rows.astype(float) if self.probability is None else np.where(rows, 1 / self.probability, 0.0)
+        return weight / max(weight.sum(), 1e-300)
+
+    @property
+    def design(self) -> str:
+        return "uniform" if self.probability is None else "weighted"
+
 
 def comparisons(system_a: Sequence, system_b: Sequence, judge: Sequence, human: Sequence | None = None,
-                labelled: Sequence[bool] | None = None) -> Comparisons:
+                labelled: Sequence[bool] | None = None, probability: Sequence[float] | None = None) -> Comparisons:
     """Checked comparisons. Verdicts: "a"/"b"/"tie" or a preference for a in [0, 1]; None/NaN: none.
-    ``labelled``: which human verdicts count (the sample); without it every human verdict given does."""
+    ``labelled``: which human verdicts count (the sample); without it every human verdict given does.
+    ``probability``: the inclusion probability of each comparison in the labelled sample (an
+    unequal-probability design: stratified by pair, active); labels are weighted by its inverse."""
     names_a, names_b = np.asarray(system_a, dtype=object).astype(str), np.asarray(system_b, dtype=object).astype(str)
     if names_a.shape != names_b.shape or names_a.ndim != 1 or len(names_a) == 0:
         raise ConfigError("system_a and system_b must be two lists of the same length, not empty")
@@ -123,7 +144,19 @@ def comparisons(system_a: Sequence, system_b: Sequence, judge: Sequence, human: 
             raise ConfigError(f"{len(missing)} comparison(s) are marked labelled but have no human verdict "
                               f"(e.g. comparison {missing[0]})")
         human_pref = np.where(mask, human_pref, np.nan)
-    return Comparisons(systems, a, b, judge_pref, human_pref)
+    return Comparisons(systems, a, b, judge_pref, human_pref, _probabilities(probability, human_pref))
+
+
+def _probabilities(probability: Sequence[float] | None, human: np.ndarray) -> np.ndarray | None:
+    if probability is None:
+        return None
+    pi = np.asarray(probability, dtype=float)
+    if pi.shape != human.shape:
+        raise ConfigError(f"{pi.size} inclusion probabilities for {human.size} comparisons")
+    bad = np.flatnonzero(np.isfinite(human) & ~((pi > 0) & (pi <= 1)))
+    if len(bad):
+        raise ConfigError(f"labelled comparison {bad[0]} has inclusion probability {pi[bad[0]]!r}; it must be in (0, 1]")
+    return pi
 
 
 def preferences(verdicts: Sequence | None, n: int, who: str) -> np.ndarray:
@@ -189,20 +222,24 @@ class _Sides:
             return cls(len(data.systems), data.a, data.b, everywhere, everywhere)
         return cls(len(data.systems), data.a, data.b, data.b == baseline, data.a == baseline)
 
-    def means(self, preference: np.ndarray, rows: np.ndarray, offset: float = 1.0):
-        """(per-system mean of the side scores over ``rows``, their counts, centred side values / count).
+    def means(self, preference: np.ndarray, rows: np.ndarray, offset: float = 1.0, weight: np.ndarray | None = None):
+        """(per-system mean of the side scores over ``rows``, their counts, centred side values / total weight).
 
         A side's score is the preference for a on the a-side and ``offset - preference`` on the
-        b-side (1 - p: the preference for b; for a residual h - lam j it is (1 - lam) - (h - lam j))."""
+        b-side (1 - p: the preference for b; for a residual h - lam j it is (1 - lam) - (h - lam j)).
+        ``weight``: per-comparison weights (1 / inclusion probability) for a weighted (Hajek) mean."""
         wa, wb = self.in_a & rows, self.in_b & rows
+        w = np.ones(len(preference)) if weight is None else weight
         score_b = offset - preference
         counts = np.bincount(self.a[wa], minlength=self.k) + np.bincount(self.b[wb], minlength=self.k)
-        sums = np.bincount(self.a[wa], preference[wa], self.k) + np.bincount(self.b[wb], score_b[wb], self.k)
+        totals = np.bincount(self.a[wa], w[wa], self.k) + np.bincount(self.b[wb], w[wb], self.k)
+        sums = (np.bincount(self.a[wa], (w * preference)[wa], self.k)
+                + np.bincount(self.b[wb], (w * score_b)[wb], self.k))
         with np.errstate(invalid="ignore", divide="ignore"):
-            mean = sums / counts
-        scale = 1 / np.maximum(counts, 1)
-        va = np.where(wa, (preference - np.nan_to_num(mean)[self.a]) * scale[self.a], 0.0)
-        vb = np.where(wb, (score_b - np.nan_to_num(mean)[self.b]) * scale[self.b], 0.0)
+            mean = np.where(counts > 0, sums / np.where(totals > 0, totals, 1), np.nan)
+        scale = 1 / np.where(totals > 0, totals, 1)
+        va = np.where(wa, w * (preference - np.nan_to_num(mean)[self.a]) * scale[self.a], 0.0)
+        vb = np.where(wb, w * (score_b - np.nan_to_num(mean)[self.b]) * scale[self.b], 0.0)
         return mean, counts, (va, vb)
 
     def gram(self, v, w=None) -> np.ndarray:
@@ -230,13 +267,14 @@ def _mean_labelled(data: Comparisons, sides: _Sides, lam: float | None, target: 
     n = int(rows.sum())
     human = np.nan_to_num(data.human)
     judge = np.where(data.judged, data.judge, NO_VERDICT)
-    human_mean, counts, v_human = sides.means(human, rows)
+    weight = data.shares()  # 1/n each for a uniform sample: the plain labelled mean
+    human_mean, counts, v_human = sides.means(human, rows, weight=weight)
     if lam is None:
-        _, _, v_judge = sides.means(judge, rows)
+        _, _, v_judge = sides.means(judge, rows, weight=weight)
         lam = _tuned(sides.gram(v_human, v_judge), sides.gram(v_judge))
     everywhere = np.ones(data.n, dtype=bool)
     judge_all, all_counts, _ = sides.means(judge, everywhere)
-    residual_mean, _, v_residual = sides.means(human - lam * judge, rows, offset=1 - lam)
+    residual_mean, _, v_residual = sides.means(human - lam * judge, rows, offset=1 - lam, weight=weight)
     value = lam * np.nan_to_num(judge_all) + residual_mean
     fraction = n / data.n
     scale = n / max(n - 1, 1)
@@ -278,10 +316,11 @@ def _bt_labelled(data: Comparisons, lam: float | None, target: str, confidence: 
     counts = np.bincount(data.a[rows], minlength=k) + np.bincount(data.b[rows], minlength=k)
     judge = np.where(data.judged, data.judge, NO_VERDICT)
     la, lb, human, judge_l = data.a[rows], data.b[rows], data.human[rows], judge[rows]
+    share = data.shares()[rows]  # 1/n each for a uniform sample, else weighted by 1 / inclusion probability
     if lam is None:
         p0 = 1 / (1 + np.exp(-(start[la] - start[lb])))
         bread = laplacian_inverse(laplacian(k, data.a, data.b, _logistic_weight(start, data) / total))
-        e_h, e_j = (p0 - human) / n, (p0 - judge_l) / n
+        e_h, e_j = (p0 - human) * share, (p0 - judge_l) * share
         g_h, g_j = side_gram(k, la, lb, e_h, -e_h), side_gram(k, la, lb, e_j, -e_j)
         cross = (side_gram(k, la, lb, e_h + e_j, -(e_h + e_j)) - g_h - g_j) / 2
         lam = _tuned(bread @ cross @ bread, bread @ g_j @ bread)
@@ -291,18 +330,18 @@ def _bt_labelled(data: Comparisons, lam: float | None, target: str, confidence: 
         return _estimates(name, data, np.full(k, np.nan), np.full((k, k), np.nan), counts, counts, [reason] * k,
                           confidence)
     # loss weights and masses: lambda x (judge, every comparison) + (human - lambda judge) on the labelled
-    weight = np.concatenate([np.full(total, lam / total), np.full(n, (1 - lam) / n)])
-    mass = np.concatenate([lam * judge / total, (human - lam * judge_l) / n])
+    weight = np.concatenate([np.full(total, lam / total), (1 - lam) * share])
+    mass = np.concatenate([lam * judge / total, (human - lam * judge_l) * share])
     a, b = np.concatenate([data.a, la]), np.concatenate([data.b, lb])
     fit = fit_bradley_terry(k, a, b, weight, mass)
     p_all, p_lab = fit.win_probability(data.a, data.b), fit.win_probability(la, lb)
     hessian = laplacian(k, a, b, weight * np.concatenate([p_all * (1 - p_all), p_lab * (1 - p_lab)]))
     bread = laplacian_inverse(hessian)
     fraction, scale = n / total, n / max(n - 1, 1)
-    e_r = ((p_lab - human) - lam * (p_lab - judge_l)) / n
+    e_r = ((p_lab - human) - lam * (p_lab - judge_l)) * share
     meat = (1 - fraction) * side_gram(k, la, lb, e_r, -e_r)
     if target == "population":
-        e_h = (p_lab - human) / n
+        e_h = (p_lab - human) * share
         meat = meat + fraction * side_gram(k, la, lb, e_h, -e_h)
     cov = bread @ (scale * meat) @ bread
     all_counts = np.bincount(data.a, minlength=k) + np.bincount(data.b, minlength=k)
@@ -460,15 +499,17 @@ def rank_systems(system_a: Sequence, system_b: Sequence, judge: Sequence, human:
                  labelled: Sequence[bool] | None = None, estimand: str = "win-prob", baseline: str | None = None,
                  target: str = "population", rank_method: str = "max-t", confidence: float = 0.95,
                  judge_weight: float | None = None, seed: int = 0, ids: Sequence[str] | None = None,
-                 ) -> PreferenceReport:
+                 probability: Sequence[float] | None = None) -> PreferenceReport:
     """Per-system estimates, intervals, Holm-corrected pairwise differences and simultaneous rank sets.
 
     ``system_a``/``system_b``: who was shown first/second in each comparison; ``judge``/``human``:
     verdicts ("a"/"b"/"tie", or a preference for a in [0, 1]; None: none); ``labelled``: which
     human verdicts count (default: those given). Without human verdicts only the judge's estimate
     is made. ``judge_weight``: a fixed lambda for the corrected estimate instead of the tuned one.
+    ``probability``: each comparison's inclusion probability when the labelled ones were not drawn
+    uniformly (``judgelab sample`` stratified by pair, or active): labels weigh 1 / it.
     """
-    data = comparisons(system_a, system_b, judge, human, labelled)
+    data = comparisons(system_a, system_b, judge, human, labelled, probability)
     return leaderboard(data, estimand=estimand, baseline=baseline, target=target, rank_method=rank_method,
                        confidence=confidence, judge_weight=judge_weight, seed=seed,
                        n_units=len(ids) if ids is not None else data.n)
@@ -477,8 +518,10 @@ def rank_systems(system_a: Sequence, system_b: Sequence, judge: Sequence, human:
 def leaderboard(data: Comparisons, *, estimand: str = "win-prob", baseline: str | None = None,
                 target: str = "population", rank_method: str = "max-t", confidence: float = 0.95,
                 judge_weight: float | None = None, seed: int = 0, n_units: int | None = None,
-                coverage: dict[str, Any] | None = None, label_source: str | None = None) -> PreferenceReport:
-    """:func:`rank_systems` on checked :class:`Comparisons`."""
+                coverage: dict[str, Any] | None = None, label_source: str | None = None,
+                design: str | None = None) -> PreferenceReport:
+    """:func:`rank_systems` on checked :class:`Comparisons`. ``design``: how the labelled comparisons
+    were drawn, as the report names it (default: uniform, or weighted with inclusion probabilities)."""
     if estimand not in ESTIMANDS:
         raise ConfigError(f"estimand {estimand!r}: choose {', '.join(ESTIMANDS)}")
     if target not in TARGETS:
@@ -497,7 +540,7 @@ def leaderboard(data: Comparisons, *, estimand: str = "win-prob", baseline: str 
     pairs = {name: pairwise(est) for name, est in estimates.items()}
     sets = {name: rank_sets(est, rank_method, pairs=pairs[name], seed=seed) for name, est in estimates.items()}
     n_labelled = int(data.labelled.sum())
-    labels = {"n_labelled": n_labelled, "design": "uniform" if n_labelled else None, "source": label_source,
+    labels = {"n_labelled": n_labelled, "design": (design or data.design) if n_labelled else None, "source": label_source,
               "unlabelled_sample_ids": 0}
     coverage = coverage or {"units": data.n, "judged": int(data.judged.sum()),
                             "without_verdict": int((~data.judged).sum())}
@@ -560,13 +603,15 @@ def _without_baseline(est: SystemEstimates, base: int, name: str) -> SystemEstim
 def evaluate_comparisons(items: Iterable[Item], judgments: Iterable[Judgment], *, judge: str | None = None,
                          human: Mapping[str, float] | None = None, human_ids: Iterable[str] | str | None = None,
                          estimand: str = "win-prob", baseline: str | None = None, target: str = "population",
-                         rank_method: str = "max-t", confidence: float = 0.95, seed: int = 0) -> PreferenceReport:
+                         rank_method: str = "max-t", confidence: float = 0.95, seed: int = 0,
+                         sample: SampleFile | None = None) -> PreferenceReport:
     """:func:`rank_systems` on comparison items (``system_a``, ``system_b``) and a judge's verdicts.
 
     A judgment judged in both orders (``judgelab judge`` with a pairwise judge and ``swap``) counts
     as the mean of its two verdicts, which removes the judge's position bias on average. Human
     verdicts: ``human`` {item id: preference for a} (a labels file), else the items' own ``label``
-    for the ids in ``human_ids`` ("all": every item's)."""
+    for the ids in ``human_ids`` ("all": every item's). ``sample``: the file ``judgelab sample`` wrote;
+    its inclusion probabilities weight the labels (a plain id list: a uniform sample)."""
     from judgelab.errors import DataError
     from judgelab.metrics.align import judgments_by_item, select_judgments
 
@@ -579,11 +624,38 @@ def evaluate_comparisons(items: Iterable[Item], judgments: Iterable[Judgment], *
     by_item, unknown = judgments_by_item(chosen, {item.id for item in items})
     verdicts = [_judge_preference(by_item.get(item.id)) for item in items]
     values, source = _human_preferences(items, human, human_ids)
-    data = comparisons([i.system_a for i in items], [i.system_b for i in items], verdicts, values)
+    probability, design = _sample_probabilities(items, sample, values)
+    data = comparisons([i.system_a for i in items], [i.system_b for i in items], verdicts, values,
+                       probability=probability)
     coverage = {"units": data.n, "judged": int(data.judged.sum()), "without_verdict": int((~data.judged).sum()),
                 "unknown_judgments": unknown}
     return leaderboard(data, estimand=estimand, baseline=baseline, target=target, rank_method=rank_method,
-                       confidence=confidence, seed=seed, coverage=coverage, label_source=source)
+                       confidence=confidence, seed=seed, coverage=coverage, label_source=source, design=design)
+
+
+def _sample_probabilities(items: list[Item], sample: SampleFile | None,
+                          human: list[float | None] | None) -> tuple[np.ndarray | None, str | None]:
+    """(each comparison's inclusion probability, the design's name) from a sample file; (None, None):
+    a uniform sample (no file, or a plain id list). A sample stratified by pair is read as pointwise
+    stratified samples are: uniform within each pair, n_h / N_h of the labels at hand (a sampled
+    comparison left unlabelled is taken as missing at random within its pair)."""
+    if sample is None or sample.probabilities is None:
+        return None, None
+    probability = np.full(len(items), np.nan)
+    position = {item.id: k for k, item in enumerate(items)}
+    unknown = [i for i in sample.ids if i not in position]
+    if unknown:
+        raise ConfigError(f"{len(unknown)} sampled id(s) are not comparisons of the data: "
+                          f"{', '.join(map(repr, unknown[:5]))}")
+    probability[[position[i] for i in sample.ids]] = sample.probabilities
+    by_pair = (sample.header or {}).get("strata") == "pair"
+    if by_pair and sample.method == "stratified" and human is not None:
+        pairs = np.unique([pair_stratum(i.system_a, i.system_b) for i in items], return_inverse=True)[1]
+        labelled = np.array([value is not None for value in human])
+        share = np.bincount(pairs, labelled) / np.bincount(pairs)
+        probability = np.where(labelled, share[pairs], np.nan)
+    return probability, {"stratified": "stratified by pair", "active": "active within pairs"}.get(
+        sample.method, sample.method) if by_pair else sample.method
 
 
 def _judge_preference(judgment: Judgment | None) -> float | None:

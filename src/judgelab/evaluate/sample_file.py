@@ -48,7 +48,7 @@ def read_sample(path: str | Path) -> SampleFile:
         parts = text.split("\t") if "\t" in text else [text]
         if len(parts) > 2:
             raise DataError("expected 'id' or 'id<TAB>inclusion probability'", path=path, line=number)
-        unit = _read_id(parts[0].strip(), path, number)
+        unit = read_id(parts[0].strip(), path, number)
         if unit in seen:
             raise DataError(f"id {unit!r} is listed twice (first on line {seen[unit]})", path=path, line=number)
         seen[unit] = number
@@ -82,7 +82,7 @@ def _written_id(unit: str) -> str:
     return unit if plain else json.dumps(unit)  # ASCII: no line break of any kind is left raw
 
 
-def _read_id(cell: str, path: Path, line: int) -> str:
+def read_id(cell: str, path: Path, line: int) -> str:
     if not cell.startswith('"'):
         return cell
     try:

@@ -13,6 +13,10 @@ random order, one random start, a fixed step along the cumulated probabilities),
 fixed-size design that realises any probabilities summing to n exactly (hand-written: scipy and
 scikit-learn offer no unequal-probability sampling without replacement with given inclusion
 probabilities).
+
+Comparisons between systems are units too: one stratum per unordered pair of systems, and the
+judge's doubt about a comparison (its two orders, or several judges, disagreeing; a tie) as the
+uncertainty of an active draw.
 """
 
 from __future__ import annotations
@@ -22,29 +26,30 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from judgelab.data.labels import PREFERENCES
 from judgelab.errors import ConfigError
 from judgelab.evaluate.design import Design
-from judgelab.evaluate.problem import Problem
+from judgelab.evaluate.problem import Problem, from_items
 
 MIN_PER_STRATUM = 2  # the estimators need two labels per system for a variance
 DEFAULT_MIX = 0.5  # share of each probability that is uniform in an active design
 
 
-def budget_size(budget: float, n_units: int) -> int:
+def budget_size(budget: float, n_units: int, units: str = "units") -> int:
     """A budget given as a count (>= 1) or as a fraction of the units (< 1)."""
     if budget <= 0:
         raise ConfigError(f"--budget {budget}: give a number of units (e.g. 50) or a fraction (e.g. 0.1)")
     size = math.ceil(budget * n_units) if budget < 1 else int(round(budget))
     if size > n_units:
-        raise ConfigError(f"--budget {size} is more than the {n_units} units there are")
+        raise ConfigError(f"--budget {size} is more than the {n_units} {units} there are")
     return size
 
 
-def allocate(strata_sizes: np.ndarray, total: int) -> np.ndarray:
+def allocate(strata_sizes: np.ndarray, total: int, strata_name: str = "systems") -> np.ndarray:
     """Labels per stratum, proportional to its size (largest remainder), at least two where possible."""
     strata_sizes = np.asarray(strata_sizes, dtype=int)
     if total < MIN_PER_STRATUM * len(strata_sizes):
-        raise ConfigError(f"a budget of {total} leaves some of the {len(strata_sizes)} systems fewer than "
+        raise ConfigError(f"a budget of {total} leaves some of the {len(strata_sizes)} {strata_name} fewer than "
                           f"{MIN_PER_STRATUM} labels; give at least {MIN_PER_STRATUM * len(strata_sizes)}")
     share = strata_sizes / strata_sizes.sum() * total
     counts = np.minimum(strata_sizes, MIN_PER_STRATUM)
@@ -63,16 +68,17 @@ class Drawn:
 
 
 def draw(problem: Problem, budget: float, *, uncertainty: np.ndarray | None = None, mix: float = DEFAULT_MIX,
-         exclude: np.ndarray | None = None, seed: int = 0) -> Drawn:
+         exclude: np.ndarray | None = None, seed: int = 0, strata_name: str = "systems") -> Drawn:
     """A stratified sample of ``budget`` units; active when ``uncertainty`` (one value per unit) is given.
 
     ``exclude``: units that may not be drawn (already labelled); they are not part of the design.
+    ``strata_name``: what the strata are, for the message when the budget cannot cover them.
     """
     rng = np.random.default_rng(seed)
     eligible = np.ones(problem.n_units, dtype=bool) if exclude is None else ~np.asarray(exclude, dtype=bool)
     strata = np.unique(problem.strata)
     members = [np.flatnonzero((problem.strata == h) & eligible) for h in strata]
-    sizes = allocate(np.array([len(m) for m in members]), budget_size(budget, int(eligible.sum())))
+    sizes = allocate(np.array([len(m) for m in members]), budget_size(budget, int(eligible.sum()), problem.kind), strata_name)
     labelled = np.zeros(problem.n_units, dtype=bool)
     probability = np.zeros(problem.n_units)
     for units, n_h in zip(members, sizes, strict=True):
@@ -149,3 +155,53 @@ def judge_uncertainty(judgments, unit_of_item: dict[str, str], units: tuple[str,
     if not known.any():
         raise ConfigError("no judgment of these units records an uncertainty")
     return np.where(known, values, np.median(values[known]))
+
+
+# -- comparisons between systems ------------------------------------------------------------------
+def comparison_problem(items) -> Problem:
+    """Comparisons as sampling units, one stratum per unordered pair of systems ("a vs b")."""
+    unnamed = next((item for item in items if item.system_a is None or item.system_b is None), None)
+    if unnamed is not None:
+        raise ConfigError(f"comparison {unnamed.id!r} names no systems (system_a, system_b): sampling comparisons "
+                          "stratifies them by the pair of systems compared")
+    pairs = [pair_stratum(item.system_a, item.system_b) for item in items]
+    missing = np.full(len(items), np.nan)
+    return from_items([item.id for item in items], pairs, [item.id for item in items], missing, missing)
+
+
+def pair_stratum(system_a: str, system_b: str) -> str:
+    """The stratum of a comparison: its unordered pair of systems."""
+    return " vs ".join(sorted((system_a, system_b)))
+
+
+def comparison_uncertainty(judgments, ids: tuple[str, ...]) -> np.ndarray:
+    """How unsure the judge is of each comparison: 1 - |2 p - 1|, p the mean preference for a over
+    every verdict at hand (both orders of a judge with ``swap``, several judges of one file): 1 when
+    the two orders or the judges disagree evenly or say tie, 0 when all say the same a or b.
+    Comparisons without a verdict get the median of the others."""
+    position = {unit: k for k, unit in enumerate(ids)}
+    sums, counts = np.zeros(len(ids)), np.zeros(len(ids))
+    for judgment in judgments:
+        k = position.get(judgment.item_id)
+        if k is None or not judgment.ok:
+            continue
+        for verdict in _verdicts(judgment):
+            sums[k] += PREFERENCES[verdict]
+            counts[k] += 1
+    known = counts > 0
+    if not known.any():
+        raise ConfigError("no judgment gives a verdict (a, b or tie) on these comparisons")
+    doubt = np.full(len(ids), np.nan)
+    doubt[known] = 1 - np.abs(2 * sums[known] / counts[known] - 1)
+    if np.ptp(doubt[known]) == 0:
+        raise ConfigError("--active needs the judge to be unsure of some comparisons more than others: judge them "
+                          "in both orders (a pairwise judge with swap: true) or give a judgments file with several "
+                          "judges; these verdicts are all equally sure")
+    return np.where(known, doubt, np.median(doubt[known]))
+
+
+def _verdicts(judgment) -> list[str]:
+    both = judgment.extra.get("verdicts")
+    if isinstance(both, dict) and both and all(v in PREFERENCES for v in both.values()):
+        return list(both.values())
+    return [judgment.label] if judgment.label in PREFERENCES else []

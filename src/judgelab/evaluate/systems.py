@@ -194,13 +194,9 @@ def evaluate(items: Iterable[Item], judgments: Iterable[Judgment], *, aspect: st
                               "systems compared (system_a, system_b) to rank them")
         from judgelab.evaluate.preferences import evaluate_comparisons
 
-        if sample is not None and sample.method not in (None, "stratified", "uniform"):
-            raise ConfigError(f"the sample was drawn {sample.method}; pairwise estimates need a uniform random "
-                              "sample of the comparisons")
-
         return evaluate_comparisons(items, judgments, judge=judge, human=human, human_ids=human_ids,
                                     estimand=estimand, baseline=baseline, target=target, rank_method=rank_method,
-                                    confidence=confidence, seed=seed)
+                                    confidence=confidence, seed=seed, sample=sample)
     if estimand != "win-prob" or baseline is not None or rank_method != "max-t":
         raise ConfigError("--estimand, --baseline and --rank-method are for comparisons between systems "
                           "(items with system_a and system_b)")

@@ -1,4 +1,5 @@
-// judgelab annotate: the keyboard. Digits rate, s skips, b goes back, n opens the note (Esc leaves it).
+// judgelab annotate: the keyboard. Digits rate (a / b / t for a pair), s skips, b goes back (p for a pair),
+// n opens the note (Esc leaves it).
 // Every key clicks (or focuses) the element that carries it in data-key, so the page works the same
 // with a mouse or without this script.
 "use strict";
