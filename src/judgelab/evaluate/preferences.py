@@ -98,6 +98,11 @@ class Comparisons:
     def judged(self) -> np.ndarray:
         return np.isfinite(self.judge)
 
+    def restricted(self, rows: np.ndarray) -> Comparisons:
+        """The comparisons ``rows`` selects (a mask or indices), among the systems they involve."""
+        names = np.asarray(self.systems, dtype=object)
+        return comparisons(names[self.a[rows]], names[self.b[rows]], self.judge[rows], self.human[rows])
+
 
 def comparisons(system_a: Sequence, system_b: Sequence, judge: Sequence, human: Sequence | None = None,
                 labelled: Sequence[bool] | None = None) -> Comparisons:
@@ -163,10 +168,15 @@ def components(data: Comparisons, rows: np.ndarray | None = None) -> list[list[s
     return [[data.systems[s] for s in np.flatnonzero(label == part)] for part in range(count)]
 
 
+def group_text(systems: list[str]) -> str:
+    """``{a, b, c, ...}``: a group of systems, the first six named."""
+    return "{" + ", ".join(systems[:6]) + (", ..." if len(systems) > 6 else "") + "}"
+
+
 def require_connected(data: Comparisons) -> None:
     parts = sorted(components(data), key=len)  # the small groups first: usually the ones cut off
     if len(parts) > 1:
-        shown = " | ".join("{" + ", ".join(part[:6]) + (", ..." if len(part) > 6 else "") + "}" for part in parts[:4])
+        shown = " | ".join(map(group_text, parts[:4]))
         raise ConfigError(f"the comparisons do not connect the systems: {len(parts)} separate groups ({shown}); "
                           "systems that never meet, directly or through others, cannot be ranked together")
 
@@ -567,6 +577,16 @@ def evaluate_comparisons(items: Iterable[Item], judgments: Iterable[Judgment], *
     as the mean of its two verdicts, which removes the judge's position bias on average. Human
     verdicts: ``human`` {item id: preference for a} (a labels file), else the items' own ``label``
     for the ids in ``human_ids`` ("all": every item's)."""
+    data, coverage, source = comparison_data(items, judgments, judge=judge, human=human, human_ids=human_ids)
+    return leaderboard(data, estimand=estimand, baseline=baseline, target=target, rank_method=rank_method,
+                       confidence=confidence, seed=seed, coverage=coverage, label_source=source)
+
+
+def comparison_data(items: Iterable[Item], judgments: Iterable[Judgment], *, judge: str | None = None,
+                    human: Mapping[str, float] | None = None, human_ids: Iterable[str] | str | None = None,
+                    ) -> tuple[Comparisons, dict[str, Any], str | None]:
+    """(the checked comparisons, how many have a verdict, where the human verdicts came from), read
+    from comparison items and a judge's verdicts as :func:`evaluate_comparisons` describes."""
     from judgelab.errors import DataError
     from judgelab.metrics.align import judgments_by_item, select_judgments
 
@@ -582,8 +602,7 @@ def evaluate_comparisons(items: Iterable[Item], judgments: Iterable[Judgment], *
     data = comparisons([i.system_a for i in items], [i.system_b for i in items], verdicts, values)
     coverage = {"units": data.n, "judged": int(data.judged.sum()), "without_verdict": int((~data.judged).sum()),
                 "unknown_judgments": unknown}
-    return leaderboard(data, estimand=estimand, baseline=baseline, target=target, rank_method=rank_method,
-                       confidence=confidence, seed=seed, coverage=coverage, label_source=source)
+    return data, coverage, source
 
 
 def _judge_preference(judgment: Judgment | None) -> float | None:
