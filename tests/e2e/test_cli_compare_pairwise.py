@@ -11,25 +11,20 @@ from xml.etree import ElementTree
 import numpy as np
 import pytest
 
-from tests.e2e.cli import run_cli, run_main_in_process, write_jsonl
+from tests.e2e.cli import read_jsonl, run_cli, run_main_in_process, write_jsonl
 
 SYSTEMS = ("vicuna-13b", "koala-13b", "oasst-pythia-12b", "alpaca-13b")
 BETTER, WORSE = "vicuna-13b", "oasst-pythia-12b"
 GPT4 = "gpt-4-0125-preview"
 
 
-def _rows(path):
-    with open(path, encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle]
-
-
 @pytest.fixture(scope="module")
 def arena(benchmarks_dir, tmp_path_factory):
     folder = tmp_path_factory.mktemp("arena")
-    comparisons = [row for row in _rows(benchmarks_dir / "chatbot_arena" / "comparisons.jsonl")
+    comparisons = [row for row in read_jsonl(benchmarks_dir / "chatbot_arena" / "comparisons.jsonl")
                    if row["system_a"] in SYSTEMS and row["system_b"] in SYSTEMS]
     ids = {row["id"] for row in comparisons}
-    judgments = [row for row in _rows(benchmarks_dir / "chatbot_arena" / "judgments.jsonl")
+    judgments = [row for row in read_jsonl(benchmarks_dir / "chatbot_arena" / "judgments.jsonl")
                  if row["item_id"] in ids and row["judge"] == GPT4]
     rng = np.random.default_rng(0)
     labelled = sorted(i for i in ids if rng.random() < 0.4)

@@ -14,7 +14,7 @@ import json
 import pytest
 
 from tests.conftest import TEST_MODEL
-from tests.e2e.cli import run_cli, write_jsonl
+from tests.e2e.cli import read_jsonl, run_cli, write_jsonl
 
 pytestmark = pytest.mark.slow
 
@@ -25,8 +25,7 @@ WIDE = {"COLUMNS": "160"}  # tables unwrapped, so that a row reads as one line
 @pytest.fixture(scope="module")
 def session(benchmarks_dir, test_model_path, tmp_path_factory):
     folder = tmp_path_factory.mktemp("pairwise")
-    with open(benchmarks_dir / "llmbar.jsonl", encoding="utf-8") as handle:
-        rows = [json.loads(line) for line in handle]
+    rows = read_jsonl(benchmarks_dir / "llmbar.jsonl")
     # the shortest pairs: a quick test on a CPU
     rows = sorted(rows, key=lambda r: len(r["instruction"]) + len(r["output_a"]) + len(r["output_b"]))[:N_PAIRS]
     items = []
@@ -40,9 +39,7 @@ def session(benchmarks_dir, test_model_path, tmp_path_factory):
     judged = run_cli("judge", "--data", data, "--method", "pairwise", "--model", TEST_MODEL, "--out", folder / "run",
                      "--cache-path", folder / "cache.sqlite", timeout=900)
     assert judged.returncode == 0, judged.stderr
-    with open(folder / "run" / "judgments.jsonl", encoding="utf-8") as handle:
-        judgments = [json.loads(line) for line in handle]
-    return data, labels, folder / "run", items, judgments
+    return data, labels, folder / "run", items, read_jsonl(folder / "run" / "judgments.jsonl")
 
 
 def one_line(text: str) -> str:
