@@ -41,6 +41,7 @@ import numpy as np
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
 from judgelab.errors import ConfigError
+from judgelab.evaluate import preferences
 from judgelab.evaluate.compare import pairwise
 from judgelab.evaluate.design import stratified_design
 from judgelab.evaluate.estimators import SystemEstimates, corrected, human_only, judge_only
@@ -245,19 +246,7 @@ def _compare_comparisons(items: list[Item], judgments: Iterable[Judgment], *, ba
     """The gate on comparisons: head-to-head (the candidate's win rate against the baseline minus
     1/2, ties half) where the two meet, else via the other systems (the difference of their win
     probabilities). Estimators and intervals are :mod:`judgelab.evaluate.preferences`'."""
-    from judgelab.evaluate import preferences
-
-    if items[0].system_a is None:
-        raise ConfigError("pairwise items without system_a/system_b compare two outputs, not systems; name the "
-                          "systems compared (system_a, system_b) to compare them")
-    if not higher_is_better:
-        raise ConfigError("--lower-is-better is for scores: on comparisons the difference is a win rate, and higher "
-                          "is better")
-    if sample is not None and sample.method not in (None, "stratified", "uniform"):
-        raise ConfigError(f"the sample was drawn {sample.method}; pairwise estimates need a uniform random sample "
-                          "of the comparisons")
-    if target not in preferences.TARGETS:
-        raise ConfigError(f"--target {target!r}: choose {', '.join(preferences.TARGETS)}")
+    _check_pairwise_options(items, higher_is_better, sample, target)
     data, coverage, source = preferences.comparison_data(items, judgments, judge=judge, human=human,
                                                          human_ids=human_ids)
     _require_systems(list(data.systems), baseline, candidate)
@@ -274,15 +263,11 @@ def _compare_comparisons(items: list[Item], judgments: Iterable[Judgment], *, ba
         raise ConfigError(f"--pairing paired (head-to-head): {met}; an interval needs {preferences.MIN_LABELS}")
     confidence = 1 - alpha
     if enough and pairing != "unpaired":
-        head = data.restricted(meet)
-        result = preferences.estimate(head, chosen, estimand="baseline-win-rate", baseline=baseline, target=target,
-                                      confidence=confidence)
-        k = head.systems.index(candidate)
-        value, low, high = result.value[k] - 0.5, result.ci[k, 0] - 0.5, result.ci[k, 1] - 0.5
-        reason, n, n_labelled = result.reason[k], head.n, int(result.n_labelled[k])
+        value, low, high, reason, n, n_labelled = _head_to_head(data.restricted(meet), baseline, candidate, chosen,
+                                                                target, confidence)
         basis, measure = "head-to-head", f"win rate of {candidate} against {baseline} - 1/2"
-        why = (f"the {n} comparisons between {candidate} and {baseline} ({n_labelled} labelled); ties count half"
-               if chosen != "judge" else f"the {n} comparisons between {candidate} and {baseline}; ties count half")
+        why = (f"the {n} comparisons between {candidate} and {baseline}"
+               + ("" if chosen == "judge" else f" ({n_labelled} labelled)") + "; ties count half")
     else:
         value, low, high, reason, n, n_labelled = _via_others(data, b, c, chosen, target, confidence, seed)
         basis, measure = "via others", f"win probability of {candidate} - that of {baseline}"
@@ -301,11 +286,34 @@ def _compare_comparisons(items: list[Item], judgments: Iterable[Judgment], *, ba
                       decide(low, high, margin), None, tuple(warnings), basis=basis, measure=measure)
 
 
+def _check_pairwise_options(items: list[Item], higher_is_better: bool, sample: SampleFile | None,
+                            target: str) -> None:
+    if items[0].system_a is None:
+        raise ConfigError("pairwise items without system_a/system_b compare two outputs, not systems; name the "
+                          "systems compared (system_a, system_b) to compare them")
+    if not higher_is_better:
+        raise ConfigError("--lower-is-better is for scores: on comparisons the difference is a win rate, and higher "
+                          "is better")
+    if sample is not None and sample.method not in (None, "stratified", "uniform"):
+        raise ConfigError(f"the sample was drawn {sample.method}; pairwise estimates need a uniform random sample "
+                          "of the comparisons")
+    if target not in preferences.TARGETS:
+        raise ConfigError(f"--target {target!r}: choose {', '.join(preferences.TARGETS)}")
+
+
+def _head_to_head(head, baseline: str, candidate: str, estimator: str, target: str, confidence: float):
+    """The candidate's win rate against the baseline minus 1/2, over their comparisons with each other
+    (``head``): preferences' win rate against a baseline, one system left."""
+    result = preferences.estimate(head, estimator, estimand="baseline-win-rate", baseline=baseline, target=target,
+                                  confidence=confidence)
+    k = head.systems.index(candidate)
+    return (result.value[k] - 0.5, result.ci[k, 0] - 0.5, result.ci[k, 1] - 0.5, result.reason[k], head.n,
+            int(result.n_labelled[k]))
+
+
 def _via_others(data, b: int, c: int, estimator: str, target: str, confidence: float, seed: int):
     """The difference of the two systems' win probabilities, from the leaderboard of the part of the
     comparison graph that connects them (what ``rank_systems`` gives as ``pairs``)."""
-    from judgelab.evaluate import preferences
-
     parts = preferences.components(data)
     part = next(p for p in parts if data.systems[b] in p)
     if data.systems[c] not in part:
