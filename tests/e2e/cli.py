@@ -31,6 +31,11 @@ def run_main_in_process(capsys, *args: object) -> tuple[int, str]:
     return code, capsys.readouterr().err
 
 
+def read_jsonl(path: Path) -> list[dict]:
+    with open(path, encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle]
+
+
 def write_jsonl(path: Path, rows: list[dict]) -> Path:
     path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     return path

@@ -8,7 +8,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from tests.e2e.cli import run_cli, run_main_in_process, write_jsonl
+from tests.e2e.cli import read_jsonl, run_cli, run_main_in_process, write_jsonl
 
 N_COMPARISONS = 3000
 GPT4 = "gpt-4-0125-preview"
@@ -18,18 +18,13 @@ def run(*args) -> subprocess.CompletedProcess:
     return run_cli(*args, timeout=300)
 
 
-def _rows(path):
-    with open(path, encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle]
-
-
 @pytest.fixture(scope="module")
 def arena(benchmarks_dir, tmp_path_factory):
     """Every sixth comparison (3,000 among all 20 systems), GPT-4's verdicts on them, and 400 of them drawn to count as labelled."""
     folder = tmp_path_factory.mktemp("arena")
-    comparisons = _rows(benchmarks_dir / "chatbot_arena" / "comparisons.jsonl")[::6][:N_COMPARISONS]
+    comparisons = read_jsonl(benchmarks_dir / "chatbot_arena" / "comparisons.jsonl")[::6][:N_COMPARISONS]
     ids = {row["id"] for row in comparisons}
-    judgments = [row for row in _rows(benchmarks_dir / "chatbot_arena" / "judgments.jsonl")
+    judgments = [row for row in read_jsonl(benchmarks_dir / "chatbot_arena" / "judgments.jsonl")
                  if row["item_id"] in ids]
     drawn = np.random.default_rng(0).choice(sorted(ids), 400, replace=False)
     (folder / "sample.txt").write_text("".join(f"{i}\n" for i in drawn))

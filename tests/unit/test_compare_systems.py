@@ -154,12 +154,6 @@ def test_bad_input_is_one_clear_error(options, message):
     assert message in str(caught.value) and "\n" not in str(caught.value)
 
 
-def test_pairwise_items_are_named_as_not_wired_yet():
-    items = [Item(id="p1", output_a="x", output_b="y", instruction="i", label="a")]
-    with pytest.raises(JudgelabError, match="pairwise items"):
-        compare_systems(items, [], baseline="a", candidate="b")
-
-
 # -- judgelab.testing ------------------------------------------------------------------------------------
 def test_assert_not_worse_raises_with_the_figures_on_a_regression():
     items, judgments = simulate(shift=-0.5, seed=9)

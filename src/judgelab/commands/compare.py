@@ -30,7 +30,8 @@ def register(app: typer.Typer) -> None:
 
 def compare(
     data: Annotated[Path, typer.Option(
-        "--data", "-d", help="Items (JSONL/JSON/CSV/Parquet) with system_id, and group_id: the input each answers.")],
+        "--data", "-d", help="Items (JSONL/JSON/CSV/Parquet) with system_id, and group_id: the input each answers; "
+                             "or comparisons between systems (system_a, system_b; verdicts a/b/tie).")],
     judgments: Annotated[Path, typer.Option(
         "--judgments", "-j", help="The judge's verdicts on both systems' items: a run folder, its judgments.jsonl, "
                                   "or any file with item_id and score/label.")],
@@ -47,7 +48,9 @@ def compare(
     estimator: Annotated[str, typer.Option(
         "--estimator", help="auto (corrected with human labels, judge-only without), corrected, human, judge.")] = "auto",
     pairing: Annotated[str, typer.Option(
-        "--pairing", help="auto (paired when the systems answer the same inputs, by group_id), paired, unpaired.")
+        "--pairing", help="auto (paired when the systems answer the same inputs, by group_id), paired, unpaired. "
+                          "Comparisons: auto (head-to-head where the two meet), paired (head-to-head only), "
+                          "unpaired (their win probabilities against all opponents).")
     ] = "auto",
     aspect: Aspect = None,
     judge: JudgeName = None,
@@ -90,7 +93,8 @@ def compare(
         status = "[bold green]PASS[/]" if result.passed else "[bold red]FAIL[/]"
         console.print(f"{status} {escape(result.summary())}", soft_wrap=True)
         console.print(f"estimator: {escape(result.estimator_reason)}", soft_wrap=True)
-        console.print(f"pairing: {escape(result.pairing_reason)}", soft_wrap=True)
+        console.print(f"{result.design_heading}: {escape(result.design)}: {escape(result.pairing_reason)}"
+                      if result.basis else f"pairing: {escape(result.pairing_reason)}", soft_wrap=True)
         for warning in result.warnings:
             console.print(f"[yellow]warning[/]: {escape(warning)}", soft_wrap=True)
     if not result.passed:

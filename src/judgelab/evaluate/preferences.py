@@ -117,6 +117,13 @@ class Comparisons:
     def design(self) -> str:
         return "uniform" if self.probability is None else "weighted"
 
+    def restricted(self, rows: np.ndarray) -> Comparisons:
+        """The comparisons ``rows`` selects (a mask or indices), among the systems they involve."""
+        names = np.asarray(self.systems, dtype=object)
+        probability = None if self.probability is None else self.probability[rows]
+        return comparisons(names[self.a[rows]], names[self.b[rows]], self.judge[rows], self.human[rows],
+                           probability=probability)
+
 
 def comparisons(system_a: Sequence, system_b: Sequence, judge: Sequence, human: Sequence | None = None,
                 labelled: Sequence[bool] | None = None, probability: Sequence[float] | None = None) -> Comparisons:
@@ -196,10 +203,15 @@ def components(data: Comparisons, rows: np.ndarray | None = None) -> list[list[s
     return [[data.systems[s] for s in np.flatnonzero(label == part)] for part in range(count)]
 
 
+def group_text(systems: list[str]) -> str:
+    """``{a, b, c, ...}``: a group of systems, the first six named."""
+    return "{" + ", ".join(systems[:6]) + (", ..." if len(systems) > 6 else "") + "}"
+
+
 def require_connected(data: Comparisons) -> None:
     parts = sorted(components(data), key=len)  # the small groups first: usually the ones cut off
     if len(parts) > 1:
-        shown = " | ".join("{" + ", ".join(part[:6]) + (", ..." if len(part) > 6 else "") + "}" for part in parts[:4])
+        shown = " | ".join(map(group_text, parts[:4]))
         raise ConfigError(f"the comparisons do not connect the systems: {len(parts)} separate groups ({shown}); "
                           "systems that never meet, directly or through others, cannot be ranked together")
 
@@ -612,6 +624,18 @@ def evaluate_comparisons(items: Iterable[Item], judgments: Iterable[Judgment], *
     verdicts: ``human`` {item id: preference for a} (a labels file), else the items' own ``label``
     for the ids in ``human_ids`` ("all": every item's). ``sample``: the file ``judgelab sample`` wrote;
     its inclusion probabilities weight the labels (a plain id list: a uniform sample)."""
+    data, coverage, source, design = comparison_data(items, judgments, judge=judge, human=human,
+                                                     human_ids=human_ids, sample=sample)
+    return leaderboard(data, estimand=estimand, baseline=baseline, target=target, rank_method=rank_method,
+                       confidence=confidence, seed=seed, coverage=coverage, label_source=source, design=design)
+
+
+def comparison_data(items: Iterable[Item], judgments: Iterable[Judgment], *, judge: str | None = None,
+                    human: Mapping[str, float] | None = None, human_ids: Iterable[str] | str | None = None,
+                    sample: SampleFile | None = None) -> tuple[Comparisons, dict[str, Any], str | None, str | None]:
+    """(the checked comparisons, how many have a verdict, where the human verdicts came from, the
+    sampling design's name), read from comparison items and a judge's verdicts as
+    :func:`evaluate_comparisons` describes."""
     from judgelab.errors import DataError
     from judgelab.metrics.align import judgments_by_item, select_judgments
 
@@ -629,8 +653,7 @@ def evaluate_comparisons(items: Iterable[Item], judgments: Iterable[Judgment], *
                        probability=probability)
     coverage = {"units": data.n, "judged": int(data.judged.sum()), "without_verdict": int((~data.judged).sum()),
                 "unknown_judgments": unknown}
-    return leaderboard(data, estimand=estimand, baseline=baseline, target=target, rank_method=rank_method,
-                       confidence=confidence, seed=seed, coverage=coverage, label_source=source, design=design)
+    return data, coverage, source, design
 
 
 def _sample_probabilities(items: list[Item], sample: SampleFile | None,

@@ -20,11 +20,12 @@ candidate is ``worse`` when ``high < -margin`` (lower is better: ``low > margin`
 test at level ``alpha / 2`` that it is worse by more than the margin; ``better`` when the interval
 excludes 0 on the good side; ``not worse`` otherwise. Only ``worse`` fails.
 
-Pairwise data plugs in at :func:`compare_systems`'s dispatch on the items' kind: a function that
-takes pairwise items (``system_a``/``system_b`` verdicts) and returns the same :class:`Comparison`,
-with ``difference`` the candidate's win rate against the baseline minus 1/2 (ties half a win) and
-the pairwise win-rate estimators (judge-only, human-only, corrected) in place of the pointwise
-ones; the decision, the CLI, the JUnit/markdown output and ``judgelab.testing`` stay as they are.
+Comparisons between systems (pairwise items with ``system_a``/``system_b``, verdicts a/b/tie) give
+the same :class:`Comparison`, with the estimators of :mod:`judgelab.evaluate.preferences`:
+**head-to-head** where the two systems meet (``difference``: the candidate's win rate against the
+baseline minus 1/2, ties half a win, over their comparisons with each other), else **via others**
+(the difference of the two systems' win probabilities against the opponents each met, from the
+leaderboard of the part of the comparison graph that connects them). The decision is the same.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ import numpy as np
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
 from judgelab.errors import ConfigError
+from judgelab.evaluate import preferences
 from judgelab.evaluate.compare import pairwise
 from judgelab.evaluate.design import stratified_design
 from judgelab.evaluate.estimators import SystemEstimates, corrected, human_only, judge_only
@@ -77,10 +79,22 @@ class Comparison:
     decision: str  # "worse" (fails), "not worse" or "better"
     aspect: str | None = None
     warnings: tuple[str, ...] = field(default_factory=tuple)
+    # comparisons between systems: "head-to-head" or "via others" (None: pointwise, paired or not)
+    basis: str | None = None
+    measure: str | None = None  # what the difference is, when it is not a difference of mean scores
 
     @property
     def passed(self) -> bool:
         return self.decision != "worse"
+
+    @property
+    def design(self) -> str:
+        """How the units were formed: paired/unpaired (scores), head-to-head/via others (comparisons)."""
+        return self.basis or ("paired" if self.paired else "unpaired")
+
+    @property
+    def design_heading(self) -> str:
+        return "comparisons" if self.basis else "pairing"
 
     def summary(self) -> str:
         """One line with the figures, as the CLI, JUnit and AssertionError show it."""
@@ -94,8 +108,8 @@ class Comparison:
             verdict = f"better ({other} bound {self.low if self.higher_is_better else self.high:+.4g} excludes 0)"
         else:
             verdict = f"not shown worse by more than the margin ({side} bound {bound:+.4g}, limit {limit:+.4g})"
-        return (f"{self.candidate} - {self.baseline} = {self.difference:+.4g} [{self.low:+.4g}, {self.high:+.4g}] "
-                f"({1 - self.alpha:.0%} interval, {self.estimator}, {'paired' if self.paired else 'unpaired'}, "
+        return (f"{self.measure or f'{self.candidate} - {self.baseline}'} = {self.difference:+.4g} "
+                f"[{self.low:+.4g}, {self.high:+.4g}] ({1 - self.alpha:.0%} interval, {self.estimator}, {self.design}, "
                 f"n={self.n}, {self.n_labelled} labelled; {'higher' if self.higher_is_better else 'lower'} is better, "
                 f"margin {self.margin:g}): {verdict}")
 
@@ -110,7 +124,7 @@ class Comparison:
                 "paired": self.paired, "pairing_reason": self.pairing_reason, "n": self.n,
                 "n_labelled": self.n_labelled, "margin": self.margin, "alpha": self.alpha,
                 "higher_is_better": self.higher_is_better, "decision": self.decision, "passed": self.passed,
-                "warnings": list(self.warnings)}
+                "warnings": list(self.warnings), "basis": self.basis, "measure": self.measure}
 
     def junit_xml(self) -> str:
         """One JUnit testcase: a failure (with the figures) when the candidate is worse."""
@@ -138,9 +152,10 @@ class Comparison:
         rows = [("decision", mark),
                 ("difference", f"{self.difference:+.4g} [{self.low:+.4g}, {self.high:+.4g}] ({1 - self.alpha:.0%} "
                                "interval)"),
+                *([("measure", self.measure)] if self.measure else []),
                 ("margin", f"{self.margin:g} ({'higher' if self.higher_is_better else 'lower'} is better)"),
                 ("estimator", f"{self.estimator}: {self.estimator_reason}"),
-                ("pairing", f"{'paired' if self.paired else 'unpaired'}: {self.pairing_reason}"),
+                (self.design_heading, f"{self.design}: {self.pairing_reason}"),
                 ("units", f"{self.n} ({self.n_labelled} labelled)")]
         lines = [f"### judgelab compare: `{_md(self.candidate)}` vs `{_md(self.baseline)}`"
                  + (f" ({_md(self.aspect)})" if self.aspect else ""), "", "| | |", "|---|---|"]
@@ -184,11 +199,14 @@ def compare_systems(items: Iterable[Item], judgments: Iterable[Judgment], *, bas
     """
     _check_options(baseline, candidate, margin, alpha, estimator, pairing)
     items, kind = items_of_one_kind(items)
+    if kind == "pairwise":
+        return _compare_comparisons(items, judgments, baseline=baseline, candidate=candidate, margin=margin,
+                                    alpha=alpha, higher_is_better=higher_is_better, estimator=estimator,
+                                    pairing=pairing, judge=judge, human=human, human_ids=human_ids, sample=sample,
+                                    target=target, seed=seed)
     if kind != "pointwise":
-        # pairwise items (system_a/system_b verdicts) plug in here: see the module docstring
-        raise ConfigError(f"compare takes pointwise items with a system_id; these are {kind} items "
-                          + ("(win rates between systems are not wired into compare yet)" if kind == "pairwise"
-                             else "(compare TREC runs with judgelab evaluate --runs)"))
+        raise ConfigError(f"compare takes items with a system_id or comparisons between systems; these are {kind} "
+                          "items (compare TREC runs with judgelab evaluate --runs)")
     judgments = list(judgments)
     kept, human, human_ids, sample = _two_systems(items, baseline, candidate, human, human_ids, sample)
     built = _item_problem(kept, judgments, aspect, judge, human, human_ids)
@@ -216,6 +234,114 @@ def compare_systems(items: Iterable[Item], judgments: Iterable[Judgment], *, bas
                       built.aspect, tuple(warnings))
 
 
+# -- comparisons between systems (system_a/system_b, verdicts a/b/tie) ---------------------------------
+PAIRWISE_JUDGE_WARNING = ("judge-only has no bias correction: without human labels the interval covers the judge's "
+                          "win rate, not the humans'; label a random sample of the comparisons to correct it")
+
+
+def _compare_comparisons(items: list[Item], judgments: Iterable[Judgment], *, baseline: str, candidate: str,
+                         margin: float, alpha: float, higher_is_better: bool, estimator: str, pairing: str,
+                         judge: str | None, human, human_ids, sample: SampleFile | None, target: str,
+                         seed: int) -> Comparison:
+    """The gate on comparisons: head-to-head (the candidate's win rate against the baseline minus
+    1/2, ties half) where the two meet, else via the other systems (the difference of their win
+    probabilities). Estimators and intervals are :mod:`judgelab.evaluate.preferences`'."""
+    _check_pairwise_options(items, higher_is_better, sample, target)
+    data, coverage, source, _ = preferences.comparison_data(items, judgments, judge=judge, human=human,
+                                                         human_ids=human_ids)
+    _require_systems(list(data.systems), baseline, candidate)
+    chosen, estimator_reason = _estimator(estimator, bool(data.labelled.any()), source)
+    if not data.judged.any():
+        raise ConfigError("no comparison has a judge verdict")
+    b, c = data.systems.index(baseline), data.systems.index(candidate)
+    meet = ((data.a == b) & (data.b == c)) | ((data.a == c) & (data.b == b))
+    rows = meet & (data.judged if chosen == "judge" else data.labelled)
+    enough = int(rows.sum()) >= preferences.MIN_LABELS
+    met = (f"{candidate} and {baseline} meet in {int(meet.sum())} comparison(s)"
+           + ("" if chosen == "judge" else f", {int(rows.sum())} labelled"))
+    if pairing == "paired" and not enough:
+        raise ConfigError(f"--pairing paired (head-to-head): {met}; an interval needs {preferences.MIN_LABELS}")
+    confidence = 1 - alpha
+    if enough and pairing != "unpaired":
+        value, low, high, reason, n, n_labelled = _head_to_head(data.restricted(meet), baseline, candidate, chosen,
+                                                                target, confidence)
+        basis, measure = "head-to-head", f"win rate of {candidate} against {baseline} - 1/2"
+        why = (f"the {n} comparisons between {candidate} and {baseline}"
+               + ("" if chosen == "judge" else f" ({n_labelled} labelled)") + "; ties count half")
+    else:
+        value, low, high, reason, n, n_labelled = _via_others(data, b, c, chosen, target, confidence, seed)
+        basis, measure = "via others", f"win probability of {candidate} - that of {baseline}"
+        fallback = "chosen with --pairing unpaired" if pairing == "unpaired" else f"{met}, too few for head-to-head"
+        why = (f"{fallback}: each one's win probability against the opponents it met ({n} comparisons, {n_labelled} "
+                "labelled; ties half); comparable as far as the two met opponents alike")
+    if reason is not None or not (math.isfinite(low) and math.isfinite(high)):
+        raise ConfigError(f"the {chosen} estimate of {measure} has no interval: {reason or 'no verdicts to compare'}"
+                          + ("" if basis == "head-to-head" else f" ({fallback})"))
+    warnings = [PAIRWISE_JUDGE_WARNING] if chosen == "judge" else []
+    if coverage.get("without_verdict"):
+        warnings.append(f"{coverage['without_verdict']} of {data.n} comparisons have no judge verdict "
+                        "(left out of judge-only, a tie in the corrected estimate)")
+    return Comparison(baseline, candidate, float(value), float(low), float(high), chosen, estimator_reason,
+                      basis == "head-to-head", why, n, n_labelled, margin, alpha, True,
+                      decide(low, high, margin), None, tuple(warnings), basis=basis, measure=measure)
+
+
+def _check_pairwise_options(items: list[Item], higher_is_better: bool, sample: SampleFile | None,
+                            target: str) -> None:
+    if items[0].system_a is None:
+        raise ConfigError("pairwise items without system_a/system_b compare two outputs, not systems; name the "
+                          "systems compared (system_a, system_b) to compare them")
+    if not higher_is_better:
+        raise ConfigError("--lower-is-better is for scores: on comparisons the difference is a win rate, and higher "
+                          "is better")
+    if sample is not None and sample.method not in (None, "stratified", "uniform"):
+        raise ConfigError(f"the sample was drawn {sample.method}; pairwise estimates need a uniform random sample "
+                          "of the comparisons")
+    if target not in preferences.TARGETS:
+        raise ConfigError(f"--target {target!r}: choose {', '.join(preferences.TARGETS)}")
+
+
+def _head_to_head(head, baseline: str, candidate: str, estimator: str, target: str, confidence: float):
+    """The candidate's win rate against the baseline minus 1/2, over their comparisons with each other
+    (``head``): preferences' win rate against a baseline, one system left."""
+    result = preferences.estimate(head, estimator, estimand="baseline-win-rate", baseline=baseline, target=target,
+                                  confidence=confidence)
+    k = head.systems.index(candidate)
+    return (result.value[k] - 0.5, result.ci[k, 0] - 0.5, result.ci[k, 1] - 0.5, result.reason[k], head.n,
+            int(result.n_labelled[k]))
+
+
+def _via_others(data, b: int, c: int, estimator: str, target: str, confidence: float, seed: int):
+    """The difference of the two systems' win probabilities, from the leaderboard of the part of the
+    comparison graph that connects them (what ``rank_systems`` gives as ``pairs``)."""
+    parts = preferences.components(data)
+    part = next(p for p in parts if data.systems[b] in p)
+    if data.systems[c] not in part:
+        other = next(p for p in parts if data.systems[c] in p)
+        raise ConfigError(f"{data.systems[c]!r} and {data.systems[b]!r} never meet, directly or through other "
+                          f"systems: the comparisons split them into separate groups ({preferences.group_text(part)} "
+                          f"and {preferences.group_text(other)})")
+    inside = np.isin(data.a, [data.systems.index(s) for s in part])
+    connected = data.restricted(inside)
+    report = preferences.leaderboard(connected, estimand="win-prob", target=target, confidence=confidence, seed=seed)
+    if estimator not in report.pairs:
+        labelled = int(connected.labelled.sum())
+        return (np.nan, np.nan, np.nan, f"{labelled} labelled comparison(s): an interval needs "
+                f"{preferences.MIN_LABELS}", 0, labelled)
+    pairs, estimates = report.pairs[estimator], report.estimates[estimator]
+    i, j = connected.systems.index(data.systems[c]), connected.systems.index(data.systems[b])
+    involved = np.isin(connected.a, [i, j]) | np.isin(connected.b, [i, j])
+    return (pairs.difference[i, j], pairs.low[i, j], pairs.high[i, j], estimates.reason[i] or estimates.reason[j],
+            int(involved.sum()), int((involved & connected.labelled).sum()))
+
+
+def _require_systems(systems: list[str], baseline: str, candidate: str) -> None:
+    missing = [name for name in (baseline, candidate) if name not in systems]
+    if missing:
+        shown = ", ".join(systems[:10]) + (f" and {len(systems) - 10} more" if len(systems) > 10 else "")
+        raise ConfigError(f"system {missing[0]!r} is not in the data (its systems: {shown or 'none named'})")
+
+
 def _check_options(baseline: str, candidate: str, margin: float, alpha: float, estimator: str, pairing: str) -> None:
     if baseline == candidate:
         raise ConfigError(f"--baseline and --candidate are both {baseline!r}: compare two different systems")
@@ -233,11 +359,7 @@ def _check_options(baseline: str, candidate: str, margin: float, alpha: float, e
 def _two_systems(items: list[Item], baseline: str, candidate: str, human, human_ids, sample):
     """The two systems' items, and the labels, ids and sample restricted to them (ids of other systems
     are fine; ids of no item at all are an error, as in ``evaluate``)."""
-    systems = sorted({str(item.system_id) for item in items if item.system_id is not None})
-    missing = [name for name in (baseline, candidate) if name not in systems]
-    if missing:
-        shown = ", ".join(systems[:10]) + (f" and {len(systems) - 10} more" if len(systems) > 10 else "")
-        raise ConfigError(f"system {missing[0]!r} is not in the data (its systems: {shown or 'none named'})")
+    _require_systems(sorted({str(item.system_id) for item in items if item.system_id is not None}), baseline, candidate)
     all_ids = {item.id for item in items}
     kept = [item for item in items if item.system_id in (baseline, candidate)]
     ids = {item.id for item in kept}
