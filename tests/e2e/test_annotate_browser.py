@@ -17,7 +17,15 @@ from scipy.stats import spearmanr
 from judgelab.annotate.task import build_task
 from judgelab.data import load_items, save_items
 from judgelab.data.labels import load_labels, read_labels
-from tests.e2e.annotate_server import AnnotateServer, login, open_page, press, shown_item, wait_for_new_page
+from tests.e2e.annotate_server import (
+    AnnotateServer,
+    login,
+    open_page,
+    page_state,
+    press,
+    shown_item,
+    wait_for_new_page,
+)
 from tests.e2e.browser import colours_in, requests_made, save_screenshot, start_chrome, uncached_reload
 from tests.e2e.cli import run_cli, write_jsonl
 
@@ -106,8 +114,9 @@ def test_keyboard_labelling_back_reload_kill_restart_and_a_second_annotator(brow
         for k in range(2):
             _label(browser, alice, 3 + k)
 
+        before = page_state(browser)  # the item page: wait until the login page has replaced it
         browser.find_element("css selector", "button.link").click()  # "switch": the second annotator
-        wait_for_new_page(browser, None)
+        wait_for_new_page(browser, before)
         login(browser, "bob")
         bob: dict[str, int] = {}
         while (item := shown_item(browser)) is not None:  # agrees with alice on every other item
