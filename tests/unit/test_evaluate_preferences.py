@@ -189,3 +189,16 @@ def test_a_system_that_wins_everything_has_no_strength_and_says_why():
     assert human_est.reason[0] == "no finite strength: a system wins or loses all its comparisons"
     # win probabilities stay defined: top won all three
     assert rank_systems(a, b, human, human).estimates["human"].value[report.systems.index("top")] == 1.0
+
+
+def test_a_constant_judge_is_named_as_the_judge_not_the_labels():
+    """A judge that always answers "tie" has no spread: the judge-only row says its judged verdicts
+    show none (it said "labelled verdicts", which the judge-only estimate has none of)."""
+    rng = np.random.default_rng(0)
+    a = np.array(["x", "y", "z"] * 20)
+    b = np.array(["y", "z", "x"] * 20)
+    human = rng.choice(["a", "b"], size=len(a))
+    report = rank_systems(a, b, ["tie"] * len(a), human, labelled=np.ones(len(a), dtype=bool))
+    reasons = set(report.estimates["judge"].reason)
+    assert reasons == {"its judged verdicts show no spread: no interval"}, reasons
+    assert all(r is None or "judged" not in r for r in report.estimates["human"].reason)

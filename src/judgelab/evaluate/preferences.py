@@ -390,8 +390,8 @@ def _estimates(name: str, data: Comparisons, value: np.ndarray, cov: np.ndarray,
     value = np.where([r is None for r in reason], value, np.nan)
     variance = np.diag(cov)
     degenerate = np.isfinite(value) & ~(variance > 0)
-    reason = [r or ("its labelled verdicts show no spread: no interval" if bad else None)
-              for r, bad in zip(reason, degenerate, strict=True)]
+    spread = "its judged verdicts show no spread" if name == "judge" else "its labelled verdicts show no spread"
+    reason = [r or (f"{spread}: no interval" if bad else None) for r, bad in zip(reason, degenerate, strict=True)]
     labels = np.asarray(n_labelled, dtype=float)
     own_df = np.where(labels > 0, np.maximum(labels - 1, 1), np.inf)
     df = np.minimum(own_df[:, None], own_df[None, :])
