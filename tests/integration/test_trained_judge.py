@@ -180,3 +180,17 @@ def test_graded_labels_from_a_cross_encoder_become_qrels(benchmarks_dir, tmp_pat
     assert qrels.returncode == 0, qrels.stderr + qrels.stdout
     lines = (tmp_path / "qrels.txt").read_text().splitlines()
     assert len(lines) == len(pairs) and {line.split()[3] for line in lines} == {str(label) for label in set(labels)}
+
+
+def test_judgelab_fit_fine_tunes_a_trained_judge_through_fit_judge(topical30, tmp_path):
+    """`judgelab fit --method trained` goes through judgelab.train.fit_judge (the judge itself no
+    longer imports the trainer): weights written next to the config, and the config runs."""
+    out = tmp_path / "fitted" / "judge.yaml"
+    fitted = run_cli("fit", "--method", "trained", "--aspect", "coherence", "--data", topical30, "--out", out,
+                     timeout=900)
+    assert fitted.returncode == 0, fitted.stderr + fitted.stdout
+    judge = load_judge(out)
+    assert isinstance(judge, TrainedJudge) and judge.fitted and judge.trained_on == "human"
+    assert (out.parent / "weights" / "model.safetensors").is_file()
+    scores = [j.score for j in judge.run(list(load_items(topical30))[:6])]
+    assert all(s is not None for s in scores)

@@ -159,3 +159,26 @@ def test_assert_not_worse_on_comparisons():
     text = str(caught.value)
     assert text.startswith("win rate of cand against base - 1/2 = -0.") and "head-to-head" in text
     assert assert_not_worse(items, judgments, baseline="cand", candidate="base", human_ids="all").decision == "better"
+
+
+def test_via_others_weights_a_sample_stratified_by_pair_as_evaluate_does():
+    """A pair-stratified sample labels some pairs more densely; via others, each labelled comparison
+    counts by its pair's inclusion probability, exactly as `evaluate` weights the same sample."""
+    from judgelab.evaluate.preferences import evaluate_comparisons
+    from judgelab.evaluate.sample_file import SampleFile
+
+    items, judgments = simulate([("base", "x"), ("base", "y"), ("cand", "x"), ("cand", "y")], seed=11)
+    rng = np.random.default_rng(12)
+    dense = {"base|x", "cand|y"}  # 60% of these pairs' comparisons labelled, 10% of the others
+    ids = [item.id for item in items
+           if rng.random() < (0.6 if f"{item.id.split('-')[0]}|{item.id.split('-')[1]}" in dense else 0.1)]
+    sample = SampleFile(tuple(ids), tuple(0.5 for _ in ids), "stratified", {"strata": "pair"})
+    weighted = compare_systems(items, judgments, baseline="base", candidate="cand", human_ids=ids, sample=sample)
+    plain = compare_systems(items, judgments, baseline="base", candidate="cand", human_ids=ids)
+    report = evaluate_comparisons(items, judgments, human_ids=ids, sample=sample)
+    c, b = report.systems.index("cand"), report.systems.index("base")
+    pairs = report.pairs["corrected"]
+    assert weighted.basis == "via others"
+    assert (weighted.difference, weighted.low, weighted.high) == pytest.approx(
+        (pairs.difference[c, b], pairs.low[c, b], pairs.high[c, b]))
+    assert weighted.difference != pytest.approx(plain.difference)  # the unweighted answer was another one

@@ -8,9 +8,8 @@ they run when a judge runs; ``if TYPE_CHECKING:`` blocks do not). Two rules:
 - no circle of imports between modules of different folders (a circle inside one folder is that
   folder's business).
 
-``KNOWN_UPWARD`` lists the edges still to be removed: ``TrainedJudge.fit`` hands the fitting to
-``judgelab.train`` (its loading and prediction live in ``judges/scorer_model.py``); a listed edge
-that no longer exists fails too, so the list only shrinks.
+``KNOWN_UPWARD`` lists edges still to be removed (none now: the trained judge's fine-tuning moved to
+``judgelab.train.fit``); a listed edge that no longer exists fails too, so the list only shrinks.
 """
 
 from __future__ import annotations
@@ -28,7 +27,7 @@ SRC = Path(__file__).resolve().parents[2] / "src"
 LOWER = {"judges", "prompts", "data", "llm", "metrics", "strategy", "parse", "embed", "files", "errors", "redact"}
 #: Folders that fit, search, run in batches, show or parse the command line.
 UPPER = {"optimize", "train", "runner", "report", "commands", "cli"}
-KNOWN_UPWARD = {("judgelab.judges.trained", "judgelab.train")}
+KNOWN_UPWARD: set[tuple[str, str]] = set()
 
 
 def module_graph(src: Path) -> dict[str, set[str]]:

@@ -162,8 +162,12 @@ def test_trained_judge_config_refuses_to_run_unfitted_or_fit_without_a_folder(tm
     assert isinstance(judge, TrainedJudge) and judge.trainable and not judge.uses_llm and not judge.fitted
     with pytest.raises(ConfigError, match="no weights yet"):
         judge.run(items(3))
+    from judgelab.train import fit_judge
+
     with pytest.raises(ConfigError, match="needs out_dir"):
-        judge.fit(items(12))
+        fit_judge(judge, items(12))
+    with pytest.raises(ConfigError, match=r"fit_judge\(judge, items, out_dir=FOLDER\)"):
+        judge.fit(items(12), out_dir=tmp_path)  # fine-tuning lives in judgelab.train, above judges/
     missing = judge.model_copy(update={"weights": tmp_path / "nowhere"})
     with pytest.raises(ConfigError, match="no trained scorer here"):
         missing.run(items(3))

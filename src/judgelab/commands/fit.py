@@ -40,6 +40,7 @@ def fit(
 ) -> None:
     """Fit a trainable judge (e.g. an aggregator, a similarity scorer, an inferred protocol) on labelled items."""
     from judgelab.commands._common import console
+    from judgelab.train.fit import fit_judge
 
     if not config and not method:
         raise ConfigError(f"say what to fit: --config FILE or --method KIND (kinds: {', '.join(judge_kinds())})")
@@ -55,7 +56,7 @@ def fit(
         raise ConfigError(f"--out {out}: the fitted config is a file ending in .yaml or .json")
     with client_from_options(model or judge.model, model_name, cache, cache_path, uses_llm=judge.uses_llm,
                              timeout=timeout) as client:
-        fitted = judge.fit(items, client, out_dir=out.parent)
+        fitted = fit_judge(judge, items, client, out_dir=out.parent)
     fitted.save(out)
     console.print(f"fitted {fitted.kind} judge on {len(items)} items: {out}")
 

@@ -248,7 +248,7 @@ def _compare_comparisons(items: list[Item], judgments: Iterable[Judgment], *, ba
     probabilities). Estimators and intervals are :mod:`judgelab.evaluate.preferences`'."""
     _check_pairwise_options(items, higher_is_better, sample, target)
     data, coverage, source, _ = preferences.comparison_data(items, judgments, judge=judge, human=human,
-                                                         human_ids=human_ids)
+                                                         human_ids=human_ids, sample=sample)
     _require_systems(list(data.systems), baseline, candidate)
     chosen, estimator_reason = _estimator(estimator, bool(data.labelled.any()), source)
     if not data.judged.any():

@@ -103,17 +103,11 @@ class TrainedJudge(JudgeConfig):
         return ContractExample(fitted, pointwise_items("coherence"), unfitted=unfitted)
 
     def fit(self, items: Sequence[Item], client: Client | None = None, *, out_dir: Path | None = None) -> TrainedJudge:
-        """Train on the items' human scores for ``aspect``; weights go to ``out_dir/weights``."""
-        from judgelab.train import check_trainable, human_targets, train_scorer
-
-        if out_dir is None:
-            raise ConfigError("a trained judge needs out_dir: the folder its weights are written to")
-        targets = human_targets(items, self.aspect)
-        check_trainable(targets, "training items")
-        trained = train_scorer(self, targets)
-        folder = Path(out_dir) / WEIGHTS_FOLDER
-        trained.scorer.save(folder, trained.tokenizer)
-        return trained.spec.model_copy(update={"weights": folder.resolve(), "trained_on": "human"})
+        """Fine-tuning needs torch and the trainer, which live above ``judges/``: fit with
+        ``judgelab.train.fit_judge`` (or ``judgelab fit`` / ``judgelab train``)."""
+        raise ConfigError("a trained judge is fine-tuned by judgelab.train: `from judgelab.train import fit_judge; "
+                          "fit_judge(judge, items, out_dir=FOLDER)`, or `judgelab fit --method trained` / "
+                          "`judgelab train` on the command line")
 
     def run(self, items: Sequence[Item], client: Client | None = None, on_judgment: OnJudgment | None = None,
             **_: Any) -> list[Judgment]:

@@ -35,6 +35,8 @@ _LAZY = {
     "agreement": "judgelab.train.curves",
     "stack_cv": "judgelab.train.curves",
     "save_trained": "judgelab.train.save",
+    "fit_judge": "judgelab.train.fit",
+    "fit_trained": "judgelab.train.fit",
 }
 
 
@@ -52,6 +54,8 @@ __all__ = [
     "build_pair",
     "check_aspect",
     "check_trainable",
+    "fit_judge",
+    "fit_trained",
     "human_targets",
     "keep_end",
     "keep_recent_turns",
