@@ -90,6 +90,10 @@ def fmt(estimate) -> str:
     return f"{estimate.value:.2f} [{low:.2f}, {high:.2f}]"
 
 
+def _width(estimate) -> float:
+    return estimate.ci[1] - estimate.ci[0]
+
+
 def table(results: list[dict], judge: str) -> str:
     lines = [f"Judge: {judge}; baseline {BASELINE}.", "",
              "| system | n | length / baseline's | shorter in | judge raw | judge LC | humans raw | humans LC |",
@@ -102,8 +106,14 @@ def table(results: list[dict], judge: str) -> str:
     gaps = {kind: [abs(r["judge"][key].value - r["humans"][key].value) for r in results
                    if np.isfinite(r["judge"][key].value) and np.isfinite(r["humans"][key].value)]
             for kind, key in (("raw", "win_rate"), ("LC", "length_controlled_win_rate"))}
+    moved = {who: np.mean([abs(r[who]["length_controlled_win_rate"].value - r[who]["win_rate"].value) for r in results
+                           if np.isfinite(r[who]["length_controlled_win_rate"].value)]) for who in ("judge", "humans")}
+    widths = [_width(r[who]["length_controlled_win_rate"]) / _width(r[who]["win_rate"]) for r in results
+              for who in ("judge", "humans") if np.isfinite(r[who]["length_controlled_win_rate"].value)]
     lines += ["", f"Mean |judge - humans| over the systems: raw {np.mean(gaps['raw']):.3f} ({len(gaps['raw'])} systems), "
-                  f"LC {np.mean(gaps['LC']):.3f} ({len(gaps['LC'])} systems)."]
+                  f"LC {np.mean(gaps['LC']):.3f} ({len(gaps['LC'])} systems). Mean |LC - raw|: judge "
+                  f"{moved['judge']:.3f}, humans {moved['humans']:.3f}. LC interval width / raw: "
+                  f"{min(widths):.1f}-{max(widths):.1f} (median {np.median(widths):.1f})."]
     return "\n".join(lines)
 
 
