@@ -309,10 +309,12 @@ def speed(n_systems: int = 100, n_comparisons: int = 1_000_000, n_labelled: int 
             for name in ("sandwich", "bootstrap")}
     (t_s, m_s, board_s, *_), (t_b, m_b, board_b, *_) = runs["sandwich"], runs["bootstrap"]
     ratio = np.median([_widths(board_b, e) / _widths(board_s, e) for e in ("judge", "corrected")], axis=1)
+    failed = sum(est.info.get("resamples_not_converged", 0) for est in board_b.estimates.values())
     return (f"Speed: {n_systems} systems, {n_comparisons:,} comparisons ({n_labelled:,} labelled), Bradley-Terry with "
             f"the three estimators and max-t rank sets, one run (`python -m bench.bench_pairwise --speed-only`): "
             f"sandwich intervals {t_s:.1f} s, peak {m_s / 2**20:.0f} MiB allocated; bootstrap intervals "
-            f"({n_resamples:,} resamples, each refitted, per estimator) {t_b:.1f} s, peak {m_b / 2**20:.0f} MiB "
+            f"({n_resamples:,} resamples, each refitted, per estimator; {failed} refits not converged) {t_b:.1f} s, "
+            f"peak {m_b / 2**20:.0f} MiB "
             f"(time ratio {t_b / t_s:.2f}, memory ratio {m_b / m_s:.2f}); load average (1, 5, 15 min) at the start / end "
             f"{runs['sandwich'][3]} / {runs['bootstrap'][4]} (2 cores, shared). Median width ratio bootstrap / "
             f"sandwich: judge {ratio[0]:.3f}, corrected {ratio[1]:.3f}; mean corrected rank set "
