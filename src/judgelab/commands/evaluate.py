@@ -251,8 +251,9 @@ def systems_tables(report, width: int = 120) -> list[Any]:
                   for name, est in report.estimates.items() if est.info.get("intervals_reason")]
         lines.append(f"[dim]rank sets hold for every system at once ({report.options['rank_method']}); judge-only "
                      "values are the judge's, not the humans': their intervals do not cover its bias. "
-                     + ("all intervals: percentiles of "
-                        f"{report.options.get('n_resamples')} resamples of the comparisons, each refitted; "
+                     + ("judge/human/corrected intervals: percentiles of "
+                        f"{report.options.get('n_resamples')} resamples of the comparisons, each refitted (unless "
+                        "a line above says an estimator kept its t intervals); "
                         if kind else "human/corrected: t intervals from the labelled comparisons, a random sample "
                         "(weighted by its inclusion probabilities when `judgelab sample` drew it); ")
                      + "shrunk: empirical Bayes toward the judge, a model without that guarantee.[/]")
