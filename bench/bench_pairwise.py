@@ -290,13 +290,12 @@ def table(results: dict, draws: int) -> str:
     return "\n".join(lines)
 
 
-def speed(n_systems: int = 100, n_comparisons: int = 1_000_000, n_labelled: int = 10_000, seed: int = 0) -> str:
-    """One Bradley-Terry leaderboard (judge, human, corrected; max-t rank sets) on simulated comparisons:
-    wall time and the peak of memory allocated while it ran (tracemalloc sees numpy's arrays)."""
-    import tracemalloc
-
-    from judgelab.evaluate.preferences import rank_systems
-
+def speed(n_systems: int = 100, n_comparisons: int = 1_000_000, n_labelled: int = 10_000, seed: int = 0,
+          n_resamples: int = 1000) -> str:
+    """One Bradley-Terry leaderboard (judge, human, corrected; max-t rank sets) on simulated comparisons,
+    with sandwich intervals and then with bootstrap ones (``n_resamples`` refits per estimator), in
+    one run: wall time and the peak of memory allocated while each ran (tracemalloc sees numpy's
+    arrays), and the load average (other jobs share the machine)."""
     rng = np.random.default_rng(seed)
     strength = rng.normal(0, 1, n_systems)
     a = rng.integers(0, n_systems, n_comparisons)
@@ -306,16 +305,75 @@ def speed(n_systems: int = 100, n_comparisons: int = 1_000_000, n_labelled: int 
     labelled = np.zeros(n_comparisons, dtype=bool)
     labelled[rng.choice(n_comparisons, n_labelled, replace=False)] = True
     names = np.array([f"system-{s:03d}" for s in range(n_systems)])
+    runs = {name: _timed(names[a], names[b], judge, human, labelled, name, n_resamples)
+            for name in ("sandwich", "bootstrap")}
+    (t_s, m_s, board_s, *_), (t_b, m_b, board_b, *_) = runs["sandwich"], runs["bootstrap"]
+    ratio = np.median([_widths(board_b, e) / _widths(board_s, e) for e in ("judge", "corrected")], axis=1)
+    failed = sum(est.info.get("resamples_not_converged", 0) for est in board_b.estimates.values())
+    return (f"Speed: {n_systems} systems, {n_comparisons:,} comparisons ({n_labelled:,} labelled), Bradley-Terry with "
+            f"the three estimators and max-t rank sets, one run (`python -m bench.bench_pairwise --speed-only`): "
+            f"sandwich intervals {t_s:.1f} s, peak {m_s / 2**20:.0f} MiB allocated; bootstrap intervals "
+            f"({n_resamples:,} resamples, each refitted, per estimator; {failed} refits not converged) {t_b:.1f} s, "
+            f"peak {m_b / 2**20:.0f} MiB "
+            f"(time ratio {t_b / t_s:.2f}, memory ratio {m_b / m_s:.2f}); load average (1, 5, 15 min) at the start / end "
+            f"{runs['sandwich'][3]} / {runs['bootstrap'][4]} (2 cores, shared). Median width ratio bootstrap / "
+            f"sandwich: judge {ratio[0]:.3f}, corrected {ratio[1]:.3f}; mean corrected rank set "
+            f"{np.mean(board_s.rank_sets['corrected'].size):.1f} / {np.mean(board_b.rank_sets['corrected'].size):.1f} "
+            f"of {n_systems}.")
+
+
+def _timed(system_a, system_b, judge, human, labelled, intervals: str, n_resamples: int):
+    import tracemalloc
+
+    from judgelab.evaluate.preferences import rank_systems
+
+    load_before = _load_average()
     tracemalloc.start()
     started = time.perf_counter()
-    board = rank_systems(names[a], names[b], judge, human, labelled=labelled, estimand="bradley-terry")
+    board = rank_systems(system_a, system_b, judge, human, labelled=labelled, estimand="bradley-terry",
+                         intervals=intervals, n_resamples=n_resamples)
     elapsed = time.perf_counter() - started
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
-    size = np.mean(board.rank_sets["corrected"].size)
-    return (f"Speed: {n_systems} systems, {n_comparisons:,} comparisons ({n_labelled:,} labelled), Bradley-Terry with "
-            f"the three estimators, sandwich intervals and max-t rank sets: {elapsed:.1f} s, peak {peak / 2**20:.0f} MiB "
-            f"allocated (mean corrected rank set {size:.1f} of {n_systems}).")
+    return elapsed, peak, board, load_before, _load_average()
+
+
+def _load_average() -> str:
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "n/a"
+
+
+def _widths(board, estimator: str) -> np.ndarray:
+    ci = board.estimates[estimator].ci
+    return ci[:, 1] - ci[:, 0]
+
+
+def bootstrap_agreement(n_labelled: int = 1000, n_resamples: int = 1000, seed: int = 0) -> str:
+    """Bradley-Terry intervals on Arena (GPT-4 the judge, ``n_labelled`` random human votes), by the
+    bootstrap (resample comparisons, refit: Arena-Hard-Auto's) and by the sandwich: per estimator
+    the median (min-max) over the 20 systems of the width ratio bootstrap / sandwich, and the mean
+    max-t rank set of each."""
+    from judgelab.evaluate.preferences import rank_systems
+
+    items, a, b, human, verdicts = arena_data()
+    labelled = np.zeros(len(items), dtype=bool)
+    labelled[np.random.default_rng(seed).choice(len(items), n_labelled, replace=False)] = True
+    boards = {name: rank_systems(a, b, verdicts["gpt-4"], human, labelled=labelled, estimand="bradley-terry",
+                                 intervals=name, n_resamples=n_resamples, seed=seed)
+              for name in ("sandwich", "bootstrap")}
+    lines = [f"Bradley-Terry intervals on Arena, bootstrap ({n_resamples:,} resamples of the comparisons, each "
+             f"refitted) against sandwich; GPT-4 the judge, {n_labelled:,} random human votes "
+             f"(`python -m bench.bench_pairwise --bt-bootstrap-only`):", "",
+             "| estimator | width ratio bootstrap / sandwich, median (min-max) over 20 systems | mean rank set, "
+             "sandwich | mean rank set, bootstrap |", "|---|---|---|---|"]
+    for name in ("judge", "human", "corrected"):
+        ratio = _widths(boards["bootstrap"], name) / _widths(boards["sandwich"], name)
+        sizes = [np.mean(boards[kind].rank_sets[name].size) for kind in ("sandwich", "bootstrap")]
+        lines.append(f"| {name} | {np.median(ratio):.3f} ({ratio.min():.3f}-{ratio.max():.3f}) | {sizes[0]:.1f} | "
+                     f"{sizes[1]:.1f} |")
+    return "\n".join(lines)
 
 
 READING = """\
@@ -360,10 +418,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--ppr-tie", type=float, default=0.5,
                         help="a tie's win score in PPR (the paper's: 0; 0.5 compares the methods on one estimand)")
     parser.add_argument("--speed-only", action="store_true", help="only the 100-system, 1,000,000-comparison fit")
+    parser.add_argument("--bt-bootstrap-only", action="store_true",
+                        help="only Bradley-Terry's bootstrap against sandwich intervals on Arena")
     parser.add_argument("--write", action="store_true", help="replace this section of docs/benchmarks.md")
     args = parser.parse_args(argv)
     if args.speed_only:
         print(speed())
+        return
+    if args.bt_bootstrap_only:
+        print(bootstrap_agreement())
         return
     started = time.perf_counter()
     results = run(args.draws, args.judges, tuple(args.sizes), ppr_tie=args.ppr_tie)
@@ -374,7 +437,7 @@ def main(argv: list[str] | None = None) -> None:
         "Sanity (win probability with ties as 0, the README's figures): " + "; ".join(results["sanity"]) + ".", "",
         "Judge weight lambda (corrected, mean over draws): " + ", ".join(
             f"{short} n={n}: {lam:.2f}" for (short, n), lam in results["lambda"].items()) + ".", "",
-        READING, table(results, args.draws), "", speed()])
+        READING, table(results, args.draws), "", bootstrap_agreement(), "", speed()])
     print(body)
     if args.write:
         write_doc_section("bench_pairwise", body, heading=SECTION)

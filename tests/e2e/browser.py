@@ -69,11 +69,11 @@ def uncached_reload(driver) -> list[dict[str, Any]]:
         driver.execute_cdp_cmd("Network.setCacheDisabled", {"cacheDisabled": False})
 
 
-def save_screenshot(driver, folder: Path, name: str) -> Path:
+def save_screenshot(driver, folder: Path, name: str, element=None) -> Path:
     """A screenshot that must show something: not a blank or one-colour page. Copied to
-    $JUDGELAB_ARTIFACTS when set (the docs' images are taken this way)."""
+    $JUDGELAB_ARTIFACTS when set (the docs' images are taken this way). ``element``: only it."""
     shot = folder / name
-    assert driver.save_screenshot(str(shot))
+    assert element.screenshot(str(shot)) if element is not None else driver.save_screenshot(str(shot))
     assert shot.stat().st_size > 10_000, "the screenshot is nearly empty"
     if artefacts := os.environ.get("JUDGELAB_ARTIFACTS"):
         Path(artefacts).mkdir(parents=True, exist_ok=True)

@@ -110,3 +110,31 @@ def test_systems_that_never_connect_exit_2_with_one_line_and_write_nothing(arena
     assert code == 2 and len(err.strip().splitlines()) == 1, err
     assert f"'{WORSE}' and '{BETTER}' never meet, directly or through other systems" in " ".join(err.split())
     assert not out.exists()
+
+
+def test_a_candidate_that_lost_every_labelled_comparison_exits_1_and_names_its_interval(tmp_path):
+    """The clearest evidence there is: the humans preferred the baseline in all 8 labelled
+    comparisons (the judge sees some ties). The t interval has no width there; the gate uses
+    Clopper-Pearson's exact one and fails (it exited 2, "no interval", before)."""
+    rows = [{"id": f"c{k}", "system_a": "new" if k % 2 else "old", "system_b": "old" if k % 2 else "new",
+             "label": ("b" if k % 2 else "a") if k < 8 else None} for k in range(20)]
+    data = write_jsonl(tmp_path / "comparisons.jsonl", rows)
+    judged = write_jsonl(tmp_path / "judgments.jsonl", [
+        {"item_id": r["id"], "label": "tie" if k % 3 == 0 else ("b" if k % 2 else "a")} for k, r in enumerate(rows)])
+    ids = tmp_path / "labelled.txt"
+    ids.write_text("".join(f"c{k}\n" for k in range(8)), encoding="utf-8")
+    summary = tmp_path / "summary.md"
+    result = run_cli("compare", "--data", data, "--judgments", judged, "--human-ids", ids, "--baseline", "old",
+                     "--candidate", "new", "--margin", "0.05", "--markdown", summary)
+    assert result.returncode == 1, result.stdout + result.stderr
+    text = " ".join(result.stdout.split())
+    assert text.startswith("FAIL win rate of new against old - 1/2 = -0.5 [-0.5, -0.1306] (95% Clopper-Pearson "
+                           "interval, corrected, head-to-head, n=20, 8 labelled;"), text
+    assert "its 8 labelled verdicts are all losses of new: no spread for a t interval" in text
+    assert "Clopper-Pearson interval)" in summary.read_text()
+    shown = json.loads(run_cli("compare", "--data", data, "--judgments", judged, "--human-ids", ids, "--baseline",
+                               "old", "--candidate", "new", "--estimator", "human", "--json").stdout)
+    assert shown["interval"] == "Clopper-Pearson" and shown["decision"] == "worse"
+    assert shown["ci"] == pytest.approx([-0.5, 1 - 0.025 ** (1 / 8) - 0.5])
+    assert run_cli("compare", "--data", data, "--judgments", judged, "--human-ids", ids, "--baseline", "new",
+                   "--candidate", "old").returncode == 0

@@ -152,3 +152,44 @@ def test_systems_section_of_an_evaluate_report(browser, real_run, tmp_path):
     assert len(figures) == 3 and all(w > 100 and h > 60 and marks > 0 for w, h, marks in figures)
     assert np.isfinite(report.estimates["corrected"].value).all()
     save_screenshot(browser, tmp_path, "systems.png")
+
+
+def test_pairwise_report_draws_the_forest_and_the_rank_sets(browser, benchmarks_dir, tmp_path):
+    """`judgelab evaluate --out` on Chatbot Arena (GPT-4 the judge, 1,000 random human votes): one
+    forest plot of every estimator's win probability with its interval (one scale for all), then
+    each system's point rank and simultaneous rank set for judge, human and corrected, then the
+    separable pairs. The figures are docs/images/pairwise-report.png (JUDGELAB_ARTIFACTS)."""
+    import random
+
+    from judgelab.data.arena import load_arena
+    from judgelab.evaluate import evaluate
+    from judgelab.report.systems import write_systems_report
+
+    items, judgments = load_arena(benchmarks_dir / "chatbot_arena", judge="gpt-4-0125-preview")
+    items = list(items)
+    random.seed(0)  # the labelled.txt of docs/pairwise.md
+    report = evaluate(items, judgments, human_ids=random.sample([item.id for item in items], 1000))
+    page = write_systems_report(tmp_path / "arena", items, judgments, report)
+    _open(browser, page)
+    assert [e for e in browser.get_log("browser") if e["level"] in ("SEVERE", "WARNING")] == []
+    figures = browser.execute_script("""
+        return Array.from(document.querySelectorAll('figure[id^=figure-systems]')).map(f => {
+            const svg = f.querySelector('svg'); const box = svg.getBoundingClientRect();
+            return [svg.querySelector('title').textContent, box.width, box.height,
+                    svg.querySelectorAll('circle').length, svg.querySelectorAll('line[stroke]').length,
+                    Array.from(svg.querySelectorAll('circle title')).map(t => t.textContent)];
+        });""")
+    (forest, *_, dots, bars, tips), (ranks, *_, rank_dots, rank_bars, rank_tips), (pairs, *_) = figures
+    assert forest == "Win probability (ties half), 95% intervals" and dots == 4 * 20 and bars == 4 * 20
+    assert ranks == "Rank sets holding for all systems at once (max-t, 95%); dot: point rank"
+    assert rank_dots == 3 * 20 and rank_bars == 3 * 20 and pairs == "Separable pairs: corrected (PPI)"
+    # the tooltips carry the figures of systems.json: gpt-4 first, its corrected value and rank set
+    corrected = report.estimates["corrected"]
+    k = corrected.systems.index("gpt-4")
+    rank, best, worst = report.ranks("corrected")
+    assert f"corrected (PPI) gpt-4: {corrected.value[k]:.3f} [{corrected.ci[k, 0]:.3f}, {corrected.ci[k, 1]:.3f}]" \
+        in tips
+    assert f"corrected (PPI) gpt-4: {rank[k]:.0f} [{best[k]:.0f}, {worst[k]:.0f}]" in rank_tips
+    text = browser.find_element("tag name", "body").text
+    assert "rank sets: max-t, holding for every system at once" in text and "calibration" not in text.split("Systems")[1][:400]
+    save_screenshot(browser, tmp_path, "pairwise-report.png", browser.find_element("css selector", ".figures"))

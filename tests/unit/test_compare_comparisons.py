@@ -182,3 +182,54 @@ def test_via_others_weights_a_sample_stratified_by_pair_as_evaluate_does():
     assert (weighted.difference, weighted.low, weighted.high) == pytest.approx(
         (pairs.difference[c, b], pairs.low[c, b], pairs.high[c, b]))
     assert weighted.difference != pytest.approx(plain.difference)  # the unweighted answer was another one
+
+
+def one_sided(n, *, cand_wins=0, ties=0, judge_spread=True):
+    """``n`` comparisons of cand (shown first) with base, every one labelled: ``cand_wins`` won by cand,
+    ``ties`` tied, the rest lost. The judge says base wins each, but sees a tie in every other one
+    with ``judge_spread`` (its verdicts have spread where the labels have none)."""
+    outcomes = ["a"] * cand_wins + ["tie"] * ties + ["b"] * (n - cand_wins - ties)
+    items = [Item(id=f"c{k}", system_a="cand", system_b="base", label=label) for k, label in enumerate(outcomes)]
+    judgments = [Judgment(item_id=f"c{k}", label="tie" if judge_spread and k % 2 else "b") for k in range(n)]
+    return items, judgments
+
+
+@pytest.mark.parametrize("estimator", ["human", "corrected", "judge"])
+def test_a_candidate_that_lost_every_comparison_fails_with_an_exact_interval(estimator):
+    """All losses leave the t interval without width; the gate decides with Clopper-Pearson's."""
+    items, judgments = one_sided(8, judge_spread=estimator != "judge")
+    result = compare_systems(items, judgments, baseline="base", candidate="cand", human_ids="all",
+                             estimator=estimator)
+    upper = 1 - 0.025 ** (1 / 8)  # Clopper-Pearson's upper bound with 0 successes in 8 at 95%
+    assert result.difference == -0.5 and result.low == pytest.approx(-0.5)
+    assert result.high == pytest.approx(upper - 0.5) and result.decision == "worse" and not result.passed
+    assert result.interval == "Clopper-Pearson" and result.to_dict()["interval"] == "Clopper-Pearson"
+    who = "judged" if estimator == "judge" else "labelled"
+    assert f"its 8 {who} verdicts are all losses of cand: no spread for a t interval" in result.pairing_reason
+    assert "(95% Clopper-Pearson interval," in result.summary()
+    assert "Clopper-Pearson interval)" in result.markdown()
+    mirrored = compare_systems(items, judgments, baseline="cand", candidate="base", human_ids="all",
+                               estimator=estimator)
+    assert (mirrored.low, mirrored.high) == pytest.approx((0.5 - upper, 0.5)) and mirrored.decision == "better"
+
+
+def test_the_exact_interval_needs_six_losses_to_fail_at_95_percent():
+    """1 - 0.025^(1/n) < 1/2 from n = 6: five straight losses are not yet evidence at this level."""
+    five = compare_systems(*one_sided(5), baseline="base", candidate="cand", human_ids="all")
+    six = compare_systems(*one_sided(6), baseline="base", candidate="cand", human_ids="all")
+    assert five.decision == "not worse" and five.high == pytest.approx(1 - 0.025 ** 0.2 - 0.5)
+    assert six.decision == "worse"
+
+
+def test_ties_count_against_the_candidate_for_the_lower_bound_and_for_it_for_the_upper():
+    from scipy.stats import binomtest
+
+    ties = compare_systems(*one_sided(10, ties=10), baseline="base", candidate="cand",
+                           human_ids="all", estimator="human")
+    assert ties.difference == 0 and (ties.low, ties.high) == pytest.approx((-0.5, 0.5))
+    assert "all ties of cand" in ties.pairing_reason and ties.decision == "not worse"
+    # with spread (a win among losses) the usual t interval is back
+    spread = compare_systems(*one_sided(10, cand_wins=1), baseline="base", candidate="cand",
+                             human_ids="all", estimator="human")
+    assert spread.interval is None and "Clopper-Pearson" not in spread.summary()
+    assert spread.high != pytest.approx(binomtest(1, 10).proportion_ci(method="exact").high - 0.5)

@@ -116,7 +116,7 @@ def evaluate(
     skewness_correction: Annotated[bool, typer.Option(
         "--skewness-correction/--no-skewness-correction",
         help="Centre human/corrected intervals with Johnson's skewness correction (off: plain t intervals).")] = True,
-    bootstrap: Annotated[int, typer.Option("--bootstrap", callback=checked(limits.Resamples), help="Bootstrap resamples for the judge-only intervals.")] = 1000,
+    bootstrap: Annotated[int, typer.Option("--bootstrap", callback=checked(limits.Resamples), help="Bootstrap resamples for the judge-only intervals (and for --bt-intervals bootstrap).")] = 1000,
     seed: Seed = 0,
     confidence: Annotated[float, typer.Option("--confidence", callback=checked(limits.Coverage), help="Interval coverage, e.g. 0.95.")] = 0.95,
     estimand: Annotated[str, typer.Option(
@@ -126,6 +126,9 @@ def evaluate(
         "--baseline", help="Comparisons: the system whose win rate against the others baseline-win-rate estimates.")] = None,
     rank_method: Annotated[str, typer.Option(
         "--rank-method", help="Comparisons: simultaneous rank sets from max-t (default), bonferroni or holm.")] = "max-t",
+    bt_intervals: Annotated[str, typer.Option(
+        "--bt-intervals", help="Comparisons, --estimand bradley-terry: sandwich (default) or bootstrap intervals "
+                               "(--bootstrap resamples of the comparisons, each refitted).")] = "sandwich",
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of tables.")] = False,
     out: Annotated[Path | None, typer.Option(
         "--out", "-o", help="Also write a report folder: systems.json, systems.csv, pairs.csv, report.html.")] = None,
@@ -146,7 +149,7 @@ def evaluate(
                           runs=runs, measure=measure, unjudged=unjudged, calibration=calibration, target=target,
                           variance=variance, n_resamples=bootstrap, seed=seed, confidence=confidence,
                           skewness_correction=skewness_correction, estimand=estimand, baseline=baseline,
-                          rank_method=rank_method)
+                          rank_method=rank_method, bt_intervals=bt_intervals)
     written = None
     if out is not None:
         from judgelab.report.systems import write_systems_report
@@ -208,7 +211,9 @@ def systems_tables(report, width: int = 120) -> list[Any]:
                         f"{report.labels['n_labelled']} labelled {report.kind}"
                         + (f" ({report.labels['design']} design, {report.labels['source']})" if report.labels["design"]
                            else "")]
-    table = Table(title=f"Systems, ranked by the {main} estimate ({int(report.options['confidence'] * 100)}% intervals)"
+    kind = "bootstrap " if report.options.get("intervals") == "bootstrap" else ""
+    table = Table(title=f"Systems, ranked by the {main} estimate ({int(report.options['confidence'] * 100)}% {kind}"
+                        "intervals)"
                   + (", ± half-widths" if compact else ""))
     table.add_column("system", overflow="fold")
     for name in estimates:
@@ -242,11 +247,16 @@ def systems_tables(report, width: int = 120) -> list[Any]:
         lines.append(f"[yellow]{report.labels['unlabelled_sample_ids']} sampled ids have no label[/]: taken as "
                      "missing at random")
     if report.kind == "comparisons":
+        lines += [f"[yellow]{escape(name)}: {escape(est.info['intervals_reason'])}[/]"
+                  for name, est in report.estimates.items() if est.info.get("intervals_reason")]
         lines.append(f"[dim]rank sets hold for every system at once ({report.options['rank_method']}); judge-only "
                      "values are the judge's, not the humans': their intervals do not cover its bias. "
-                     "human/corrected: t intervals from the labelled comparisons, a random sample (weighted by its "
-                     "inclusion probabilities when `judgelab sample` drew it); shrunk: "
-                     "empirical Bayes toward the judge, a model without that guarantee.[/]")
+                     + ("judge/human/corrected intervals: percentiles of "
+                        f"{report.options.get('n_resamples')} resamples of the comparisons, each refitted (unless "
+                        "a line above says an estimator kept its t intervals); "
+                        if kind else "human/corrected: t intervals from the labelled comparisons, a random sample "
+                        "(weighted by its inclusion probabilities when `judgelab sample` drew it); ")
+                     + "shrunk: empirical Bayes toward the judge, a model without that guarantee.[/]")
         return lines
     lines.append("[dim]judge-only intervals resample sources and stay on the judge's scale: they do not cover the "
                  "judge's bias. human/corrected: design-based t intervals; shrunk: empirical Bayes.[/]")

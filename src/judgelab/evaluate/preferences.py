@@ -68,7 +68,13 @@ from judgelab.evaluate.estimators import SystemEstimates, shrunk
 from judgelab.evaluate.sample_file import SampleFile
 from judgelab.evaluate.sampling import pair_stratum
 from judgelab.evaluate.systems import SystemsReport
-from judgelab.metrics.bradley_terry import fit_bradley_terry, laplacian, laplacian_inverse, side_gram
+from judgelab.metrics.bradley_terry import (
+    fit_bradley_terry,
+    fit_many,
+    laplacian,
+    laplacian_inverse,
+    side_gram,
+)
 
 ESTIMANDS = ("win-prob", "bradley-terry", "baseline-win-rate")
 RANK_METHODS = ("max-t", "bonferroni", "holm")
@@ -76,7 +82,12 @@ ESTIMATORS = ("judge", "human", "corrected")
 TARGETS = ("population", "items")
 MEASURES = {"win-prob": "win probability (ties half)", "bradley-terry": "Bradley-Terry strength (log-odds)",
             "baseline-win-rate": "win rate against {baseline} (ties half)"}
+INTERVALS = ("sandwich", "bootstrap")
 MIN_LABELS = 2
+# fewer labelled comparisons per system and the percentile bootstrap of a label-based estimate undercovers
+# badly (2 labels on Arena: an interval a fifth of the t one with 1 degree of freedom); the t intervals stay
+MIN_BOOTSTRAP_LABELS = 30
+BOOTSTRAP_CHUNK = 100  # resamples refitted together: (chunk, K, K) Hessians, 8 MB at K = 100
 NO_VERDICT = 0.5  # a comparison the judge gave no verdict on counts as its tie in the corrected estimate
 
 
@@ -402,6 +413,92 @@ def _estimates(name: str, data: Comparisons, value: np.ndarray, cov: np.ndarray,
                            np.asarray(labels, dtype=int), tuple(reason), confidence, cov=cov, df=df, info={})
 
 
+# -- Bradley-Terry intervals by bootstrap ---------------------------------------------------------------
+def bootstrap_bt(data: Comparisons, estimates: SystemEstimates, *, n_resamples: int = 1000, seed: int = 0
+                 ) -> SystemEstimates:
+    """``estimates`` (a Bradley-Terry estimator's) with percentile intervals from ``n_resamples``
+    resamples of the comparisons, each refitted, as Arena-Hard-Auto does; the covariance of the
+    resampled strengths replaces the sandwich one (pairwise tests and rank sets use it).
+
+    Judge-only resamples the judged comparisons. Human-only and corrected resample all comparisons
+    with their labels (a labelled comparison stays labelled): both the comparisons and which of them
+    carry a label are drawn again, which is what a uniform random sample of labels from a population
+    of comparisons means; the corrected fit keeps the full data's judge weight lambda (any fixed
+    lambda gives a consistent estimate; re-tuning it per resample changes the width by its own
+    noise only). Each resample's fit depends on it only through per-pair totals, so resamples are
+    drawn as multinomial counts over (pair, verdicts) cells, not over a million rows."""
+    lam = estimates.info.get("judge_weight")
+    cells, value_of, n = _bt_cells(data, judge_only=lam is None)
+    pair_i, pair_j = value_of["i"], value_of["j"]
+    rng = np.random.default_rng(seed)
+    boot, failed = np.empty((n_resamples, len(data.systems))), 0
+    start = np.nan_to_num(estimates.value)
+    for first in range(0, n_resamples, BOOTSTRAP_CHUNK):
+        counts = rng.multinomial(n, cells / n, size=min(BOOTSTRAP_CHUNK, n_resamples - first)).astype(float)
+        weight, mass = _bt_totals(counts, value_of, lam, n)
+        strength, converged = fit_many(len(data.systems), pair_i, pair_j, weight, mass, start)
+        boot[first:first + len(counts)] = strength
+        failed += int((~converged).sum())
+    alpha = 1 - estimates.confidence
+    ci = np.quantile(boot, [alpha / 2, 1 - alpha / 2], axis=0).T
+    ci[~np.isfinite(estimates.value)] = np.nan
+    cov = np.cov(boot, rowvar=False)
+    info = dict(estimates.info, intervals="bootstrap", n_resamples=n_resamples, resamples_not_converged=failed)
+    return SystemEstimates(estimates.estimator, estimates.systems, estimates.value, ci, estimates.n_units,
+                           estimates.n_labelled, estimates.reason, estimates.confidence, cov=cov, df=estimates.df,
+                           info=info)
+
+
+def _bt_cells(data: Comparisons, judge_only: bool):
+    """(count of each distinct cell, the cells' pair and values, the number of rows resampled).
+
+    A cell is a pair ``i < j`` with the verdicts oriented for ``i`` (the preference for ``i``):
+    the judge's (judge-only: judged rows only), and for the label-based fits whether the row is
+    labelled and its human verdict."""
+    rows = data.judged if judge_only else np.ones(data.n, dtype=bool)
+    a, b = data.a[rows], data.b[rows]
+    flip = a > b
+    judge = np.where(data.judged, data.judge, NO_VERDICT)[rows]
+    human = np.nan_to_num(data.human[rows], nan=-1.0)
+    judge_i = np.where(flip, 1 - judge, judge)
+    human_i = np.where(human < 0, -1.0, np.where(flip, 1 - human, human))
+    k = len(data.systems)
+    pair = np.where(flip, b, a).astype(np.int64) * k + np.where(flip, a, b)
+    judge_values, judge_code = np.unique(judge_i, return_inverse=True)  # a few distinct verdicts: 1-d uniques
+    human_values, human_code = np.unique(human_i, return_inverse=True)
+    key = (pair * len(judge_values) + judge_code.ravel()) * len(human_values) + human_code.ravel()
+    distinct, counts = np.unique(key, return_counts=True)
+    human_of, rest = human_values[distinct % len(human_values)], distinct // len(human_values)
+    judge_of, pair_key = judge_values[rest % len(judge_values)], rest // len(judge_values)
+    pairs, pair_of = np.unique(pair_key, return_inverse=True)
+    value_of = {"i": pairs // k, "j": pairs % k, "pair": pair_of.ravel(), "judge": judge_of, "human": human_of,
+                "labelled": human_of >= 0, "n_pairs": len(pairs)}
+    return counts.astype(float), value_of, int(rows.sum())
+
+
+def _bt_totals(counts: np.ndarray, cell: dict, lam: float | None, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per-pair (weight, mass) of each resample (rows of ``counts``), as ``_bt_judge`` and
+    ``_bt_labelled`` weigh comparisons: judge-only 1/m each; label-based lambda/N on every
+    comparison's judge verdict plus (1 - lambda)/n_b on each labelled one's human - lambda judge,
+    n_b the resample's own number of labelled comparisons."""
+    from scipy.sparse import csr_matrix
+
+    to_pair = csr_matrix((np.ones(len(cell["pair"])), (np.arange(len(cell["pair"])), cell["pair"])),
+                         shape=(len(cell["pair"]), cell["n_pairs"]))
+
+    def total(values):
+        return np.asarray(to_pair.T @ (counts * values).T).T
+
+    if lam is None:
+        return total(np.full(len(cell["pair"]), 1.0 / n)), total(cell["judge"] / n)
+    labelled = cell["labelled"].astype(float)
+    n_b = np.maximum(counts @ labelled, 1.0)[:, None]
+    weight = total(np.full(len(labelled), lam / n)) + total((1 - lam) * labelled) / n_b
+    residual = np.where(cell["labelled"], cell["human"] - lam * cell["judge"], 0.0)
+    mass = total(lam * cell["judge"] / n) + total(residual) / n_b
+    return weight, mass
+
+
 # -- simultaneous rank sets --------------------------------------------------------------------------
 @dataclass(frozen=True)
 class RankSets:
@@ -511,7 +608,8 @@ def rank_systems(system_a: Sequence, system_b: Sequence, judge: Sequence, human:
                  labelled: Sequence[bool] | None = None, estimand: str = "win-prob", baseline: str | None = None,
                  target: str = "population", rank_method: str = "max-t", confidence: float = 0.95,
                  judge_weight: float | None = None, seed: int = 0, ids: Sequence[str] | None = None,
-                 probability: Sequence[float] | None = None) -> PreferenceReport:
+                 probability: Sequence[float] | None = None, intervals: str = "sandwich",
+                 n_resamples: int = 1000) -> PreferenceReport:
     """Per-system estimates, intervals, Holm-corrected pairwise differences and simultaneous rank sets.
 
     ``system_a``/``system_b``: who was shown first/second in each comparison; ``judge``/``human``:
@@ -520,20 +618,24 @@ def rank_systems(system_a: Sequence, system_b: Sequence, judge: Sequence, human:
     is made. ``judge_weight``: a fixed lambda for the corrected estimate instead of the tuned one.
     ``probability``: each comparison's inclusion probability when the labelled ones were not drawn
     uniformly (``judgelab sample`` stratified by pair, or active): labels weigh 1 / it.
+    ``intervals``: for Bradley-Terry, ``sandwich`` (default) or ``bootstrap`` (``n_resamples``
+    resamples of the comparisons, each refitted: :func:`bootstrap_bt`).
     """
     data = comparisons(system_a, system_b, judge, human, labelled, probability)
     return leaderboard(data, estimand=estimand, baseline=baseline, target=target, rank_method=rank_method,
                        confidence=confidence, judge_weight=judge_weight, seed=seed,
-                       n_units=len(ids) if ids is not None else data.n)
+                       n_units=len(ids) if ids is not None else data.n, intervals=intervals,
+                       n_resamples=n_resamples)
 
 
 def leaderboard(data: Comparisons, *, estimand: str = "win-prob", baseline: str | None = None,
                 target: str = "population", rank_method: str = "max-t", confidence: float = 0.95,
                 judge_weight: float | None = None, seed: int = 0, n_units: int | None = None,
                 coverage: dict[str, Any] | None = None, label_source: str | None = None,
-                design: str | None = None) -> PreferenceReport:
+                design: str | None = None, intervals: str = "sandwich", n_resamples: int = 1000) -> PreferenceReport:
     """:func:`rank_systems` on checked :class:`Comparisons`. ``design``: how the labelled comparisons
     were drawn, as the report names it (default: uniform, or weighted with inclusion probabilities)."""
+    _check_intervals(data, estimand, target, intervals, n_resamples)
     if estimand not in ESTIMANDS:
         raise ConfigError(f"estimand {estimand!r}: choose {', '.join(ESTIMANDS)}")
     if target not in TARGETS:
@@ -548,7 +650,8 @@ def leaderboard(data: Comparisons, *, estimand: str = "win-prob", baseline: str 
     if not data.judged.any():
         raise ConfigError("no comparison has a judge verdict")
     require_connected(data)
-    estimates = _estimators(data, estimand, baseline, target, confidence, judge_weight)
+    estimates = _estimators(data, estimand, baseline, target, confidence, judge_weight,
+                            {"intervals": intervals, "n_resamples": n_resamples, "seed": seed})
     pairs = {name: pairwise(est) for name, est in estimates.items()}
     sets = {name: rank_sets(est, rank_method, pairs=pairs[name], seed=seed) for name, est in estimates.items()}
     n_labelled = int(data.labelled.sum())
@@ -557,19 +660,36 @@ def leaderboard(data: Comparisons, *, estimand: str = "win-prob", baseline: str 
     coverage = coverage or {"units": data.n, "judged": int(data.judged.sum()),
                             "without_verdict": int((~data.judged).sum())}
     options = {"estimand": estimand, "baseline": baseline, "target": target, "rank_method": rank_method,
-               "confidence": confidence, "judge_weight": judge_weight, "seed": seed}
+               "confidence": confidence, "judge_weight": judge_weight, "seed": seed, "intervals": intervals}
+    if intervals == "bootstrap":
+        options["n_resamples"] = n_resamples
     measure = MEASURES[estimand].format(baseline=baseline)
     return PreferenceReport("comparisons", None, measure, estimates, pairs, labels, coverage,
                             options=options, estimand=estimand, baseline=baseline, rank_sets=sets)
 
 
+def _check_intervals(data: Comparisons, estimand: str, target: str, intervals: str, n_resamples: int) -> None:
+    if intervals not in INTERVALS:
+        raise ConfigError(f"intervals {intervals!r}: choose {', '.join(INTERVALS)}")
+    if intervals == "sandwich":
+        return
+    if estimand != "bradley-terry":
+        raise ConfigError("bootstrap intervals are for the bradley-terry estimand (the win rates' intervals are "
+                          "exact linearisations already)")
+    if n_resamples < 2:
+        raise ConfigError(f"{n_resamples} bootstrap resample(s): give 2 or more (1000 for 95% intervals)")
+    if int(data.labelled.sum()) >= MIN_LABELS and (target != "population" or data.probability is not None):
+        raise ConfigError("bootstrap intervals resample comparisons and their labels as draws from a population: "
+                          "they need --target population and a uniform sample of labels (use sandwich intervals)")
+
+
 def _estimators(data: Comparisons, estimand: str, baseline: str | None, target: str, confidence: float,
-                judge_weight: float | None) -> dict[str, SystemEstimates]:
+                judge_weight: float | None, intervals: dict[str, Any]) -> dict[str, SystemEstimates]:
     names = ESTIMATORS if int(data.labelled.sum()) >= MIN_LABELS else ("judge",)
-    judge = estimate(data, "judge", estimand=estimand, baseline=baseline, confidence=confidence)
+    judge = estimate(data, "judge", estimand=estimand, baseline=baseline, confidence=confidence, **intervals)
     out = {"judge": judge} | {name: estimate(data, name, estimand=estimand, baseline=baseline, target=target,
                                              confidence=confidence, judge_weight=judge_weight,
-                                             start=judge.value) for name in names[1:]}
+                                             start=judge.value, **intervals) for name in names[1:]}
     if "corrected" in out:  # a point ranking that leans on the judge where labels are few: a model, no guarantee
         out["shrunk"] = shrunk(out["corrected"], judge.value)
     return out
@@ -577,19 +697,34 @@ def _estimators(data: Comparisons, estimand: str, baseline: str | None, target: 
 
 def estimate(data: Comparisons, estimator: str, *, estimand: str = "win-prob", baseline: str | None = None,
              target: str = "population", confidence: float = 0.95, judge_weight: float | None = None,
-             start: np.ndarray | None = None) -> SystemEstimates:
+             start: np.ndarray | None = None, intervals: str = "sandwich", n_resamples: int = 1000,
+             seed: int = 0) -> SystemEstimates:
     """One estimator (``judge``, ``human``, ``corrected``) of one estimand, without the checks and
     rank sets of :func:`leaderboard` (for simulations that call it thousands of times).
-    ``start``: Bradley-Terry strengths to tune lambda at (default: the judge-only fit's)."""
+    ``start``: Bradley-Terry strengths to tune lambda at (default: the judge-only fit's).
+    ``intervals``: Bradley-Terry's ``sandwich`` (default) or ``bootstrap`` (:func:`bootstrap_bt`,
+    ``n_resamples`` resamples drawn with ``seed``)."""
     if estimator not in ESTIMATORS:
         raise ConfigError(f"estimator {estimator!r}: choose {', '.join(ESTIMATORS)}")
     lam = 0.0 if estimator == "human" else judge_weight
     if estimand == "bradley-terry":
         if estimator == "judge":
-            return _bt_judge(data, confidence)
-        if start is None and estimator == "corrected" and judge_weight is None:
-            start = _bt_judge(data, confidence).value
-        return _bt_labelled(data, lam, target, confidence, start, estimator)
+            out = _bt_judge(data, confidence)
+        else:
+            if start is None and estimator == "corrected" and judge_weight is None:
+                start = _bt_judge(data, confidence).value
+            out = _bt_labelled(data, lam, target, confidence, start, estimator)
+        if intervals != "bootstrap" or not np.isfinite(out.value).any():
+            return out
+        if estimator != "judge":
+            fewest = int(np.min(out.n_labelled))
+            if "judge_weight" not in out.info or fewest < MIN_BOOTSTRAP_LABELS:
+                out.info.update(intervals="sandwich", intervals_reason=(
+                    f"a system has {fewest} labelled comparison(s): percentile bootstrap intervals of the label-based "
+                    f"estimates need {MIN_BOOTSTRAP_LABELS} per system (with few they cover far less than they say); "
+                    "sandwich t intervals kept" if "judge_weight" in out.info else "no fit to resample"))
+                return out
+        return bootstrap_bt(data, out, n_resamples=n_resamples, seed=seed)
     base = None if baseline is None or estimand != "baseline-win-rate" else data.systems.index(baseline)
     sides = _Sides.of(data, base)
     out = _mean_judge(data, sides, confidence) if estimator == "judge" else _mean_labelled(
@@ -616,7 +751,8 @@ def evaluate_comparisons(items: Iterable[Item], judgments: Iterable[Judgment], *
                          human: Mapping[str, float] | None = None, human_ids: Iterable[str] | str | None = None,
                          estimand: str = "win-prob", baseline: str | None = None, target: str = "population",
                          rank_method: str = "max-t", confidence: float = 0.95, seed: int = 0,
-                         sample: SampleFile | None = None) -> PreferenceReport:
+                         sample: SampleFile | None = None, intervals: str = "sandwich",
+                         n_resamples: int = 1000) -> PreferenceReport:
     """:func:`rank_systems` on comparison items (``system_a``, ``system_b``) and a judge's verdicts.
 
     A judgment judged in both orders (``judgelab judge`` with a pairwise judge and ``swap``) counts
@@ -627,7 +763,8 @@ def evaluate_comparisons(items: Iterable[Item], judgments: Iterable[Judgment], *
     data, coverage, source, design = comparison_data(items, judgments, judge=judge, human=human,
                                                      human_ids=human_ids, sample=sample)
     return leaderboard(data, estimand=estimand, baseline=baseline, target=target, rank_method=rank_method,
-                       confidence=confidence, seed=seed, coverage=coverage, label_source=source, design=design)
+                       confidence=confidence, seed=seed, coverage=coverage, label_source=source, design=design,
+                       intervals=intervals, n_resamples=n_resamples)
 
 
 def comparison_data(items: Iterable[Item], judgments: Iterable[Judgment], *, judge: str | None = None,

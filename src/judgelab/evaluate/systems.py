@@ -170,7 +170,7 @@ def evaluate(items: Iterable[Item], judgments: Iterable[Judgment], *, aspect: st
              calibration: str = "auto", target: str = "population", variance: str = "pooled", folds: int = 5,
              n_resamples: int = 1000, seed: int = 0, confidence: float = 0.95,
              skewness_correction: bool = True, estimand: str = "win-prob", baseline: str | None = None,
-             rank_method: str = "max-t") -> SystemsReport:
+             rank_method: str = "max-t", bt_intervals: str = "sandwich") -> SystemsReport:
     """Estimate every system's mean human score from a judge's verdicts and (optionally) a few labels.
 
     ``items``: pointwise items with ``system_id`` (or none: one system), or relevance items with
@@ -184,8 +184,9 @@ def evaluate(items: Iterable[Item], judgments: Iterable[Judgment], *, aspect: st
     ``skewness_correction``.
 
     Comparisons between systems (pairwise items with ``system_a``/``system_b``) go to
-    :func:`judgelab.evaluate.preferences.evaluate_comparisons` with ``estimand``, ``baseline`` and
-    ``rank_method`` (docs/pairwise.md).
+    :func:`judgelab.evaluate.preferences.evaluate_comparisons` with ``estimand``, ``baseline``,
+    ``rank_method`` and ``bt_intervals`` (Bradley-Terry's ``sandwich`` or ``bootstrap`` intervals,
+    ``n_resamples`` refits; docs/pairwise.md).
     """
     items, kind = items_of_one_kind(items)
     if kind == "pairwise":
@@ -196,10 +197,11 @@ def evaluate(items: Iterable[Item], judgments: Iterable[Judgment], *, aspect: st
 
         return evaluate_comparisons(items, judgments, judge=judge, human=human, human_ids=human_ids,
                                     estimand=estimand, baseline=baseline, target=target, rank_method=rank_method,
-                                    confidence=confidence, seed=seed, sample=sample)
-    if estimand != "win-prob" or baseline is not None or rank_method != "max-t":
-        raise ConfigError("--estimand, --baseline and --rank-method are for comparisons between systems "
-                          "(items with system_a and system_b)")
+                                    confidence=confidence, seed=seed, sample=sample, intervals=bt_intervals,
+                                    n_resamples=n_resamples)
+    if estimand != "win-prob" or baseline is not None or rank_method != "max-t" or bt_intervals != "sandwich":
+        raise ConfigError("--estimand, --baseline, --rank-method and --bt-intervals are for comparisons between "
+                          "systems (items with system_a and system_b)")
     if kind == "relevance":
         if runs is None:
             raise ConfigError("relevance items are evaluated per run: give --runs (a folder of TREC run files)")

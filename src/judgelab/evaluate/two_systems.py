@@ -37,6 +37,7 @@ from typing import Any
 from xml.etree import ElementTree
 
 import numpy as np
+from scipy import stats
 
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
@@ -82,6 +83,8 @@ class Comparison:
     # comparisons between systems: "head-to-head" or "via others" (None: pointwise, paired or not)
     basis: str | None = None
     measure: str | None = None  # what the difference is, when it is not a difference of mean scores
+    # the interval's kind when it is not the estimator's usual one (an exact one where verdicts show no spread)
+    interval: str | None = None
 
     @property
     def passed(self) -> bool:
@@ -109,7 +112,8 @@ class Comparison:
         else:
             verdict = f"not shown worse by more than the margin ({side} bound {bound:+.4g}, limit {limit:+.4g})"
         return (f"{self.measure or f'{self.candidate} - {self.baseline}'} = {self.difference:+.4g} "
-                f"[{self.low:+.4g}, {self.high:+.4g}] ({1 - self.alpha:.0%} interval, {self.estimator}, {self.design}, "
+                f"[{self.low:+.4g}, {self.high:+.4g}] ({1 - self.alpha:.0%} {self.interval + ' ' if self.interval else ''}"
+                f"interval, {self.estimator}, {self.design}, "
                 f"n={self.n}, {self.n_labelled} labelled; {'higher' if self.higher_is_better else 'lower'} is better, "
                 f"margin {self.margin:g}): {verdict}")
 
@@ -124,7 +128,8 @@ class Comparison:
                 "paired": self.paired, "pairing_reason": self.pairing_reason, "n": self.n,
                 "n_labelled": self.n_labelled, "margin": self.margin, "alpha": self.alpha,
                 "higher_is_better": self.higher_is_better, "decision": self.decision, "passed": self.passed,
-                "warnings": list(self.warnings), "basis": self.basis, "measure": self.measure}
+                "warnings": list(self.warnings), "basis": self.basis, "measure": self.measure,
+                "interval": self.interval}
 
     def junit_xml(self) -> str:
         """One JUnit testcase: a failure (with the figures) when the candidate is worse."""
@@ -151,7 +156,7 @@ class Comparison:
                 "better": ":white_check_mark: better"}[self.decision]
         rows = [("decision", mark),
                 ("difference", f"{self.difference:+.4g} [{self.low:+.4g}, {self.high:+.4g}] ({1 - self.alpha:.0%} "
-                               "interval)"),
+                               f"{self.interval + ' ' if self.interval else ''}interval)"),
                 *([("measure", self.measure)] if self.measure else []),
                 ("margin", f"{self.margin:g} ({'higher' if self.higher_is_better else 'lower'} is better)"),
                 ("estimator", f"{self.estimator}: {self.estimator_reason}"),
@@ -262,9 +267,10 @@ def _compare_comparisons(items: list[Item], judgments: Iterable[Judgment], *, ba
     if pairing == "paired" and not enough:
         raise ConfigError(f"--pairing paired (head-to-head): {met}; an interval needs {preferences.MIN_LABELS}")
     confidence = 1 - alpha
+    interval = interval_why = None
     if enough and pairing != "unpaired":
-        value, low, high, reason, n, n_labelled = _head_to_head(data.restricted(meet), baseline, candidate, chosen,
-                                                                target, confidence)
+        value, low, high, reason, n, n_labelled, interval, interval_why = _head_to_head(
+            data.restricted(meet), baseline, candidate, chosen, target, confidence)
         basis, measure = "head-to-head", f"win rate of {candidate} against {baseline} - 1/2"
         why = (f"the {n} comparisons between {candidate} and {baseline}"
                + ("" if chosen == "judge" else f" ({n_labelled} labelled)") + "; ties count half")
@@ -281,9 +287,12 @@ def _compare_comparisons(items: list[Item], judgments: Iterable[Judgment], *, ba
     if coverage.get("without_verdict"):
         warnings.append(f"{coverage['without_verdict']} of {data.n} comparisons have no judge verdict "
                         "(left out of judge-only, a tie in the corrected estimate)")
+    if interval_why:
+        why += f"; {interval_why}"
     return Comparison(baseline, candidate, float(value), float(low), float(high), chosen, estimator_reason,
                       basis == "head-to-head", why, n, n_labelled, margin, alpha, True,
-                      decide(low, high, margin), None, tuple(warnings), basis=basis, measure=measure)
+                      decide(low, high, margin), None, tuple(warnings), basis=basis, measure=measure,
+                      interval=interval)
 
 
 def _check_pairwise_options(items: list[Item], higher_is_better: bool, sample: SampleFile | None,
@@ -303,12 +312,57 @@ def _check_pairwise_options(items: list[Item], higher_is_better: bool, sample: S
 
 def _head_to_head(head, baseline: str, candidate: str, estimator: str, target: str, confidence: float):
     """The candidate's win rate against the baseline minus 1/2, over their comparisons with each other
-    (``head``): preferences' win rate against a baseline, one system left."""
+    (``head``): preferences' win rate against a baseline, one system left; where the verdicts show
+    no spread, the exact interval of :func:`_edge_interval`. The last two: the interval's kind (None:
+    the usual t one) and why."""
+    edge = _edge_interval(head, candidate, estimator, confidence)
+    if edge is not None:
+        value, low, high, n, n_labelled, why = edge
+        return value, low, high, None, n, n_labelled, EXACT, why
     result = preferences.estimate(head, estimator, estimand="baseline-win-rate", baseline=baseline, target=target,
                                   confidence=confidence)
     k = head.systems.index(candidate)
     return (result.value[k] - 0.5, result.ci[k, 0] - 0.5, result.ci[k, 1] - 0.5, result.reason[k], head.n,
-            int(result.n_labelled[k]))
+            int(result.n_labelled[k]), None, None)
+
+
+EXACT = "Clopper-Pearson"
+
+
+def _edge_interval(head, candidate: str, estimator: str, confidence: float):
+    """Where the verdicts the estimator uses all say the same (the candidate lost, or won, every one of
+    them), the t interval has no width and no meaning; this gives an exact binomial one instead:
+    ``(value, low, high, n, n_labelled, why)`` with the values minus 1/2, or None where the verdicts
+    show spread (or their weights differ: an unequal-probability sample).
+
+    Clopper-Pearson on the win rate, with ties resolved against the candidate for the lower bound and
+    for it for the upper: whatever a tie "really" is (a fair coin for each, ``B ~ Bernoulli(y)``, has
+    the same mean), the number of wins ``X`` lies between the clear wins and the verdicts not lost, and
+    the interval contains Clopper-Pearson's on ``X``, whose coverage is exact. Win/loss verdicts: the
+    plain Clopper-Pearson interval. Corrected: with constant human verdicts the power-tuned judge
+    weight is 0 (the verdicts carry nothing the judge could predict), the estimate is the labelled win
+    rate, and this interval, valid for the human win rate from the labels alone, is valid for it:
+    conservative, as it takes nothing from the judge. Binomial, it ignores the finite-population
+    correction ``target="items"`` would make, which could only narrow it."""
+    k = head.systems.index(candidate)
+    verdicts = head.judge if estimator == "judge" else head.human
+    rows = np.isfinite(verdicts)
+    if int(rows.sum()) < preferences.MIN_LABELS:
+        return None
+    own = np.where(head.a == k, verdicts, 1 - verdicts)[rows]
+    weights = None if head.probability is None or estimator == "judge" else head.probability[rows]
+    if np.ptp(own) > 0 or (weights is not None and np.ptp(weights) > 0):
+        return None
+    n = len(own)
+    wins, not_lost = int(np.sum(own >= 1)), int(np.sum(own > 0))
+    low = stats.binomtest(wins, n).proportion_ci(confidence, method="exact").low
+    high = stats.binomtest(not_lost, n).proportion_ci(confidence, method="exact").high
+    who = "judged" if estimator == "judge" else "labelled"
+    outcome = {1.0: "wins", 0.0: "losses", 0.5: "ties"}.get(float(own[0]), f"preferences of {own[0]:.3g}")
+    why = (f"its {n} {who} verdicts are all {outcome} of {candidate}: no spread for a t interval, so the "
+           f"interval is {EXACT}'s exact one on the {who} win rate"
+           + ("" if estimator != "corrected" else " (the tuned judge weight is 0: the labels alone)"))
+    return (float(own[0]) - 0.5, low - 0.5, high - 0.5, head.n, 0 if estimator == "judge" else n, why)
 
 
 def _via_others(data, b: int, c: int, estimator: str, target: str, confidence: float, seed: int):

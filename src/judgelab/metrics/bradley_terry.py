@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize
 from scipy.special import expit
+from threadpoolctl import threadpool_limits
 
 #: A strength this large means a system won (or lost) all its comparisons: no finite maximum.
 UNBOUNDED = 25.0
@@ -112,3 +113,87 @@ def laplacian_inverse(matrix: np.ndarray) -> np.ndarray:
     k = len(matrix)
     ones = np.full((k, k), 1.0 / k)
     return np.linalg.inv(matrix + ones) - ones
+
+
+def fit_many(n_systems: int, i: np.ndarray, j: np.ndarray, weight: np.ndarray, mass: np.ndarray,
+             start: np.ndarray, *, max_iter: int = 50, tol: float = 1e-9) -> tuple[np.ndarray, np.ndarray]:
+    """Many fits on one set of pairs at once (the bootstrap's refits): ``weight``/``mass`` are
+    ``(B, pairs)`` totals for the pairs ``i < j``, ``start`` the ``(K,)`` strengths to start from
+    (the full data's fit: each resample's optimum is close to it, so a few Newton steps suffice).
+
+    Newton's method on all B convex losses together: one batched ``(B, K, K)`` solve per step, with
+    the step halved where it does not lower a fit's loss. ``(strengths (B, K) centred, converged
+    (B,))``; a fit that has not converged (e.g. a system that wins all of its resampled comparisons)
+    keeps where it stopped, clipped to +-UNBOUNDED."""
+    n_fits = len(weight)
+    beta = np.tile(np.asarray(start, dtype=float), (n_fits, 1))
+    scale = np.abs(weight).sum(axis=1)
+    scale[scale == 0] = 1.0
+    ones = np.full((n_systems, n_systems), 1.0 / n_systems)  # the null direction: steps stay centred
+    incidence = _incidence(n_systems, i, j)
+    # one BLAS thread: B small (K, K) solves gain nothing from threads, and on a busy machine the
+    # threads' waiting for each other made each batched solve 30x slower (0.22 s against 0.007 s)
+    with threadpool_limits(limits=1, user_api="blas"):
+        beta, done = _newton(beta, incidence, i, j, weight, mass, scale, ones, max_iter, tol)
+    beta = np.clip(beta - beta.mean(axis=1, keepdims=True), -UNBOUNDED, UNBOUNDED)
+    return beta, done
+
+
+def _newton(beta, incidence, i, j, weight, mass, scale, ones, max_iter: int, tol: float):
+    n_systems = beta.shape[1]
+    done = np.zeros(len(beta), dtype=bool)
+    for _ in range(max_iter):
+        d = beta[:, i] - beta[:, j]
+        slope = weight * expit(d) - mass
+        gradient = np.asarray(incidence.T @ slope.T).T
+        done = np.max(np.abs(gradient), axis=1) < tol * scale
+        if done.all():
+            break
+        live = ~done
+        p = expit(d[live])
+        # + a ridge far below any pair's weight: a resample that disconnects the systems stays solvable
+        hessian = _laplacians(n_systems, i, j, weight[live] * p * (1 - p)) + ones + (
+            1e-12 * scale[live])[:, None, None] * np.eye(n_systems)
+        step = np.linalg.solve(hessian, gradient[live][..., None])[..., 0]
+        beta[live] = _halved(beta[live], step, i, j, weight[live], mass[live])
+    return beta, done
+
+
+def _loss(beta: np.ndarray, i: np.ndarray, j: np.ndarray, weight: np.ndarray, mass: np.ndarray) -> np.ndarray:
+    d = beta[:, i] - beta[:, j]
+    return np.sum(weight * np.logaddexp(0.0, d) - mass * d, axis=1)
+
+
+def _halved(beta, step, i, j, weight, mass, tries: int = 30) -> np.ndarray:
+    """``beta - t step`` with t = 1, 1/2, 1/4, ... per fit, the first that does not raise its loss."""
+    before = _loss(beta, i, j, weight, mass)
+    out, pending, t = beta.copy(), np.ones(len(beta), dtype=bool), 1.0
+    for _ in range(tries):
+        trial = beta[pending] - t * step[pending]
+        ok = _loss(trial, i, j, weight[pending], mass[pending]) <= before[pending] + 1e-12 * np.abs(before[pending])
+        rows = np.flatnonzero(pending)
+        out[rows[ok]] = trial[ok]
+        pending[rows[ok]] = False
+        if not pending.any():
+            break
+        t /= 2
+    return out
+
+
+def _incidence(n_systems: int, i: np.ndarray, j: np.ndarray):
+    """The (pairs, K) matrix with +1 at i and -1 at j of each pair (sparse)."""
+    from scipy.sparse import csr_matrix
+
+    rows = np.arange(len(i))
+    return csr_matrix((np.concatenate([np.ones(len(i)), -np.ones(len(j))]),
+                       (np.concatenate([rows, rows]), np.concatenate([i, j]))), shape=(len(i), n_systems))
+
+
+def _laplacians(n_systems: int, i: np.ndarray, j: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """``laplacian`` for each row of ``w`` (B, pairs): (B, K, K), by one bincount."""
+    n_fits, k2 = len(w), n_systems * n_systems
+    base = (np.arange(n_fits) * k2)[:, None]
+    index = np.concatenate([base + i * n_systems + i, base + j * n_systems + j, base + i * n_systems + j,
+                            base + j * n_systems + i], axis=1).ravel()
+    values = np.concatenate([w, w, -w, -w], axis=1).ravel()
+    return np.bincount(index, values, n_fits * k2).reshape(n_fits, n_systems, n_systems)

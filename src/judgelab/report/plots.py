@@ -212,14 +212,15 @@ def calibration(expected: Sequence[float], observed: Sequence[float], counts: Se
 
 
 def forest(systems: Sequence[str], series: dict[str, tuple[Sequence[float], Sequence[float], Sequence[float]]], *,
-           title: str, x_label: str) -> Markup:
-    """Per-system estimates with intervals, one row per system and one colour per estimator."""
+           title: str, x_label: str, x_range: tuple[float, float] | None = None, number: str = "{:.3f}") -> Markup:
+    """Per-system estimates with intervals, one row per system and one colour per estimator.
+    ``x_range``: the axis (default: the values', padded); ``number``: how a tooltip writes them."""
     size, kinds = len(systems), len(series)
     row = 10 + 8 * kinds
     left, top = 150, 30
     height = top + row * size + 60
     values = [v for triple in series.values() for part in triple for v in part if v is not None and np.isfinite(v)]
-    low_x, high_x = _padded(values or [0.0, 1.0])
+    low_x, high_x = x_range or _padded(values or [0.0, 1.0])
     width = WIDTH + 120
     span = width - left - MARGIN["right"]
 
@@ -241,11 +242,13 @@ def forest(systems: Sequence[str], series: dict[str, tuple[Sequence[float], Sequ
                 continue
             y = y0 + 6 + 8 * k
             colour = PALETTE[k % len(PALETTE)]
+            shown = number.format(mid[i])
             if low[i] is not None and high[i] is not None and np.isfinite(low[i]) and np.isfinite(high[i]):
                 parts.append(f'<line x1="{x(low[i]):.1f}" y1="{y}" x2="{x(high[i]):.1f}" y2="{y}" stroke="{colour}" '
                              f'stroke-width="2"/>')
+                shown += f" [{number.format(low[i])}, {number.format(high[i])}]"
             parts.append(f'<circle cx="{x(mid[i]):.1f}" cy="{y}" r="3" fill="{colour}"><title>{escape(name)} '
-                         f'{escape(str(system))}: {mid[i]:.3f}</title></circle>')
+                         f'{escape(str(system))}: {escape(shown)}</title></circle>')
     for k, name in enumerate(series):
         parts.append(f'<rect x="{left + 110 * k}" y="{height - 18}" width="10" height="10" '
                      f'fill="{PALETTE[k % len(PALETTE)]}"/><text x="{left + 14 + 110 * k}" y="{height - 9}" '
@@ -253,6 +256,13 @@ def forest(systems: Sequence[str], series: dict[str, tuple[Sequence[float], Sequ
     parts.append(f'<text x="{(left + width) / 2}" y="{bottom + 28}" text-anchor="middle">{escape(x_label)}</text>')
     parts.append("</svg>")
     return Markup("".join(parts))
+
+
+def rank_sets(systems: Sequence[str], series: dict[str, tuple[Sequence[float], Sequence[float], Sequence[float]]],
+              *, title: str, x_label: str = "rank (1 = best)") -> Markup:
+    """Each system's point rank (dot) and rank set (bar from its best to its worst possible rank),
+    one colour per estimator: a forest plot on the rank axis, 1 on the left."""
+    return forest(systems, series, title=title, x_label=x_label, x_range=(0.5, len(systems) + 0.5), number="{:.0f}")
 
 
 def significance(labels: Sequence[str], matrix: Sequence[Sequence[int]], *, title: str) -> Markup:

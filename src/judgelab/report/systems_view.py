@@ -21,22 +21,54 @@ def systems_section(systems: Mapping[str, Any] | None) -> dict[str, Any] | None:
     order = sorted(systems["systems"], key=lambda s: _sort_key(estimators[main][s]["value"]))
     rows = [{"system": s, "cells": [(name, estimators[name][s]) for name in estimators],
              "rank": estimators[main][s]["rank_interval"]} for s in order]
-    human_scale = {LABELS[name]: _series(estimators[name], order) for name in ("human", "corrected", "shrunk")
-                   if name in estimators}
-    figures = [plots.forest(order, {LABELS["judge"]: _series(estimators["judge"], order)},
-                            title="Judge only (the judge's scale)", x_label="mean judge score")]
-    if human_scale:
-        figures.append(plots.forest(order, human_scale, title="With human labels (the human scale)",
-                                    x_label=systems.get("measure") or f"mean human {systems.get('aspect') or 'score'}"))
+    if systems.get("kind") == "comparisons":
+        figures = _comparison_figures(systems, order)
+    else:
+        human_scale = {LABELS[name]: _series(estimators[name], order) for name in ("human", "corrected", "shrunk")
+                       if name in estimators}
+        figures = [plots.forest(order, {LABELS["judge"]: _series(estimators["judge"], order)},
+                                title="Judge only (the judge's scale)", x_label="mean judge score")]
+        if human_scale:
+            figures.append(plots.forest(order, human_scale, title="With human labels (the human scale)",
+                                        x_label=systems.get("measure") or
+                                        f"mean human {systems.get('aspect') or 'score'}"))
     pairs = systems["pairs"]
     if main in pairs:  # absent past evaluate's MAX_PAIRWISE_SYSTEMS
         figures.append(plots.significance(order, _signs(pairs[main], order), title=f"Separable pairs: {LABELS[main]}"))
-    return {"rows": rows, "estimators": [LABELS[name] for name in estimators], "main": LABELS[main],
+    return {"kind": systems.get("kind"), "rows": rows, "estimators": [LABELS[name] for name in estimators],
+            "main": LABELS[main],
             "figures": figures, "effective": systems.get("effective_labels"), "labels": systems["labels"],
             "skipped": systems.get("skipped") or {}, "unjudged": systems.get("unjudged_share"),
             "options": systems.get("options") or {}, "significant": {
                 LABELS[name]: sum(p["significant"] for p in found) for name, found in pairs.items()},
             "n_pairs": len(pairs.get(main, ())), "pairs_omitted": systems.get("pairs_omitted")}
+
+
+RANKED = ("judge", "human", "corrected")  # shrunk's rank sets carry no simultaneous guarantee: not drawn
+
+
+def _comparison_figures(systems: Mapping[str, Any], order: list[str]) -> list[Any]:
+    """Comparisons: every estimator is on one scale (a win probability, a strength), so one forest
+    plot holds them all; then each system's point rank and simultaneous rank set per estimator."""
+    estimators = systems["estimators"]
+    options = systems.get("options") or {}
+    confidence = round(100 * (options.get("confidence") or 0.95))
+    kind = " bootstrap" if options.get("intervals") == "bootstrap" else ""
+    measure = systems.get("measure") or "value"
+    forest = plots.forest(order, {LABELS[name]: _series(estimators[name], order) for name in estimators},
+                          title=f"{measure[0].upper()}{measure[1:]}, {confidence}%{kind} intervals", x_label=measure)
+    sets = {LABELS[name]: _ranks(estimators[name], order) for name in RANKED if name in estimators}
+    method = (systems.get("rank_sets") or {}).get("corrected", {}).get("method") or options.get("rank_method")
+    ranks = plots.rank_sets(order, sets, title=f"Rank sets holding for all systems at once ({method}, "
+                                               f"{confidence}%); dot: point rank")
+    return [forest, ranks]
+
+
+def _ranks(by_system: Mapping[str, Any], order: list[str]):
+    rank = [by_system[s].get("rank") for s in order]
+    best = [(by_system[s].get("rank_interval") or [None, None])[0] for s in order]
+    worst = [(by_system[s].get("rank_interval") or [None, None])[1] for s in order]
+    return (rank, best, worst)
 
 
 def _sort_key(value: float | None) -> float:
