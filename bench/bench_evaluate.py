@@ -208,7 +208,7 @@ TREC_JUDGES = ("TREMA-baseline-3210/llama3-8b", "TREMA-4prompts/llama3-8b", "TRE
 #: the judges the minimum and the guided ranking's level were chosen on; the other four are held out
 TREC_TUNING = ("TREMA-baseline-3210/llama3-8b", "TREMA-4prompts/llama3.3-70b", "TREMA-CoT/llama3-8b",
                "TREMA-sumdecompose/flan-t5-large", "TREMA-genquery/llama3-8b")
-QUERY_BUDGETS = (3, 4, 5, 6, 9)  # labelled queries per draw
+QUERY_BUDGETS = (3, 4, 5, 6, 9, 12)  # labelled queries per draw
 TREC_SECTION = "### TREC runs by labelled queries: the minimum for intervals, the guided ranking (`--trec`)"
 
 

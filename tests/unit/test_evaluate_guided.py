@@ -9,7 +9,7 @@ from scipy import stats
 from judgelab.evaluate import from_queries, pairwise, stratified_design
 from judgelab.evaluate.compare import ranks_of
 from judgelab.evaluate.estimators import MIN_LABELLED_QUERIES, corrected, human_only, judge_only
-from judgelab.evaluate.guided import guided_ranking
+from judgelab.evaluate.guided import LEVEL, LEVEL_FEW, guided_ranking
 from judgelab.evaluate.plan import plan_labels  # noqa: F401  (plan imports the minimum: importable)
 
 
@@ -52,15 +52,15 @@ def test_from_the_minimum_on_runs_get_intervals_and_items_are_unaffected():
 
 
 def test_guided_ranking_is_the_judges_when_no_difference_is_significant():
-    problem = runs_problem(n_queries=30, run_means=(0.5, 0.5, 0.5, 0.5, 0.5), noise=0.3, seed=3)
+    problem = runs_problem(n_queries=30, run_means=(0.5, 0.5, 0.5, 0.5, 0.5), noise=0.3, seed=6)
     labelled, design = labelled_design(problem, MIN_LABELLED_QUERIES)
     fixed = corrected(labelled, design, target="items")
     judge = judge_only(problem, n_resamples=0)
-    assert not (pairwise(fixed).p_value < 0.05).any()  # the premise: the labels separate no pair
+    assert not (pairwise(fixed).p_value < LEVEL).any()  # the premise: the labels separate no pair
     guided = guided_ranking(fixed, judge)
     assert list(ranks_of(guided.value)) == list(ranks_of(judge.value))
     assert guided.info["significant_pairs"] == 0 and guided.info["overruled_judge_pairs"] == 0
-    assert np.isnan(guided.ci).all() and guided.estimator == "guided"
+    assert np.isnan(guided.ci).all() and guided.estimator == "guided" and guided.info["level"] == LEVEL
 
 
 def test_guided_ranking_follows_a_planted_significant_contradiction_and_nothing_else():
@@ -76,7 +76,7 @@ def test_guided_ranking_follows_a_planted_significant_contradiction_and_nothing_
     rank = ranks_of(guided.value)
     p = stats.ttest_rel(labelled.human[:3, 0], labelled.human[:3, 3]).pvalue
     assert p < 0.05 and rank[3] > rank[0]  # r3 below r0, as the labels say
-    assert guided.info["overruled_judge_pairs"] >= 1
+    assert guided.info["overruled_judge_pairs"] >= 1 and guided.info["level"] == LEVEL_FEW  # intervals declined
     others = [k for k in range(3)]
     assert list(np.argsort(rank[others])) == list(np.argsort(ranks_of(judge.value)[others]))  # the rest: the judge's
 
