@@ -10,7 +10,7 @@ import numpy as np
 from judgelab.report import plots
 
 LABELS = {"judge": "judge only", "human": "human only", "corrected": "corrected (PPI)", "shrunk": "shrunk (EB)",
-          "guided": "guided ranking (runs above)"}
+          "guided": "guided ranking (runs ranked below)"}
 
 
 def systems_section(systems: Mapping[str, Any] | None) -> dict[str, Any] | None:
