@@ -142,9 +142,35 @@ def test_runs_are_ranked_per_query_with_human_labels_on_a_few_queries(benchmarks
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     assert out["kind"] == "queries" and out["measure"] == "nDCG@10" and len(out["systems"]) == 37
-    assert set(out["estimators"]) == {"judge", "human", "corrected"}  # no shrinkage for runs sharing queries
+    # no shrinkage for runs sharing queries; the guided ranking instead (evaluate/guided.py)
+    assert set(out["estimators"]) == {"judge", "human", "corrected", "guided"}
     assert out["labels"]["n_labelled"] == 6 and len(out["unjudged_share"]) == 37
     assert all(0 <= share <= 1 for share in out["unjudged_share"].values())
+    for name in ("human", "corrected"):  # 6 labelled queries: values, no intervals, and how many more queries
+        runs = {k: v for k, v in out["estimators"][name].items() if k != "info"}
+        assert all(v["value"] is not None and v["ci"] == [None, None] for v in runs.values())
+        assert sum("intervals for runs need 9 (label 3 more)" in v["reason"] for v in runs.values()) >= 36
+    assert "corrected" not in out["pairs"] or not any(p["significant"] for p in out["pairs"]["corrected"])
+    guided = {k: v for k, v in out["estimators"]["guided"].items() if k != "info"}
+    assert sorted(v["rank"] for v in guided.values()) == list(range(1, 38))
+    assert "guided" not in out["pairs"] and out["estimators"]["guided"]["info"]["level"] == 0.05  # 6 queries: declined
+    terminal = run("evaluate", "--data", benchmarks_dir / "trec_dl2019.jsonl", "--judgments", trema_judge, "--runs",
+                   benchmarks_dir / "trec_dl2019_runs", "--human-ids", ids, "--bootstrap", "100")
+    assert terminal.returncode == 0, terminal.stderr
+    text = " ".join(terminal.stdout.split())
+    assert "ranked by the guided ranking" in text and "rank: the guided ranking (recommended for runs)" in text
+    assert "corrected for all 37 runs: 6 labelled queries: intervals for runs need 9 (label 3 more)" in text
+
+
+def test_runs_get_intervals_from_nine_labelled_queries(benchmarks_dir, trema_judge, tmp_path):
+    queries = sorted({r["qid"] for r in _rows(benchmarks_dir / "trec_dl2019.jsonl")})[:9]
+    ids = tmp_path / "queries.txt"
+    ids.write_text("\n".join(queries) + "\n")
+    done = run("evaluate", "--data", benchmarks_dir / "trec_dl2019.jsonl", "--judgments", trema_judge, "--runs",
+               benchmarks_dir / "trec_dl2019_runs", "--human-ids", ids, "--bootstrap", "100", "--json")
+    assert done.returncode == 0, done.stderr
+    corrected = {k: v for k, v in json.loads(done.stdout)["estimators"]["corrected"].items() if k != "info"}
+    assert all(v["ci"][0] is not None and v["ci"][0] <= v["value"] + 0.2 for v in corrected.values())
 
 
 def test_bad_input_is_a_clear_error_or_a_named_skip(hanna, hanna_judge, benchmarks_dir, trema_judge, tmp_path):

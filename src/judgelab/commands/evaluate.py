@@ -193,7 +193,14 @@ def _reason_lines(report) -> list[str]:
         for system, reason in zip(report.systems, est.reason, strict=True):
             if reason:
                 grouped.setdefault((name, reason), []).append(system)
-    return [f"[yellow]{escape(name)}[/] for {escape(', '.join(systems))}: {escape(reason)}"
+    noun = "runs" if report.kind == "queries" else "systems"
+
+    def which(systems: list[str]) -> str:  # name a few; count many (a declined interval concerns every run)
+        if len(systems) <= 5:
+            return ", ".join(systems)
+        return f"all {len(systems)} {noun}" if len(systems) == len(report.systems) else f"{len(systems)} {noun}"
+
+    return [f"[yellow]{escape(name)}[/] for {escape(which(systems))}: {escape(reason)}"
             for (name, reason), systems in grouped.items()]
 
 
@@ -202,7 +209,7 @@ def systems_tables(report, width: int = 120) -> list[Any]:
     Below 120 columns intervals print as ± half-widths, so numbers are never cut."""
     estimates = report.estimates
     compact = width < 120
-    main = "corrected" if "corrected" in estimates else "judge"
+    main = next(name for name in ("guided", "corrected", "judge") if name in estimates)
     rank, best, worst = report.ranks(main)
     order = sorted(range(len(report.systems)), key=lambda k: (math.isnan(rank[k]), rank[k]))
     what = report.measure or f"aspect {report.aspect or '-'}"
@@ -212,20 +219,26 @@ def systems_tables(report, width: int = 120) -> list[Any]:
                         + (f" ({report.labels['design']} design, {report.labels['source']})" if report.labels["design"]
                            else "")]
     kind = "bootstrap " if report.options.get("intervals") == "bootstrap" else ""
-    table = Table(title=f"Systems, ranked by the {main} estimate ({int(report.options['confidence'] * 100)}% {kind}"
-                        "intervals)"
+    ranked_by = "the guided ranking" if main == "guided" else f"the {main} estimate"
+    table = Table(title=f"Systems, ranked by {ranked_by} ({int(report.options['confidence'] * 100)}% {kind}intervals)"
                   + (", ± half-widths" if compact else ""))
     table.add_column("system", overflow="fold")
-    for name in estimates:
+    shown = [name for name in estimates if name != "guided"]  # a ranking: the rank column shows it
+    for name in shown:
         table.add_column(name, no_wrap=True)
     table.add_column("rank", no_wrap=True)
     for k in order:
-        cells = [_estimate_cell(est, k, name, compact) for name, est in estimates.items()]
+        cells = [_estimate_cell(estimates[name], k, name, compact) for name in shown]
         span = "-" if math.isnan(rank[k]) else f"{int(rank[k])}" + (
             "" if math.isnan(best[k]) else f" ({int(best[k])}-{int(worst[k])})")
         table.add_row(escape(report.systems[k]), *cells, span)
     lines.append(table)
     lines += _reason_lines(report)
+    if main == "guided":
+        info = estimates["guided"].info
+        lines.append(f"rank: the [bold]guided[/] ranking (recommended for runs): the judge's order, except where a "
+                     f"corrected difference is significant at {info['level']:g} ({info['significant_pairs']} pairs; "
+                     f"{info['overruled_judge_pairs']} of them against the judge's order)")
     if report.pairs_omitted:
         lines.append(f"[yellow]{escape(report.pairs_omitted)}[/]")
     else:
@@ -259,7 +272,8 @@ def systems_tables(report, width: int = 120) -> list[Any]:
                      + "shrunk: empirical Bayes toward the judge, a model without that guarantee.[/]")
         return lines
     lines.append("[dim]judge-only intervals resample sources and stay on the judge's scale: they do not cover the "
-                 "judge's bias. human/corrected: design-based t intervals; shrunk: empirical Bayes.[/]")
+                 "judge's bias. human/corrected: design-based t intervals; "
+                 + ("guided: a ranking, no interval.[/]" if main == "guided" else "shrunk: empirical Bayes.[/]"))
     return lines
 
 

@@ -60,21 +60,25 @@ def pairwise(estimates: SystemEstimates, alpha: float | None = None) -> Pairs:
     size = len(value)
     if estimates.replicates is not None:
         low, high, p = _bootstrap_pairs(estimates.replicates, difference, estimates.confidence)
-    elif estimates.cov is not None:
-        cov = estimates.cov
-        d = np.diag(cov)
-        se = np.sqrt(np.clip(d[:, None] + d[None, :] - 2 * cov, 0, None))
-        df = estimates.df
-        with np.errstate(divide="ignore", invalid="ignore"):
-            statistic = np.abs(difference) / se
-            p = np.where(se > 0, 2 * stats.t.sf(statistic, df), np.where(difference == 0, 1.0, 0.0))
-        half = stats.t.ppf(0.5 + estimates.confidence / 2, df) * se
+    elif estimates.cov is not None and not estimates.info.get("intervals_declined"):
+        p, se = t_tests(difference, estimates.cov, estimates.df)
+        half = stats.t.ppf(0.5 + estimates.confidence / 2, estimates.df) * se
         low, high = difference - half, difference + half
-    else:
+    else:  # no spread to test with, or too few labelled queries for tests to hold their level
         low = high = p = np.full((size, size), np.nan)
     p = np.where(np.isfinite(difference), p, np.nan)
     np.fill_diagonal(p, np.nan)
     return Pairs(estimates.estimator, estimates.systems, difference, low, high, p, holm(p), alpha)
+
+
+def t_tests(difference: np.ndarray, cov: np.ndarray, df: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Two-sided t-test p-values of every difference (matrix) and their standard errors, from the
+    estimates' covariance and the differences' degrees of freedom."""
+    d = np.diag(cov)
+    se = np.sqrt(np.clip(d[:, None] + d[None, :] - 2 * cov, 0, None))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = np.where(se > 0, 2 * stats.t.sf(np.abs(difference) / se, df), np.where(difference == 0, 1.0, 0.0))
+    return p, se
 
 
 def _bootstrap_pairs(replicates: np.ndarray, difference: np.ndarray, confidence: float):

@@ -15,6 +15,7 @@ import numpy as np
 from scipy import stats
 
 from judgelab.errors import ConfigError
+from judgelab.evaluate.estimators import MIN_LABELLED_QUERIES, MIN_LABELS
 from judgelab.evaluate.systems import SystemsReport
 
 
@@ -49,6 +50,7 @@ def plan_labels(report: SystemsReport, width: float) -> Plan:
                           "corrected intervals' widths against the labels so far (judgelab evaluate)")
     z = stats.norm.ppf(0.5 + report.options["confidence"] / 2)
     finite_target = report.options["target"] == "items"
+    least = MIN_LABELLED_QUERIES if report.kind == "queries" else MIN_LABELS  # what an interval needs
     needed = {}
     for name in ("human", "corrected"):
         est = report.estimates[name]
@@ -59,6 +61,6 @@ def plan_labels(report: SystemsReport, width: float) -> Plan:
                 n = per_label / (room + per_label / est.n_units)
             else:
                 n = np.where(room > 0, per_label / room, np.inf)
-        n = np.where(np.isfinite(n), np.minimum(np.ceil(np.maximum(n, 2)), est.n_units), n)
+        n = np.where(np.isfinite(n), np.minimum(np.ceil(np.maximum(n, least)), est.n_units), n)
         needed[name] = [float(v) for v in n]
     return Plan(width, report.systems, needed, [int(v) for v in report.estimates["judge"].n_units])

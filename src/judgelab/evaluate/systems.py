@@ -26,6 +26,7 @@ from judgelab.evaluate.estimators import (
     judge_only,
     shrunk,
 )
+from judgelab.evaluate.guided import guided_ranking
 from judgelab.evaluate.ir import runs_without_judgments, score_runs
 from judgelab.evaluate.problem import Problem, from_items, from_queries
 from judgelab.evaluate.sample_file import SampleFile
@@ -77,7 +78,7 @@ class SystemsReport:
     def effective_labels(self) -> dict[str, float] | None:
         """Per system: how many human labels alone would give the corrected interval's width
         (n x var(human-only) / var(corrected)); None without labels."""
-        if "corrected" not in self.estimates:
+        if "corrected" not in self.estimates or self.estimates["corrected"].info.get("intervals_declined"):
             return None
         human, fixed = self.estimates["human"], self.estimates["corrected"]
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -226,9 +227,11 @@ def evaluate(items: Iterable[Item], judgments: Iterable[Judgment], *, aspect: st
                                            skewness_correction=skewness_correction)
         if built.problem.kind == "items":
             estimates["shrunk"] = shrunk(estimates["corrected"], estimates["judge"].value)
+        else:  # runs: the judge's order where the labels cannot contradict it (evaluate/guided.py)
+            estimates["guided"] = guided_ranking(estimates["corrected"], estimates["judge"])
     pairs_omitted = None
     if n_systems <= MAX_PAIRWISE_SYSTEMS:
-        pairs = {name: pairwise(est) for name, est in estimates.items()}
+        pairs = {name: pairwise(est) for name, est in estimates.items() if name != "guided"}  # a ranking: no tests
     else:
         pairs = {}
         pairs_omitted = (f"{n_systems} systems: pairwise differences and rank intervals are computed for up to "

@@ -9,7 +9,8 @@ import numpy as np
 
 from judgelab.report import plots
 
-LABELS = {"judge": "judge only", "human": "human only", "corrected": "corrected (PPI)", "shrunk": "shrunk (EB)"}
+LABELS = {"judge": "judge only", "human": "human only", "corrected": "corrected (PPI)", "shrunk": "shrunk (EB)",
+          "guided": "guided ranking (runs ranked below)"}
 
 
 def systems_section(systems: Mapping[str, Any] | None) -> dict[str, Any] | None:

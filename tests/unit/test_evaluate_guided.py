@@ -1,0 +1,92 @@
+"""Runs with a few labelled queries: no interval below the minimum (and how many more queries it
+needs); the guided ranking keeps the judge's order unless the labels significantly contradict it."""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import stats
+
+from judgelab.evaluate import from_queries, pairwise, stratified_design
+from judgelab.evaluate.compare import ranks_of
+from judgelab.evaluate.estimators import MIN_LABELLED_QUERIES, corrected, human_only, judge_only
+from judgelab.evaluate.guided import LEVEL, LEVEL_FEW, guided_ranking
+from judgelab.evaluate.plan import plan_labels  # noqa: F401  (plan imports the minimum: importable)
+
+
+def runs_problem(n_queries=20, run_means=(0.6, 0.55, 0.5, 0.45), noise=0.15, judge_shift=0.2, seed=0):
+    """Queries x runs of nDCG-like values: a query difficulty shared by all runs, the judge = human + a
+    shift + noise."""
+    rng = np.random.default_rng(seed)
+    difficulty = rng.normal(0, 0.15, (n_queries, 1))
+    human = np.clip(np.array(run_means)[None, :] + difficulty + rng.normal(0, noise, (n_queries, len(run_means))), 0, 1)
+    judge = human + judge_shift + rng.normal(0, noise, human.shape)
+    queries = [f"q{k}" for k in range(n_queries)]
+    return from_queries(queries, [f"r{k}" for k in range(len(run_means))], judge, human)
+
+
+def labelled_design(problem, n):
+    mask = np.zeros(problem.n_units, dtype=bool)
+    mask[:n] = True
+    design = stratified_design(problem, mask)
+    return problem.with_human(np.where(mask[:, None], problem.human, np.nan)), design
+
+
+def test_three_labelled_queries_give_values_without_intervals_and_say_how_many_more():
+    problem, design = labelled_design(runs_problem(), 3)
+    for estimator in (human_only, corrected):
+        est = estimator(problem, design, target="items")
+        assert np.isfinite(est.value).all() and np.isnan(est.ci).all()
+        assert all("3 labelled queries: intervals for runs need 9 (label 6 more)" in r for r in est.reason)
+        assert est.info["intervals_declined"] and est.info["min_labelled_queries"] == MIN_LABELLED_QUERIES
+        pairs = pairwise(est)  # no test of a difference either: p-values unknown, nothing separable
+        assert np.isnan(pairs.p_value).all() and not pairs.significant.any()
+        plain = estimator(problem, design, target="items", min_queries=0)  # the old behaviour: a t interval
+        assert np.isfinite(plain.ci).all() and all(r is None for r in plain.reason)
+        assert np.allclose(plain.value, est.value)
+
+
+def test_from_the_minimum_on_runs_get_intervals_and_items_are_unaffected():
+    problem, design = labelled_design(runs_problem(), MIN_LABELLED_QUERIES)
+    est = corrected(problem, design, target="items")
+    assert np.isfinite(est.ci).all() and all(r is None for r in est.reason) and "intervals_declined" not in est.info
+
+
+def test_guided_ranking_is_the_judges_when_no_difference_is_significant():
+    problem = runs_problem(n_queries=30, run_means=(0.5, 0.5, 0.5, 0.5, 0.5), noise=0.3, seed=6)
+    labelled, design = labelled_design(problem, MIN_LABELLED_QUERIES)
+    fixed = corrected(labelled, design, target="items")
+    judge = judge_only(problem, n_resamples=0)
+    assert not (pairwise(fixed).p_value < LEVEL).any()  # the premise: the labels separate no pair
+    guided = guided_ranking(fixed, judge)
+    assert list(ranks_of(guided.value)) == list(ranks_of(judge.value))
+    assert guided.info["significant_pairs"] == 0 and guided.info["overruled_judge_pairs"] == 0
+    assert np.isnan(guided.ci).all() and guided.estimator == "guided" and guided.info["level"] == LEVEL
+
+
+def test_guided_ranking_follows_a_planted_significant_contradiction_and_nothing_else():
+    problem = runs_problem(n_queries=30, run_means=(0.7, 0.6, 0.5, 0.4), noise=0.02, seed=4)
+    judge_values = problem.judge.copy()
+    judge_values[:, 3] += 0.5  # the judge puts r3 first; the humans, on every query, last
+    problem = from_queries(problem.units, problem.systems, judge_values, problem.human)
+    labelled, design = labelled_design(problem, 3)  # intervals declined, yet a 0.3 gap on every query is clear
+    fixed = corrected(labelled, design, target="items")
+    judge = judge_only(problem, n_resamples=0)
+    assert ranks_of(judge.value)[3] == 1
+    guided = guided_ranking(fixed, judge)
+    rank = ranks_of(guided.value)
+    p = stats.ttest_rel(labelled.human[:3, 0], labelled.human[:3, 3]).pvalue
+    assert p < 0.05 and rank[3] > rank[0]  # r3 below r0, as the labels say
+    assert guided.info["overruled_judge_pairs"] >= 1 and guided.info["level"] == LEVEL_FEW  # intervals declined
+    others = [k for k in range(3)]
+    assert list(np.argsort(rank[others])) == list(np.argsort(ranks_of(judge.value)[others]))  # the rest: the judge's
+
+
+def test_guided_ranking_leaves_a_run_without_a_judge_value_unranked():
+    problem = runs_problem(n_queries=12)
+    judge_values = problem.judge.copy()
+    judge_values[:, 1] = np.nan
+    problem = from_queries(problem.units, problem.systems, judge_values, problem.human)
+    labelled, design = labelled_design(problem, MIN_LABELLED_QUERIES)
+    guided = guided_ranking(corrected(labelled, design, target="items"), judge_only(problem, n_resamples=0))
+    assert np.isnan(guided.value[1]) and guided.reason[1] == "no judge verdict"
+    assert sorted(guided.value[[0, 2, 3]]) == [0, 1, 2]
