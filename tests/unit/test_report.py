@@ -143,3 +143,18 @@ def test_a_comparison_written_with_the_old_names_still_renders(tmp_path):
     (folder / "metrics.json").write_text(json.dumps({"comparison": {"dataset": {"spearman": old}}}))
     table = re.search(r'<table id="comparison">.*?</table>', render_report(folder), re.S).group(0)
     assert re.search(r'>0\.750</td><td class="num">0\.250</td><td class="num">0\.500</td>', table), table
+
+
+def test_runs_are_listed_in_the_guided_order_when_evaluate_gives_one():
+    """For TREC runs `evaluate` recommends the guided ranking (evaluate/guided.py): the report's rows
+    follow it, not the corrected values, which it overrules where the labels are not significant."""
+    from judgelab.report.systems_view import systems_section
+
+    def estimate(value):
+        return {"value": value, "ci": [None, None], "rank_interval": [None, None]}
+
+    systems = {"kind": "queries", "systems": ["r1", "r2", "r3"], "pairs": {}, "labels": {"n_labelled": 3},
+               "estimators": {"judge": {"r1": estimate(0.3), "r2": estimate(0.5), "r3": estimate(0.4)},
+                              "corrected": {"r1": estimate(0.6), "r2": estimate(0.5), "r3": estimate(0.4)},
+                              "guided": {"r1": estimate(0), "r2": estimate(2), "r3": estimate(1)}}}
+    assert [row["system"] for row in systems_section(systems)["rows"]] == ["r2", "r3", "r1"]

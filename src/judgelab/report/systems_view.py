@@ -19,9 +19,10 @@ def systems_section(systems: Mapping[str, Any] | None) -> dict[str, Any] | None:
         return None
     estimators = systems["estimators"]
     main = next(name for name in ("corrected", "human", "judge") if name in estimators)
-    order = sorted(systems["systems"], key=lambda s: _sort_key(estimators[main][s]["value"]))
+    ranking = "guided" if "guided" in estimators else main  # runs: the recommended order (evaluate/guided.py)
+    order = sorted(systems["systems"], key=lambda s: _sort_key(estimators[ranking][s]["value"]))
     rows = [{"system": s, "cells": [(name, estimators[name][s]) for name in estimators],
-             "rank": estimators[main][s]["rank_interval"]} for s in order]
+             "rank": estimators[ranking][s]["rank_interval"]} for s in order]
     if systems.get("kind") == "comparisons":
         figures = _comparison_figures(systems, order)
     else:
