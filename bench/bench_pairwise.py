@@ -37,6 +37,7 @@ from bench.common import command_line, describe_machine, log, write_doc_section
 from judgelab.data.arena import load_arena
 from judgelab.data.labels import PREFERENCES
 from judgelab.evaluate.estimators import shrunk
+from judgelab.evaluate.guided import guided_ranking
 from judgelab.evaluate.preferences import Comparisons, comparisons, estimate, rank_sets, sets_from
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "benchmarks" / "chatbot_arena"
@@ -195,6 +196,8 @@ def run(draws: int, judges: list[str], sizes: tuple[int, ...], seed: int = 0, pp
                         pooled = shrunk(est, judged.value)  # empirical Bayes towards the judge: ranking only
                         rows.setdefault("shrunk (EB), Bonferroni", []).append(_scores(
                             pooled.value, pooled.ci, rank_sets(pooled, "bonferroni"), truth[key], truth_rank[key]))
+                        led = guided_ranking(est, judged)  # the judge's order unless the labels contradict it
+                        rows.setdefault("guided (ranking only)", []).append(_ranking_only(led.value, truth[key]))
                 theta, sigma = ppr(data, tie=ppr_tie)
                 half = stats.norm.ppf(1 - ALPHA / 2) * np.sqrt(np.diag(sigma))
                 ci = np.column_stack([theta - half, theta + half])
@@ -274,6 +277,17 @@ def _scores_sets(value, ci, rank, best, worst, truth, truth_rank):
             else np.nan}
 
 
+def _ranking_only(value, truth):
+    """A ranking without intervals or rank sets (the guided one): only its Kendall tau is scored."""
+    missing = ~np.isfinite(value)
+    return {"coverage": np.nan, "simultaneous": np.nan, "width": np.nan, "set_size": np.nan,
+            "missing": int(missing.sum()), "tau": float(stats.kendalltau(value[~missing], truth[~missing]).statistic)}
+
+
+def _cell(value: float, digits: int = 3) -> str:
+    return "n/a" if not np.isfinite(value) else f"{value:.{digits}f}"
+
+
 def table(results: dict, draws: int) -> str:
     lines = ["| judge | n | method | per-model coverage | simultaneous rank-set coverage | mean width | "
              "mean rank set (of 20) | Kendall tau | models without estimate |", "|---|---:|---|---:|---:|---:|---:|---:|---:|"]
@@ -285,8 +299,10 @@ def table(results: dict, draws: int) -> str:
         size = np.mean([s["set_size"] for s in scored])
         tau = np.nanmean([s["tau"] for s in scored])
         missing = np.mean([s["missing"] for s in scored])
-        lines.append(f"| {short} | {n} | {name} | {cov:.3f} | {sim:.3f}{mc} | {width:.3f} | {size:.1f} | {tau:.3f} "
-                     f"| {missing:.2f} |")
+        if not np.isfinite(sim):
+            mc = ""
+        lines.append(f"| {short} | {n} | {name} | {_cell(cov)} | {_cell(sim)}{mc} | {_cell(width)} | {_cell(size, 1)} "
+                     f"| {tau:.3f} | {missing:.2f} |")
     return "\n".join(lines)
 
 

@@ -45,7 +45,8 @@ def test_win_probability_table_with_simultaneous_rank_sets(arena):
     assert "win probability (ties half); 400 labelled comparisons" in shown
     assert "rank sets hold for every system at once (max-t)" in shown
     out = json.loads(_evaluate(arena, "--json").stdout)
-    assert set(out["estimators"]) == {"judge", "human", "corrected", "shrunk"} and len(out["systems"]) == 20
+    assert set(out["estimators"]) == {"judge", "human", "corrected", "shrunk", "guided"} and len(out["systems"]) == 20
+    assert "guided rank: the judge's order, except where a corrected difference is significant" in shown
     corrected = out["estimators"]["corrected"]
     assert 0 < corrected["info"]["judge_weight"] <= 1
     for system in out["systems"]:

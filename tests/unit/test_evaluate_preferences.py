@@ -202,3 +202,19 @@ def test_a_constant_judge_is_named_as_the_judge_not_the_labels():
     reasons = set(report.estimates["judge"].reason)
     assert reasons == {"its judged verdicts show no spread: no interval"}, reasons
     assert all(r is None or "judged" not in r for r in report.estimates["human"].reason)
+
+
+def test_guided_ranking_of_comparisons_keeps_the_judges_order_unless_the_labels_contradict_it():
+    """With labels, the leaderboard also gives the guided ranking (evaluate/guided.py): the judge's
+    order where no corrected difference is significant; judge-only boards have none."""
+    a, b, judge, human = simulate(n=3000, seed=5)
+    wrong = np.where(np.isin(a, ["s0"]) | np.isin(b, ["s0"]), 0.5, judge)  # the judge cannot tell s0 apart: ties
+    board = rank_systems(a, b, wrong, np.where(np.random.default_rng(6).random(3000) < 0.5, human, np.nan))
+    guided = board.estimates["guided"]
+    rank = board.ranks("guided")[0]
+    judge_rank = board.ranks("judge")[0]
+    assert rank[board.systems.index("s0")] == 1 < judge_rank[board.systems.index("s0")]  # labels overrule
+    assert guided.info["overruled_judge_pairs"] >= 1 and np.isnan(guided.ci).all()
+    nothing = rank_systems(a, b, wrong, np.where(np.arange(3000) < 40, human, np.nan))
+    assert nothing.estimates["guided"].info["significant_pairs"] < guided.info["significant_pairs"]  # fewer labels
+    assert "guided" not in rank_systems(a, b, judge).estimates

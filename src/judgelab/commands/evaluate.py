@@ -209,7 +209,9 @@ def systems_tables(report, width: int = 120) -> list[Any]:
     Below 120 columns intervals print as ± half-widths, so numbers are never cut."""
     estimates = report.estimates
     compact = width < 120
-    main = next(name for name in ("guided", "corrected", "judge") if name in estimates)
+    # runs: the guided ranking leads; comparisons keep the corrected estimate, whose rank sets are simultaneous
+    candidates = ("guided", "corrected", "judge") if report.kind == "queries" else ("corrected", "judge")
+    main = next(name for name in candidates if name in estimates)
     rank, best, worst = report.ranks(main)
     order = sorted(range(len(report.systems)), key=lambda k: (math.isnan(rank[k]), rank[k]))
     what = report.measure or f"aspect {report.aspect or '-'}"
@@ -227,13 +229,22 @@ def systems_tables(report, width: int = 120) -> list[Any]:
     for name in shown:
         table.add_column(name, no_wrap=True)
     table.add_column("rank", no_wrap=True)
+    guided = report.ranks("guided")[0] if "guided" in estimates and main != "guided" else None
+    if guided is not None:
+        table.add_column("guided rank", no_wrap=True)
     for k in order:
         cells = [_estimate_cell(estimates[name], k, name, compact) for name in shown]
         span = "-" if math.isnan(rank[k]) else f"{int(rank[k])}" + (
             "" if math.isnan(best[k]) else f" ({int(best[k])}-{int(worst[k])})")
-        table.add_row(escape(report.systems[k]), *cells, span)
+        extra = [] if guided is None else ["-" if math.isnan(guided[k]) else str(int(guided[k]))]
+        table.add_row(escape(report.systems[k]), *cells, span, *extra)
     lines.append(table)
     lines += _reason_lines(report)
+    if guided is not None:
+        info = estimates["guided"].info
+        lines.append(f"guided rank: the judge's order, except where a corrected difference is significant at "
+                     f"{info['level']:g} ({info['significant_pairs']} pairs; {info['overruled_judge_pairs']} against "
+                     "the judge): a point ranking, no rank set (docs/pairwise.md)")
     if main == "guided":
         info = estimates["guided"].info
         lines.append(f"rank: the [bold]guided[/] ranking (recommended for runs): the judge's order, except where a "

@@ -63,8 +63,9 @@ from judgelab.data.item import VERDICTS, Item
 from judgelab.data.judgment import Judgment
 from judgelab.data.labels import PREFERENCES
 from judgelab.errors import ConfigError
-from judgelab.evaluate.compare import Pairs, pairwise
+from judgelab.evaluate.compare import Pairs, pairwise, ranks_of
 from judgelab.evaluate.estimators import SystemEstimates, shrunk
+from judgelab.evaluate.guided import guided_ranking
 from judgelab.evaluate.sample_file import SampleFile
 from judgelab.evaluate.sampling import pair_stratum
 from judgelab.evaluate.systems import SystemsReport
@@ -654,6 +655,10 @@ def leaderboard(data: Comparisons, *, estimand: str = "win-prob", baseline: str 
                             {"intervals": intervals, "n_resamples": n_resamples, "seed": seed})
     pairs = {name: pairwise(est) for name, est in estimates.items()}
     sets = {name: rank_sets(est, rank_method, pairs=pairs[name], seed=seed) for name, est in estimates.items()}
+    if "corrected" in estimates:  # a ranking only (no interval, no rank set): the judge's order unless contradicted
+        estimates["guided"] = guided_ranking(estimates["corrected"], estimates["judge"])
+        unknown = np.full(len(data.systems), np.nan)
+        sets["guided"] = RankSets("guided", ranks_of(estimates["guided"].value), unknown, unknown, None)
     n_labelled = int(data.labelled.sum())
     labels = {"n_labelled": n_labelled, "design": (design or data.design) if n_labelled else None, "source": label_source,
               "unlabelled_sample_ids": 0}

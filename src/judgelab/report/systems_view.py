@@ -19,7 +19,8 @@ def systems_section(systems: Mapping[str, Any] | None) -> dict[str, Any] | None:
         return None
     estimators = systems["estimators"]
     main = next(name for name in ("corrected", "human", "judge") if name in estimators)
-    ranking = "guided" if "guided" in estimators else main  # runs: the recommended order (evaluate/guided.py)
+    # runs: the recommended order (evaluate/guided.py); comparisons: corrected, with its simultaneous rank sets
+    ranking = "guided" if "guided" in estimators and systems.get("kind") == "queries" else main
     order = sorted(systems["systems"], key=lambda s: _sort_key(estimators[ranking][s]["value"]))
     rows = [{"system": s, "cells": [(name, estimators[name][s]) for name in estimators],
              "rank": estimators[ranking][s]["rank_interval"]} for s in order]
