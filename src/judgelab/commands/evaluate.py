@@ -246,10 +246,10 @@ def systems_tables(report, width: int = 120) -> list[Any]:
                      "values are the judge's, not the humans': their intervals do not cover its bias. "
                      "human/corrected: t intervals from the labelled comparisons, a random sample (weighted by its "
                      "inclusion probabilities when `judgelab sample` drew it); shrunk: "
-                     "empirical Bayes toward the judge, a model without that guarantee.[/]")
+                     "hierarchical Bayes toward the judge, a model without that guarantee.[/]")
         return lines
     lines.append("[dim]judge-only intervals resample sources and stay on the judge's scale: they do not cover the "
-                 "judge's bias. human/corrected: design-based t intervals; shrunk: empirical Bayes.[/]")
+                 "judge's bias. human/corrected: design-based t intervals; shrunk: hierarchical Bayes (a model).[/]")
     return lines
 
 

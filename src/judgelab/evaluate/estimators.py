@@ -42,7 +42,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
-from scipy import stats
+from scipy import special, stats
 
 from judgelab.errors import ConfigError
 from judgelab.evaluate.calibrate import cross_fit
@@ -175,8 +175,9 @@ def shrunk(fixed: SystemEstimates, judge_means: np.ndarray) -> SystemEstimates:
     (bench/ablation_shrink.py compares the rules; docs/evaluate.md gives the figures).
 
     Intervals are the posterior's (a mixture of normals over the grid), so they include the
-    uncertainty of ``tau^2`` and ``b``; they hold on average over systems, not for a system whose
-    bias is unlike the others'. For items only: runs sharing a handful of labelled queries have
+    uncertainty of ``tau^2`` and ``b``, stretched by Student's t over the normal quantile at the
+    corrected estimates' degrees of freedom (their variances are estimated from a few labels, not
+    known); they hold on average over systems, not for a system whose bias is unlike the others'. For items only: runs sharing a handful of labelled queries have
     correlated corrections whose covariance that handful cannot estimate.
     """
     variance = np.diag(fixed.cov)
@@ -189,14 +190,19 @@ def shrunk(fixed: SystemEstimates, judge_means: np.ndarray) -> SystemEstimates:
                        np.nan)), df=np.full(fixed.cov.shape, np.inf), info={"tau2": None})
     fit = fay_herriot(fixed.value[usable], variance[usable], judge_means[usable], fixed.confidence)
     value[usable] = fit.value
-    ci[usable] = fit.ci
+    # the v_s are estimated (with the corrected estimates' degrees of freedom), not known as the model
+    # takes them: widen the posterior interval by Student's t over the normal quantile, as the t interval does
+    df = np.diag(fixed.df)[usable] if fixed.df is not None else np.full(usable.sum(), np.inf)
+    q = 0.5 + fixed.confidence / 2
+    stretch = stats.t.ppf(q, np.maximum(df, 1.0)) / stats.norm.ppf(q)
+    ci[usable] = fit.value[:, None] + (fit.ci - fit.value[:, None]) * stretch[:, None]
     full_mse = np.full(len(value), np.nan)
     full_mse[usable] = fit.variance
     reason = tuple(r or (None if ok else "no corrected estimate") for r, ok in zip(fixed.reason, usable, strict=True))
     info = {"tau2": fit.tau2, "tau2_rule": fit.rule, "regression_on_judge_mean": fit.beta.tolist(),
             "weight_on_labels": dict(zip(np.array(fixed.systems)[usable].tolist(), fit.gamma.tolist(), strict=True))}
     return replace(fixed, estimator="shrunk", value=value, ci=ci, reason=reason, cov=np.diag(full_mse),
-                   df=np.full(fixed.cov.shape, np.inf), info=info)
+                   df=fixed.df if fixed.df is not None else np.full(fixed.cov.shape, np.inf), info=info)
 
 
 # -- Fay-Herriot: the between-system variance tau^2 ----------------------------------------------------
@@ -268,17 +274,16 @@ def _conditional(d: np.ndarray, v: np.ndarray, x: np.ndarray, tau2: np.ndarray) 
 
 def _mixture_interval(weight: np.ndarray, mean: np.ndarray, sd: np.ndarray, confidence: float) -> np.ndarray:
     """Equal-tailed interval of each system's posterior, a mixture of normals (one per grid point)."""
-    keep = weight > 1e-12
-    weight, mean, sd = weight[keep], mean[keep], sd[keep]
-    out = []
-    for tail in ((1 - confidence) / 2, (1 + confidence) / 2):
-        low, high = (mean - 12 * sd).min(axis=0), (mean + 12 * sd).max(axis=0)
-        for _ in range(60):  # bisection on the mixture's distribution function, every system at once
-            middle = (low + high) / 2
-            below = weight @ stats.norm.cdf((middle[None, :] - mean) / sd) < tail
-            low, high = np.where(below, middle, low), np.where(below, high, middle)
-        out.append((low + high) / 2)
-    return np.column_stack(out)
+    keep = weight > 1e-9 * weight.max()  # grid points the posterior gives no weight change nothing
+    weight, mean, sd = weight[keep] / weight[keep].sum(), mean[keep], sd[keep]
+    tails = np.array([(1 - confidence) / 2, (1 + confidence) / 2])[:, None]
+    low = np.repeat((mean - 10 * sd).min(axis=0)[None, :], 2, axis=0)
+    high = np.repeat((mean + 10 * sd).max(axis=0)[None, :], 2, axis=0)
+    for _ in range(36):  # bisection on the mixture's distribution function, both ends of every system at once
+        middle = (low + high) / 2
+        below = np.tensordot(weight, special.ndtr((middle[None] - mean[:, None]) / sd[:, None]), axes=1) < tails
+        low, high = np.where(below, middle, low), np.where(below, high, middle)
+    return ((low + high) / 2).T
 
 
 def _moments_tau2(d: np.ndarray, v: np.ndarray, x: np.ndarray) -> float:
