@@ -231,6 +231,9 @@ def test_fay_herriot_rules():
     x = rng.normal(0, 1, 8)
     d, v = 2 + x + rng.normal(0, 0.3, 8), np.full(8, 0.05)
     fits = {rule: fay_herriot(d, v, x, rule=rule) for rule in ("posterior", "moments", "adjusted")}
+    smooth = fay_herriot(d, v, x, rule="smooth")  # a curve in the judge's means: here close to the line
+    assert np.corrcoef(smooth.value, fits["posterior"].value)[0, 1] > 0.95
+    assert np.all(smooth.ci[:, 0] < smooth.value) and np.all(smooth.value < smooth.ci[:, 1])
     assert fits["adjusted"].tau2 > 0  # Li-Lahiri's adjustment: never 0
     assert all(np.allclose(f.beta, [2, 1], atol=0.4) for f in fits.values())
     with pytest.raises(ConfigError, match="choose posterior"):

@@ -206,7 +206,10 @@ def shrunk(fixed: SystemEstimates, judge_means: np.ndarray) -> SystemEstimates:
 
 
 # -- Fay-Herriot: the between-system variance tau^2 ----------------------------------------------------
-TAU2_RULES = ("posterior", "moments", "adjusted")
+TAU2_RULES = ("posterior", "smooth", "moments", "adjusted")
+SMOOTH_LENGTHS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)  # length scales of the smooth trend, x sd of the judge's means
+SMOOTH_GRID = 9  # grid points for tau and for the trend's amplitude
+MAX_SMOOTH_SYSTEMS = 60  # above, the linear trend (the smooth one keeps an S x S matrix per grid point)
 TAU_GRID = 161  # grid points for tau (0 to TAU_RANGE x the spread of the estimates)
 TAU_RANGE = 4.0
 
@@ -229,12 +232,19 @@ def fay_herriot(d: np.ndarray, v: np.ndarray, judge_means: np.ndarray, confidenc
                 rule: str = "posterior") -> FayHerriot:
     """Shrink estimates ``d`` (sampling variances ``v``) toward their regression on ``judge_means``.
 
-    ``rule`` decides ``tau^2``: ``posterior`` (the default: averaged over its posterior, uniform
-    prior on tau), ``moments`` (Prasad-Rao, truncated at 0: the rule before, kept to compare) or
-    ``adjusted`` (Li & Lahiri 2010: the maximum of tau^2 times the restricted likelihood, never 0).
+    ``rule``: ``posterior`` (the default, what ``shrunk`` uses): a straight line, tau^2 averaged
+    over its posterior (uniform prior on tau); ``smooth`` (an experiment, not the default: chosen
+    after seeing the held-out figures, see docs/benchmarks.md; up to MAX_SMOOTH_SYSTEMS systems,
+    else ``posterior``): the trend in the judge's means is a smooth curve (a Gaussian process,
+    its amplitude and length scale averaged over their posterior along with tau^2); ``moments`` (Prasad-Rao, truncated at 0:
+    the rule before, kept to compare) or ``adjusted`` (Li & Lahiri 2010: the maximum of tau^2
+    times the restricted likelihood, never 0), both with the straight line.
     """
     if rule not in TAU2_RULES:
         raise ConfigError(f"tau^2 rule {rule!r}: choose {', '.join(TAU2_RULES)}")
+    if rule == "smooth" and len(d) <= MAX_SMOOTH_SYSTEMS:
+        return _smooth(d, v, judge_means, confidence)
+    rule = "posterior" if rule == "smooth" else rule
     x = np.column_stack([np.ones(len(d)), judge_means])
     if np.ptp(judge_means) == 0:
         x = x[:, :1]
@@ -254,6 +264,40 @@ def fay_herriot(d: np.ndarray, v: np.ndarray, judge_means: np.ndarray, confidenc
     variance = np.maximum(second - mean ** 2, 0.0)
     ci = _mixture_interval(weight, grid["mean"], np.sqrt(grid["var"]), confidence)
     return FayHerriot(mean, variance, ci, weight @ grid["gamma"], weight @ grid["beta"], float(weight @ tau2), rule)
+
+
+def _smooth(d: np.ndarray, v: np.ndarray, judge_means: np.ndarray, confidence: float) -> FayHerriot:
+    """theta_s = b0 + g(x_s) + u_s with g a Gaussian process (squared-exponential kernel) in the judge's
+    means: the judge is trusted for differences its means show consistently (two groups of systems
+    far apart) without a straight line turning its small differences into large ones. Amplitude,
+    length scale and tau: a grid, weighted by the restricted likelihood (uniform priors; b0 flat)."""
+    size = len(d)
+    spread = np.sqrt(np.var(d, ddof=1) + np.mean(v))
+    steps = np.linspace(0.0, 3 * spread, SMOOTH_GRID)
+    lengths = (np.std(judge_means) or 1.0) * np.array(SMOOTH_LENGTHS)
+    tau, amplitude, length = (a.ravel() for a in np.meshgrid(steps, steps, lengths, indexing="ij"))
+    gap2 = (judge_means[:, None] - judge_means[None, :]) ** 2
+    prior = (amplitude ** 2)[:, None, None] * np.exp(-gap2[None] / (2 * length[:, None, None] ** 2))
+    prior += (tau ** 2)[:, None, None] * np.eye(size)[None]
+    inverse = np.linalg.inv(prior + np.diag(v)[None])
+    column = inverse.sum(axis=2)  # inverse @ 1
+    information = column.sum(axis=1)  # 1' inverse 1
+    b0 = column @ d / information
+    residual = d[None, :] - b0[:, None]
+    loglik = -0.5 * (np.linalg.slogdet(prior + np.diag(v)[None])[1] + np.log(information)
+                     + np.einsum("gi,gij,gj->g", residual, inverse, residual))
+    pull = prior @ inverse  # how each system's estimate moves with every system's labels
+    mean = b0[:, None] + np.einsum("gij,gj->gi", pull, residual)
+    unexplained = 1 - pull.sum(axis=2)  # what of b0's error reaches each system
+    var = (np.einsum("gii->gi", prior) - np.einsum("gij,gji->gi", pull, prior)
+           + unexplained ** 2 / information[:, None])
+    weight = np.exp(loglik - loglik.max())
+    weight /= weight.sum()
+    value = weight @ mean
+    variance = np.maximum(weight @ (var + mean ** 2) - value ** 2, 0.0)
+    ci = _mixture_interval(weight, mean, np.sqrt(np.maximum(var, 1e-300)), confidence)
+    gamma = weight @ np.einsum("gii->gi", pull)
+    return FayHerriot(value, variance, ci, gamma, np.array([weight @ b0]), float(weight @ tau ** 2), "smooth")
 
 
 def _conditional(d: np.ndarray, v: np.ndarray, x: np.ndarray, tau2: np.ndarray) -> dict[str, np.ndarray]:
