@@ -226,9 +226,11 @@ def judge_set(spec: str) -> tuple[str, str, list[str]]:
     """``dataset@judge:aspect`` -> (dataset, aspect, judges); judge ``each``: every published judge of the set."""
     head, _, aspect = spec.partition(":")
     dataset, _, judge = head.partition("@")
-    judges = judges_of(dataset) if judge == "each" else judge.split(",")
-    if not aspect or not judges:
-        raise SystemExit(f"set {spec!r}: write dataset@judge:aspect (judge 'each': every published judge)")
+    known = judges_of(dataset)
+    judges = known if judge == "each" else judge.split(",")
+    if not aspect or not judges or not set(judges) <= set(known):
+        raise SystemExit(f"set {spec!r}: write dataset@judge:aspect with judge 'each' (every published judge) or "
+                         f"one of {', '.join(known) or 'none: no published judge'}")
     return dataset, aspect, judges
 
 
