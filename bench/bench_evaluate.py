@@ -3,6 +3,8 @@
     python -m bench.bench_evaluate                 # print the figures (500 draws per budget)
     python -m bench.bench_evaluate --write         # also replace this section of docs/benchmarks.md
     python -m bench.bench_evaluate --draws 50 --sets hanna:coherence   # a quick look
+    python -m bench.bench_evaluate --sets hanna@each:coherence topical_chat@each:overall --draws 300 \
+        --draws-per-judge 100 --write    # each published judge alone (the per-judge table)
 
 For each data set the judge's verdicts and every human label are known. A draw labels a random
 sample of the units (stratified by system for items; queries for TREC), exactly as `judgelab
@@ -41,28 +43,41 @@ from judgelab.metrics.ir import qrels_from_labels, read_runs
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "benchmarks"
 SECTION = "## System evaluation with a few human labels (`bench/bench_evaluate.py`)"
-BUDGETS = (0.05, 0.10, 0.20)
+BUDGETS = (0.05, 0.10, 0.20, 0.40)
 DEFAULT_SETS = ("hanna:coherence", "hanna:engagement", "hanna:relevance", "hanna:complexity",
                 "topical_chat:coherence", "topical_chat:overall", "sfres:naturalness", "sfhot:naturalness",
-                "qags_cnndm:consistency", "qags_xsum:consistency",
-                "trec_dl2019:TREMA-4prompts/llama3-8b", "trec_dl2019:TREMA-4prompts/llama3.3-70b")
+                "qags_cnndm:consistency", "qags_xsum:consistency")  # TREC runs: --trec (by labelled queries)
 
 
 # -- data sets as problems with every human value known ----------------------------------------------
-def _published(path: Path, dataset: str, aspect: str) -> dict[str, float]:
+def _published(path: Path, dataset: str, aspect: str, judge: str | None = None) -> dict[str, float]:
+    """Each item's published judge score, the mean over the file's judges (or the one named)."""
     scores = defaultdict(list)
     for line in path.open(encoding="utf-8"):
         row = json.loads(line)
         value = row["prediction"].get(aspect) if isinstance(row["prediction"], dict) else None
+        if judge is not None and row.get("judge") != judge:
+            continue
         if row.get("dataset") == dataset and isinstance(value, (int, float)):
             scores[row["item_id"]].append(float(value))
     return {k: float(np.mean(v)) for k, v in scores.items()}
 
 
-def item_problem(dataset: str, aspect: str) -> Problem:
+def _reference(dataset: str) -> Path:
+    return SHARED / "reference" / ("hanna_llm_ratings.jsonl" if dataset == "hanna" else "unieval_predictions.jsonl")
+
+
+def judges_of(dataset: str) -> list[str]:
+    """The published judges of a data set (HANNA: twenty raters, five LLMs x four prompts)."""
+    names = {row.get("judge") for row in map(json.loads, _reference(dataset).open(encoding="utf-8"))
+             if row.get("dataset") == dataset}
+    return sorted(n for n in names if n)
+
+
+def item_problem(dataset: str, aspect: str, judge_name: str | None = None) -> Problem:
+    """Items of a data set with every human value; the judge: the mean of its published judges, or one."""
     items = load_items(SHARED / f"{dataset}.jsonl")
-    reference = "hanna_llm_ratings.jsonl" if dataset == "hanna" else "unieval_predictions.jsonl"
-    judge = _published(SHARED / "reference" / reference, dataset, aspect)
+    judge = _published(_reference(dataset), dataset, aspect, judge_name)
     return from_items([i.id for i in items], [i.system_id for i in items], [i.group for i in items],
                       [judge.get(i.id, np.nan) for i in items], [i.human_score(aspect) for i in items])
 
@@ -130,8 +145,11 @@ def simulate(problem: Problem, fraction: float, draws: int, calibrations=("isoto
         if problem.kind == "items" and len(problem.systems) >= 3:
             estimates["shrunk"] = shrunk(estimates[f"corrected-{calibrations[0]}"], judge.value)
         for name, est in estimates.items():
-            acc[name]["coverage"].append(np.mean((est.ci[:, 0] <= truth) & (truth <= est.ci[:, 1])))
-            acc[name]["width"].append(np.mean(est.ci[:, 1] - est.ci[:, 0]))
+            given = np.isfinite(est.ci).all(axis=1)  # a declined interval (too few labels) is no miss: counted apart
+            covered = (est.ci[:, 0] <= truth) & (truth <= est.ci[:, 1])
+            acc[name]["coverage"].append(np.mean(covered[given]) if given.any() else np.nan)
+            acc[name]["declined"].append(1 - given.mean())
+            acc[name]["width"].append(np.mean((est.ci[:, 1] - est.ci[:, 0])[given]) if given.any() else np.nan)
             acc[name]["tau"].append(kendall(est.value, truth))
         acc["labels"]["n"].append(design.n_labelled)
     for name, values in acc.items():
@@ -372,10 +390,82 @@ def _trec_doc(lines, stress, summary, args) -> str:
     return "\n".join(out)
 
 
+# -- each published judge alone: does the recommended ranking keep up with the better of judge and human? --
+JUDGES_SECTION = "## System ranking with each judge alone (`bench/bench_evaluate.py`, per-judge sets)"
+GOAL_MARGIN = 0.03  # the recommended (shrunk) ranking may trail max(judge-only, human-only) by this, on average
+
+
+def judge_set(spec: str) -> tuple[str, str, list[str]]:
+    """``dataset@judge:aspect`` -> (dataset, aspect, judges); judge ``each``: every published judge of the set."""
+    head, _, aspect = spec.partition(":")
+    dataset, _, judge = head.partition("@")
+    known = judges_of(dataset)
+    judges = known if judge == "each" else judge.split(",")
+    if not aspect or not judges or not set(judges) <= set(known):
+        raise SystemExit(f"set {spec!r}: write dataset@judge:aspect with judge 'each' (every published judge) or "
+                         f"one of {', '.join(known) or 'none: no published judge'}")
+    return dataset, aspect, judges
+
+
+def simulate_judges(spec: str, draws: int, calibration: str) -> list[dict]:
+    """One row per budget: each estimator's coverage, width and tau averaged over the set's judges, and the
+    recommended ranking's gap to the better of judge-only and human-only (mean and worst over judges)."""
+    dataset, aspect, judges = judge_set(spec)
+    problems = [item_problem(dataset, aspect, name) for name in judges]
+    rows = []
+    for fraction in BUDGETS:
+        started = time.perf_counter()
+        runs = [simulate(problem, fraction, draws, (calibration,)) for problem in problems]
+        log(f"{spec} {fraction:.0%} ({len(judges)} judge(s)): {time.perf_counter() - started:.1f}s")
+        gaps = np.array([r["shrunk"]["tau"] - max(r["judge"]["tau"], r["human"]["tau"]) for r in runs])
+        mean = {name: {key: float(np.mean([r[name][key] for r in runs])) for key in runs[0][name]}
+                for name in ("judge", "human", f"corrected-{calibration}", "shrunk", "labels")}
+        rows.append({"spec": spec, "judges": len(judges), "systems": len(problems[0].systems),
+                     "units": problems[0].n_units, "fraction": fraction, "mean": mean, "gap": float(gaps.mean()),
+                     "worst": float(gaps.min()), "worst_judge": judges[int(gaps.argmin())],
+                     "best": float(np.mean([max(r["judge"]["tau"], r["human"]["tau"]) for r in runs]))})
+        print(_judges_row(rows[-1], calibration), flush=True)
+    return rows
+
+
+def _judges_row(row: dict, calibration: str) -> str:
+    m, corrected_name = row["mean"], f"corrected-{calibration}"
+    cells = [row["spec"], str(row["judges"]), str(row["systems"]), f"{row['fraction']:.0%}",
+             f"{m['labels']['n']:.0f}", f"{m['human']['coverage']:.3f}", f"{m[corrected_name]['coverage']:.3f}",
+             f"{m['shrunk']['coverage']:.3f}", f"{m[corrected_name]['width_ratio']:.2f}",
+             f"{m['shrunk']['width_ratio']:.2f}", f"{m['judge']['tau']:.2f}", f"{m['human']['tau']:.2f}",
+             f"{m[corrected_name]['tau']:.2f}", f"{m['shrunk']['tau']:.2f}", f"{row['gap']:+.3f}",
+             f"{row['worst']:+.3f}" + (f" ({row['worst_judge']})" if row["judges"] > 1 else ""),
+             "yes" if row["gap"] >= -GOAL_MARGIN else "**no**"]
+    return "| " + " | ".join(cells) + " |"
+
+
+def _judges_doc(rows: list[dict], calibration: str, args) -> str:
+    head = ["set (dataset@judges:aspect)", "judges", "systems", "budget", "labels", "coverage human",
+            f"coverage corr. {calibration}", "coverage shrunk", f"width corr. {calibration} / human",
+            "width shrunk / human", "tau judge", "tau human", f"tau corr. {calibration}", "tau shrunk (recommended)",
+            "gap: shrunk - max(judge, human), mean over judges", "worst judge's gap",
+            f"goal (gap >= -{GOAL_MARGIN})"]
+    sets = " ".join(dict.fromkeys(row["spec"] for row in rows))
+    out = [f"Machine: {describe_machine()}. Command: `python -m bench.bench_evaluate --sets {sets} "
+           f"--draws {args.draws} --draws-per-judge {args.draws_per_judge} --calibrations {calibration} --write`. "
+           f"Each published judge alone (HANNA: the twenty raters, five LLMs x four prompts; Topical-Chat: UniEval); "
+           f"{args.draws_per_judge} label draws per judge and budget for sets of several judges, {args.draws} for "
+           "one judge; 95% intervals, `target=\"items\"`; every figure is the mean over the set's judges. "
+           "`gap`: the recommended ranking's (`shrunk`) Kendall tau minus the better of the judge-only and "
+           "human-only ones, per judge, then averaged.", "",
+           "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    return "\n".join(out + [_judges_row(row, calibration) for row in rows])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sets", nargs="*", default=list(DEFAULT_SETS))
     parser.add_argument("--draws", type=int, default=500)
+    parser.add_argument("--draws-per-judge", type=int, default=None,
+                        help="draws per judge for sets of several judges (dataset@each:aspect); default --draws")
+    parser.add_argument("--per-judge", action="store_true",
+                        help="each published judge alone: dataset:aspect sets become dataset@each:aspect")
     parser.add_argument("--calibrations", default="auto,identity,linear")
     parser.add_argument("--variance", default="pooled")
     parser.add_argument("--no-skewness-correction", action="store_true",
@@ -391,8 +481,16 @@ def main() -> None:
     if args.trec:
         return trec_main(args)
     calibrations = tuple(args.calibrations.split(","))
+    args.draws_per_judge = args.draws_per_judge or args.draws
+    if args.per_judge:
+        args.sets = [s if "@" in s else s.replace(":", "@each:", 1) for s in args.sets if s.partition(":")[0] in (
+            "hanna", "topical_chat") or "@" in s]
+    judged = [row for spec in args.sets if "@" in spec for row in simulate_judges(
+        spec, args.draws_per_judge if len(judge_set(spec)[2]) > 1 else args.draws, calibrations[0])]
+    if judged and args.write:
+        write_doc_section("bench_evaluate_judges", _judges_doc(judged, calibrations[0], args), heading=JUDGES_SECTION)
     lines = []
-    for spec in args.sets:
+    for spec in [s for s in args.sets if "@" not in s]:
         problem = problem_for(spec)
         rho = within_system_spearman(problem)
         for fraction in BUDGETS:
@@ -402,6 +500,8 @@ def main() -> None:
             log(f"{spec} {fraction:.0%}: {time.perf_counter() - started:.1f}s")
             lines.append((spec, len(problem.systems), problem.n_units, rho, fraction, result))
             print(_row(lines[-1], calibrations), flush=True)
+    if not lines:
+        return
     active = {aspect: active_versus_random(aspect, 0.1, args.draws) for aspect in ("coherence", "engagement")}
     print(active)
     times = timing()

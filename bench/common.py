@@ -77,7 +77,7 @@ def write_doc_section(name: str, body: str, doc: Path = DOC, *, heading: str | N
     marker = re.search(rf"^{re.escape(start)}$", text, re.M) if markers else None
     if marker:
         begin = marker.start()
-        above = re.search(r"^## .*\n\s*\Z", text[:begin], re.M) if heading else None
+        above = re.search(r"^#{2,6} .*\n\s*\Z", text[:begin], re.M) if heading else None
         begin = above.start() if above else begin
     elif title.startswith("## ") and (found := re.search(rf"^{re.escape(title)}$", text, re.M)):
         begin = found.start()
@@ -90,7 +90,7 @@ def write_doc_section(name: str, body: str, doc: Path = DOC, *, heading: str | N
         if finish >= 0:
             finish += len(end)
         else:  # no end marker: the section runs to the next one, past its own heading and start marker
-            own = [r"(?:## .*\n)?", rf"(?:{re.escape(start)}\n)?"]
+            own = [r"(?:#{2,6} .*\n)?", rf"(?:{re.escape(start)}\n)?"]
             cursor = re.compile("".join(own if heading or not markers else own[::-1])).match(text, begin).end()
             following = _NEXT_SECTION.search(text, cursor)
             finish = following.start() if following else len(text)

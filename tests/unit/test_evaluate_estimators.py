@@ -7,8 +7,16 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from judgelab.errors import ConfigError
 from judgelab.evaluate import draw, from_items, from_queries, holm, pairwise, stratified_design
-from judgelab.evaluate.estimators import corrected, human_only, judge_only, shrunk
+from judgelab.evaluate.estimators import (
+    SystemEstimates,
+    corrected,
+    fay_herriot,
+    human_only,
+    judge_only,
+    shrunk,
+)
 
 
 def synthetic(n_sources=40, n_systems=5, bias_sd=0.3, seed=0, judge_noise=0.5):
@@ -170,6 +178,68 @@ def test_shrinkage_leans_on_the_judge_when_its_biases_do_not_vary():
     fixed = corrected(labelled(biased, design), design, calibration="linear")
     weights = shrunk(fixed, judge_only(biased, n_resamples=0).value).info["weight_on_labels"]
     assert min(weights.values()) > 0.8 > unbiased_weight  # biases the judge's mean does not explain: labels dominate
+
+
+def _fixed(d, v):
+    """Corrected estimates d with variances v, as shrunk receives them."""
+    size = len(d)
+    return SystemEstimates("corrected", tuple(f"s{k}" for k in range(size)), np.asarray(d, dtype=float),
+                           np.full((size, 2), np.nan), np.full(size, 40), np.full(size, 4), (None,) * size, 0.95,
+                           cov=np.diag(v), df=np.full((size, size), 20.0))
+
+
+def test_shrinkage_does_not_rank_like_a_judge_the_labels_contradict():
+    # six systems whose judge means are unrelated to their human means, labels as noisy as the systems
+    # differ: the old moment estimate of tau^2 is 0 in a quarter of the draws, and the estimate is then
+    # the judge's line (its ranking, or the reverse); the posterior over tau^2 never trusts the judge so far
+    rng = np.random.default_rng(0)
+    taus = {"moments": [], "posterior": [], "labels": []}
+    zero_old, zero_new = 0, 0
+    for _ in range(200):
+        theta, judge_means, v = rng.normal(0, 0.3, 6), rng.normal(0, 1, 6), np.full(6, 0.09)
+        d = theta + rng.normal(0, 0.3, 6)
+        old = fay_herriot(d, v, judge_means, rule="moments")
+        new = shrunk(_fixed(d, v), judge_means)
+        zero_old += old.tau2 == 0
+        zero_new += new.info["tau2"] <= 1e-6 or min(new.info["weight_on_labels"].values()) < 0.05
+        taus["moments"].append(stats.kendalltau(old.value, theta).statistic)
+        taus["posterior"].append(stats.kendalltau(new.value, theta).statistic)
+        taus["labels"].append(stats.kendalltau(d, theta).statistic)
+    mean = {k: float(np.mean(v)) for k, v in taus.items()}
+    assert zero_old > 30 and zero_new == 0
+    assert mean["moments"] < mean["labels"] - 0.04  # the old rule: clearly worse than the labels alone
+    assert mean["posterior"] > mean["labels"] - 0.03  # the new one: not clearly worse
+
+
+def test_shrinkage_intervals_cover_under_the_model():
+    # theta = 1 + 0.5 x + u, u ~ N(0, 0.2^2), d = theta + e with e ~ N(0, v): the posterior's intervals
+    # (mixtures over tau^2) hold about 95% of the time over systems and draws
+    rng = np.random.default_rng(1)
+    covered = []
+    for _ in range(150):
+        x = rng.normal(0, 1, 11)
+        theta = 1 + 0.5 * x + rng.normal(0, 0.2, 11)
+        v = rng.uniform(0.01, 0.09, 11)
+        fit = shrunk(_fixed(theta + rng.normal(0, np.sqrt(v)), v), x)
+        assert np.all(fit.ci[:, 0] < fit.value) and np.all(fit.value < fit.ci[:, 1])
+        covered.append(np.mean((fit.ci[:, 0] <= theta) & (theta <= fit.ci[:, 1])))
+    assert 0.93 <= np.mean(covered) <= 0.975
+
+
+def test_fay_herriot_rules():
+    rng = np.random.default_rng(2)
+    x = rng.normal(0, 1, 8)
+    d, v = 2 + x + rng.normal(0, 0.3, 8), np.full(8, 0.05)
+    fits = {rule: fay_herriot(d, v, x, rule=rule) for rule in ("posterior", "moments", "adjusted")}
+    smooth = fay_herriot(d, v, x, rule="smooth")  # a curve in the judge's means: here close to the line
+    assert np.corrcoef(smooth.value, fits["posterior"].value)[0, 1] > 0.95
+    assert np.all(smooth.ci[:, 0] < smooth.value) and np.all(smooth.value < smooth.ci[:, 1])
+    assert fits["adjusted"].tau2 > 0  # Li-Lahiri's adjustment: never 0
+    assert all(np.allclose(f.beta, [2, 1], atol=0.4) for f in fits.values())
+    with pytest.raises(ConfigError, match="choose posterior"):
+        fay_herriot(d, v, x, rule="reml")
+    flat = fay_herriot(d, v, np.zeros(8))  # a judge that says nothing: shrink toward the mean of the labels
+    assert flat.beta.shape == (1,) and np.all(np.abs(flat.value - d.mean()) <= np.abs(d - d.mean()) + 1e-12)
 
 
 def _one_system(human, judge=None, n_items=None):

@@ -280,11 +280,11 @@ def systems_tables(report, width: int = 120) -> list[Any]:
                         "a line above says an estimator kept its t intervals); "
                         if kind else "human/corrected: t intervals from the labelled comparisons, a random sample "
                         "(weighted by its inclusion probabilities when `judgelab sample` drew it); ")
-                     + "shrunk: empirical Bayes toward the judge, a model without that guarantee.[/]")
+                     + "shrunk: hierarchical Bayes toward the judge, a model without that guarantee.[/]")
         return lines
     lines.append("[dim]judge-only intervals resample sources and stay on the judge's scale: they do not cover the "
                  "judge's bias. human/corrected: design-based t intervals; "
-                 + ("guided: a ranking, no interval.[/]" if main == "guided" else "shrunk: empirical Bayes.[/]"))
+                 + ("guided: a ranking, no interval.[/]" if main == "guided" else "shrunk: hierarchical Bayes (a model).[/]"))
     return lines
 
 

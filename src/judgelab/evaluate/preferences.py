@@ -29,8 +29,8 @@ for all systems, the one that minimises the trace of the estimate's covariance (
 (to first order), because the labelled comparisons are a random sample.
 
 ``shrunk`` (as for pointwise items, :func:`judgelab.evaluate.estimators.shrunk`): the corrected
-estimates pulled toward what the judge's values predict for them (Fay-Herriot empirical Bayes), more
-so where a system has few labels. It ranks systems better than the corrected estimate with few
+estimates pulled toward what the judge's values predict for them (Fay-Herriot, hierarchical Bayes over
+how far the judge's values can be trusted), more so where a system has few labels. It ranks systems better than the corrected estimate with few
 labels (bench/bench_pairwise.py), at the price of a model: its intervals hold on average over
 systems, and its rank sets carry no simultaneous guarantee.
 
