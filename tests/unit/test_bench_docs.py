@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from bench.common import write_doc_section
 
 
