@@ -280,3 +280,14 @@ def test_equal_labels_give_no_interval_unless_every_item_is_labelled():
     everything = stratified_design(problem, np.ones(50, dtype=bool))  # the mean over these items is known exactly
     exact = human_only(labelled(problem, everything), everything, target="items")
     assert exact.ci[0].tolist() == [4.0, 4.0] and exact.reason[0] is None
+
+
+def test_shrunk_leaves_out_a_system_whose_variance_is_at_rounding_level():
+    """A corrected estimate from labels without spread can carry a variance like 4e-34 (seen on Chatbot
+    Arena with 200 labels): the posterior's information matrix was then singular and shrunk raised."""
+    rng = np.random.default_rng(3)
+    d = rng.normal(0.5, 0.15, 20)
+    v = rng.uniform(0.003, 0.02, 20)
+    v[10] = 3.8e-34
+    fit = shrunk(_fixed(d, v), d + rng.normal(0, 0.05, 20))
+    assert np.isnan(fit.value[10]) and np.isfinite(np.delete(fit.value, 10)).all()

@@ -209,7 +209,9 @@ def shrunk(fixed: SystemEstimates, judge_means: np.ndarray) -> SystemEstimates:
     correlated corrections whose covariance that handful cannot estimate.
     """
     variance = np.diag(fixed.cov)
-    usable = np.isfinite(fixed.value) & (variance > 0) & np.isfinite(judge_means)
+    # a variance at rounding level (labels with no spread, e.g. 4e-34 among 1e-3s) is no information: left out
+    tiny = 1e-12 * np.nanmedian(np.where(variance > 0, variance, np.nan)) if (variance > 0).any() else 0.0
+    usable = np.isfinite(fixed.value) & (variance > tiny) & np.isfinite(judge_means)
     value = np.full(len(fixed.value), np.nan)
     ci = np.full((len(value), 2), np.nan)
     if usable.sum() < MIN_SYSTEMS_TO_SHRINK:
@@ -333,7 +335,7 @@ def _conditional(d: np.ndarray, v: np.ndarray, x: np.ndarray, tau2: np.ndarray) 
     variance given tau^2 (b flat, integrated out: the variance includes b's)."""
     w = 1.0 / (tau2[:, None] + v[None, :])  # (G, S)
     information = np.einsum("gs,si,sj->gij", w, x, x)
-    inverse = np.linalg.inv(information)
+    inverse = np.linalg.pinv(information)  # singular when few systems carry weight: pinv, as the rule before
     beta = np.einsum("gij,gj->gi", inverse, np.einsum("gs,si,s->gi", w, x, d))
     synthetic = beta @ x.T
     residual = d[None, :] - synthetic
