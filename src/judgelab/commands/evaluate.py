@@ -209,8 +209,10 @@ def systems_tables(report, width: int = 120) -> list[Any]:
     Below 120 columns intervals print as ± half-widths, so numbers are never cut."""
     estimates = report.estimates
     compact = width < 120
-    # runs: the guided ranking leads; comparisons keep the corrected estimate, whose rank sets are simultaneous
-    candidates = ("guided", "corrected", "judge") if report.kind == "queries" else ("corrected", "judge")
+    # the recommended ranking leads (runs: guided; items: shrunk or corrected, as checked on the labels);
+    # comparisons keep the corrected estimate, whose rank sets are simultaneous
+    recommended = (report.recommended or {}).get("estimator")
+    candidates = (recommended, "corrected", "judge")
     main = next(name for name in candidates if name in estimates)
     rank, best, worst = report.ranks(main)
     order = sorted(range(len(report.systems)), key=lambda k: (math.isnan(rank[k]), rank[k]))
@@ -240,6 +242,8 @@ def systems_tables(report, width: int = 120) -> list[Any]:
         table.add_row(escape(report.systems[k]), *cells, span, *extra)
     lines.append(table)
     lines += _reason_lines(report)
+    if main == recommended and main != "guided":
+        lines.append(f"rank: the [bold]{main}[/] estimate's, recommended: {escape(report.recommended['reason'])}")
     if guided is not None:
         info = estimates["guided"].info
         lines.append(f"guided rank: the judge's order, except where a corrected difference is significant at "

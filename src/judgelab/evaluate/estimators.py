@@ -259,7 +259,7 @@ class FayHerriot:
 
 
 def fay_herriot(d: np.ndarray, v: np.ndarray, judge_means: np.ndarray, confidence: float = 0.95,
-                rule: str = "posterior") -> FayHerriot:
+                rule: str = "posterior", *, interval: bool = True) -> FayHerriot:
     """Shrink estimates ``d`` (sampling variances ``v``) toward their regression on ``judge_means``.
 
     ``rule``: ``posterior`` (the default, what ``shrunk`` uses): a straight line, tau^2 averaged
@@ -292,7 +292,8 @@ def fay_herriot(d: np.ndarray, v: np.ndarray, judge_means: np.ndarray, confidenc
     mean = weight @ grid["mean"]
     second = weight @ (grid["var"] + grid["mean"] ** 2)
     variance = np.maximum(second - mean ** 2, 0.0)
-    ci = _mixture_interval(weight, grid["mean"], np.sqrt(grid["var"]), confidence)
+    ci = (_mixture_interval(weight, grid["mean"], np.sqrt(grid["var"]), confidence) if interval
+          else np.full((len(d), 2), np.nan))  # interval=False: the estimates only (evaluate/choose.py fits many)
     return FayHerriot(mean, variance, ci, weight @ grid["gamma"], weight @ grid["beta"], float(weight @ tau2), rule)
 
 

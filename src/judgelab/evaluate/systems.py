@@ -17,6 +17,7 @@ from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
 from judgelab.data.trec import judgment_qrels
 from judgelab.errors import ConfigError, DataError
+from judgelab.evaluate.choose import choose_ranking
 from judgelab.evaluate.compare import Pairs, pairwise, ranks_of
 from judgelab.evaluate.design import Design, recorded_design, stratified_design
 from judgelab.evaluate.estimators import (
@@ -62,6 +63,8 @@ class SystemsReport:
     unjudged_share: dict[str, float] | None = None
     options: dict[str, Any] = field(default_factory=dict)
     pairs_omitted: str | None = None  # why ``pairs`` is empty (too many systems)
+    #: the estimator whose ranking is recommended and why ({"estimator", "reason", ...}); None: judge only
+    recommended: dict[str, Any] | None = None
 
     @property
     def systems(self) -> tuple[str, ...]:
@@ -132,6 +135,8 @@ class SystemsReport:
         }
         if self.pairs_omitted:
             out["pairs_omitted"] = self.pairs_omitted
+        if self.recommended:
+            out["recommended"] = self.recommended
         if effective is not None:
             n = self.labels["n_labelled"]
             total = sum(v for v in effective.values() if v is not None)
@@ -218,6 +223,7 @@ def evaluate(items: Iterable[Item], judgments: Iterable[Judgment], *, aspect: st
                           f"for up to {MAX_LABELLED_SYSTEMS} systems (their covariance grows as the cube of the number "
                           "of systems); evaluate a subset of systems, or leave out the labels for judge-only estimates")
     estimates = {"judge": judge_only(built.problem, n_resamples=n_resamples, seed=seed, confidence=confidence)}
+    recommended = None  # the estimator whose ranking to use, and why (evaluate/choose.py, evaluate/guided.py)
     if design is not None:
         labelled_problem = built.problem.with_human(np.where(design.labelled[:, None], built.problem.human, np.nan))
         estimates["human"] = human_only(labelled_problem, design, target=target, variance=variance,
@@ -227,8 +233,12 @@ def evaluate(items: Iterable[Item], judgments: Iterable[Judgment], *, aspect: st
                                            skewness_correction=skewness_correction)
         if built.problem.kind == "items":
             estimates["shrunk"] = shrunk(estimates["corrected"], estimates["judge"].value)
+            if "regression_on_judge_mean" in estimates["shrunk"].info:  # shrunk has values: is its ranking better?
+                recommended = choose_ranking(labelled_problem, design, estimates["judge"].value, seed=seed).to_dict()
         else:  # runs: the judge's order where the labels cannot contradict it (evaluate/guided.py)
             estimates["guided"] = guided_ranking(estimates["corrected"], estimates["judge"])
+            recommended = {"estimator": "guided", "reason": "runs: the judge's order except where a corrected "
+                           "difference is significant (evaluate/guided.py)"}
     pairs_omitted = None
     if n_systems <= MAX_PAIRWISE_SYSTEMS:
         pairs = {name: pairwise(est) for name, est in estimates.items() if name != "guided"}  # a ranking: no tests
@@ -246,7 +256,7 @@ def evaluate(items: Iterable[Item], judgments: Iterable[Judgment], *, aspect: st
     if kind == "relevance":
         options |= {"measure": measure, "unjudged": unjudged}
     return SystemsReport(built.problem.kind, built.aspect, built.measure, estimates, pairs, labels, built.coverage,
-                         built.skipped, built.unjudged_share, options, pairs_omitted)
+                         built.skipped, built.unjudged_share, options, pairs_omitted, recommended)
 
 
 @dataclass
