@@ -34,15 +34,19 @@
     if (group) group.scrollIntoView({block: "nearest"});
   }
 
-  // After a choice in `group`: on to the next aspect without a value; when all have one, the next
-  // aspect, and after the last, save.
+  // After a choice in `group`: on to the next aspect without a value; the choice that gives the last
+  // one its value saves. On a reopened item (every aspect had one) it moves to the next, and after the
+  // last, saves: one aspect can be changed alone.
+  function complete() { return groups().every(chosen); }
   function advance(group) {
     const all = groups();
+    const form = document.getElementById("answer");
+    const wasComplete = form.dataset.complete === "1";
+    form.dataset.complete = complete() ? "1" : "";
     const at = all.indexOf(group);
     const open = all.slice(at + 1).concat(all.slice(0, at)).find(function (g) { return !chosen(g); });
     if (open) return activate(open);
-    if (at === all.length - 1) {
-      const form = document.getElementById("answer");
+    if (!wasComplete || at === all.length - 1) {
       form.requestSubmit(document.getElementById("save"));
     } else {
       activate(all[at + 1]);
@@ -103,6 +107,7 @@
 
     const form = document.getElementById("answer");
     if (!form) return;
+    form.dataset.complete = groups().length && complete() ? "1" : "";
     // Several aspects: a choice (key or mouse) moves the focus on; clicking an aspect focuses it.
     groups().forEach(function (group) {
       group.addEventListener("change", function () { activate(group); advance(group); });
