@@ -169,3 +169,14 @@ def test_the_start_line_says_the_scale_and_the_aspects(tmp_path):
                                            "2 highly relevant, 3 perfectly relevant)")
     several = build_task(_dialogues(tmp_path), "naturalness,understandability", tmp_path / "labels.jsonl")
     assert describe_aspects(several) == "aspects 'naturalness' (scale 1-3), 'understandability' (scale 0-1)"
+
+
+def test_the_assets_are_gzipped_and_the_pages_are_not(tmp_path):
+    data = _write(tmp_path / "items.jsonl", [{"id": "i0", "output": "o"}])
+    client = TestClient(create_app(build_task(data, "coherence", tmp_path / "l.jsonl", annotator="a")), base_url=ORIGIN)
+    page = client.get("/", headers={"accept-encoding": "gzip"})
+    assert "content-encoding" not in page.headers  # it carries the form token: no compression oracle
+    for asset in re.findall(r'(?:href|src)="(/static/annotate\.(?:css|js)\?v=\w+)"', page.text):
+        response = client.get(asset, headers={"accept-encoding": "gzip"})
+        assert response.headers["content-encoding"] == "gzip" and int(response.headers["content-length"]) < 3000
+        assert "immutable" in response.headers["cache-control"]

@@ -41,6 +41,7 @@ from starlette.applications import Starlette
 from starlette.datastructures import FormData
 from starlette.middleware import Middleware
 from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
+from starlette.middleware.gzip import GZipMiddleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
@@ -450,7 +451,10 @@ def create_app(task: AnnotationTask, *, store: LabelStore | None = None, token: 
         Route("/answer", app.answer, methods=["POST"]),
         Route("/login", app.login, methods=["POST"]),
         Route("/logout", app.logout, methods=["POST"]),
-        Mount("/static", ImmutableStatic(packages=[("judgelab.annotate", "static")]), name="static"),
+        # the assets gzipped (a first visit's CSS and script shrink to a third); pages are not, as they
+        # carry the session's form token beside the texts (compression would leak it by length, BREACH)
+        Mount("/static", GZipMiddleware(ImmutableStatic(packages=[("judgelab.annotate", "static")]), minimum_size=500),
+              name="static"),
     ]
     middleware = [Middleware(SecurityMiddleware, token=token, access_cookie=f"judgelab_access_{port}")]
     if is_local(host):
