@@ -5,6 +5,7 @@ and a second annotator labels with overlap; then `meta --human` and `agreement` 
 from __future__ import annotations
 
 import json
+import re
 import signal
 from importlib.resources import files
 from pathlib import Path
@@ -212,3 +213,186 @@ def test_pairwise_order_is_shuffled_per_item_and_written_in_the_items_order(brow
         assert label.order == ("ba" if left.startswith("B") else "ab")
         picked_a = (key == "a") != left.startswith("B")  # in the items' own order
         assert label.value == ("a" if picked_a else "b")
+
+
+# -- issue #32 items 4-7: what a person labelling 100 items meets ---------------------------------------------------
+def _first_rows(source: Path, n: int, folder: Path, **update) -> Path:
+    """The first ``n`` items of a shared benchmark file, without their human scores (a fresh session)."""
+    items = [item.model_copy(update={"scores": {}, **update}) for item in list(load_items(source))[:n]]
+    return save_items(items, folder / source.name)
+
+
+def _clipped(driver) -> list[str]:
+    """Buttons whose caption does not fit (cut off, or running out of the button)."""
+    return driver.execute_script("""
+        return Array.from(document.querySelectorAll('.choice')).filter(button => {
+            const box = button.getBoundingClientRect(), range = document.createRange();
+            range.selectNodeContents(button);
+            const text = range.getBoundingClientRect();
+            return button.scrollWidth > button.clientWidth + 1 || text.left < box.left - 1 || text.right > box.right + 1;
+        }).map(button => button.textContent.trim());""")
+
+
+def _visible(driver, element_id: str) -> bool:
+    found = driver.find_elements("id", element_id)
+    return bool(found) and found[0].is_displayed()
+
+
+def _keys(driver, keys: str) -> None:
+    """Keys that stay on the page (no navigation to wait for)."""
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    ActionChains(driver).send_keys(keys).perform()
+
+
+def test_relevance_items_show_whole_captions_trecs_grades_and_relevance_criteria(browser, benchmarks_dir, tmp_path):
+    data = _first_rows(benchmarks_dir / "trec_dl2019.jsonl", 6, tmp_path)
+    captions = "0=irrelevant,1=related,2=relevant,3=perfect"
+    with AnnotateServer("--data", data, "--aspect", "relevance", "--out", tmp_path / "given.jsonl",
+                        "--labels", captions, "--annotator", "erin") as server:
+        open_page(browser, server.url)
+        texts = [b.text for b in browser.find_elements("css selector", ".choice")]
+        assert texts == ["0 irrelevant", "1 related", "2 relevant", "3 perfect"]  # whole, not "irreleva"
+        assert _clipped(browser) == []
+    out = tmp_path / "labels.jsonl"
+    with AnnotateServer("--data", data, "--aspect", "relevance", "--out", out, "--annotator", "erin") as server:
+        open_page(browser, server.url)
+        values = [b.get_attribute("value") for b in browser.find_elements("css selector", ".choice")]
+        assert values == ["0", "1", "2", "3"]  # the items' 0-3 grades, not a 1-5 scale
+        assert _clipped(browser) == []
+        criteria = browser.find_element("css selector", ".criteria .text").text
+        assert "query" in criteria and "passage" in criteria and "output" not in criteria and "source" not in criteria
+        assert "exact answer" in browser.find_element("css selector", ".anchors").text
+        save_screenshot(browser, tmp_path, "annotate-relevance.png")
+        press(browser, "3")
+    assert "scale 0-3 (0 irrelevant, 1 related, 2 highly relevant, 3 perfectly relevant)" in server.output
+    assert [(label.value, label.scale) for label in read_labels(out)] == [(3.0, (0.0, 3.0))]
+
+
+def test_help_overlay_anchors_reference_key_dark_mode_and_the_history(browser, items_file, tmp_path):
+    data = save_items([item.model_copy(update={"reference": f"Reference summary {k}."})
+                       for k, item in enumerate(load_items(items_file))][:5], tmp_path / "with-reference.jsonl")
+    out = tmp_path / "labels.jsonl"
+    with AnnotateServer("--data", data, "--aspect", "coherence", "--out", out, "--annotator", "fay") as server:
+        open_page(browser, server.url)
+        browser.execute_script("localStorage.clear()")
+        anchors = browser.find_element("css selector", ".anchors").text
+        assert "1 a heap of unrelated sentences" in anchors and "5 well structured" in anchors
+
+        assert not _visible(browser, "help")
+        _keys(browser, "?")
+        assert _visible(browser, "help") and "dark or light" in browser.find_element("id", "help").text
+        save_screenshot(browser, tmp_path, "annotate-help.png")
+        _keys(browser, "?")
+        assert not _visible(browser, "help")
+        _keys(browser, "?")
+        from selenium.webdriver.common.keys import Keys
+
+        _keys(browser, Keys.ESCAPE)
+        assert not _visible(browser, "help")
+
+        assert not _visible(browser, "reference")  # folded
+        _keys(browser, "r")
+        assert _visible(browser, "reference") and browser.find_element("id", "reference").text == "Reference summary 0."
+        _keys(browser, "r")
+        assert not _visible(browser, "reference")
+
+        background = "return getComputedStyle(document.body.parentElement).backgroundColor"
+        light = browser.execute_script(background)
+        browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme",
+                                                                             "value": "dark"}]})
+        try:
+            dark = browser.execute_script(background)
+            assert _luminance(dark) < 0.2 < 0.8 < _luminance(light), (dark, light)  # follows the system
+            _keys(browser, "d")  # the toggle: light although the system is dark, and remembered
+            assert browser.execute_script(background) == light
+            browser.refresh()
+            wait_for_new_page(browser, None)
+            assert browser.execute_script(background) == light
+            _keys(browser, "d")
+            assert browser.execute_script(background) == dark
+            assert browser.execute_script("return localStorage.getItem('judgelab-annotate-theme')") == "dark"
+            save_screenshot(browser, tmp_path, "annotate-dark.png")
+        finally:
+            browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
+            browser.execute_script("localStorage.clear()")
+
+        order = [item.id for item in load_items(data)]
+        press(browser, "2")
+        press(browser, "s")
+        press(browser, "4")
+        press(browser, "h")  # the history: every answer, each a link to reopen it
+        rows = browser.find_elements("css selector", "#history tbody tr")
+        assert [row.find_elements("css selector", "td")[-1].text for row in rows] == ["2", "skipped", "4"]
+        save_screenshot(browser, tmp_path, "annotate-history.png")
+        before = page_state(browser)
+        rows[0].find_element("css selector", "a.revisit-link").click()
+        wait_for_new_page(browser, before)
+        assert shown_item(browser) == order[0]
+        assert browser.find_element("css selector", ".choice.chosen").get_attribute("value") == "2"
+        press(browser, "5")  # changed from the history; back to the next new item
+        assert shown_item(browser) == order[3]
+        press(browser, "h")
+        assert [row.find_elements("css selector", "td")[-1].text
+                for row in browser.find_elements("css selector", "#history tbody tr")] == ["5", "skipped", "4"]
+        press(browser, "h")  # h again: back to labelling
+        assert shown_item(browser) == order[3]
+    assert {label.item_id: label.value for label in load_labels(out)} == {order[0]: 5.0, order[2]: 4.0}
+
+
+def _luminance(css: str) -> float:
+    red, green, blue = (int(v) for v in re.findall(r"\d+", css)[:3])
+    return (0.2126 * red + 0.7152 * green + 0.0722 * blue) / 255
+
+
+def test_several_aspects_on_one_page_with_a_keyboard_flow_from_one_to_the_next(browser, benchmarks_dir, tmp_path):
+    data = _first_rows(benchmarks_dir / "sfres.jsonl", 4, tmp_path)
+    out = tmp_path / "labels.jsonl"
+    from selenium.webdriver.common.keys import Keys
+
+    with AnnotateServer("--data", data, "--aspect", "naturalness,informativeness", "--out", out,
+                        "--annotator", "gus") as server:
+        open_page(browser, server.url)
+        groups = browser.find_elements("css selector", ".aspect-group")
+        assert [g.find_element("css selector", "legend").text for g in groups] == ["1. naturalness",
+                                                                                   "2. informativeness"]
+        active = "return document.querySelector('.aspect-group.active').dataset.aspect"
+        assert browser.execute_script(active) == "0"
+        first = shown_item(browser)
+        _keys(browser, "2")  # naturalness 2, then the focus moves on; the item stays
+        assert browser.execute_script(active) == "1" and shown_item(browser) == first
+        save_screenshot(browser, tmp_path, "annotate-multi.png")
+        press(browser, "3")  # informativeness 3: every aspect has a value, so the answer is saved
+        second = shown_item(browser)
+        assert second != first
+        _keys(browser, Keys.ARROW_DOWN + "1")  # arrow keys move between aspects; the last one rated ...
+        assert shown_item(browser) == second and browser.execute_script(active) == "0"  # ... naturalness is open
+        press(browser, "1")
+        press(browser, "b")  # back: both answers are shown, and one can be changed alone
+        checked = "return Array.from(document.querySelectorAll('.aspect-group input:checked')).map(i => i.value)"
+        assert browser.execute_script(checked) == ["1", "1"]
+        _keys(browser, Keys.ARROW_DOWN)
+        press(browser, "2")  # informativeness 1 -> 2; the last aspect: saved
+        press(browser, "s")  # a skip skips every aspect
+    lines = read_labels(out)
+    assert [(x.item_id, x.aspect, x.value) for x in lines] == [
+        (first, "naturalness", 2.0), (first, "informativeness", 3.0),
+        (second, "naturalness", 1.0), (second, "informativeness", 1.0),
+        (second, "naturalness", 1.0), (second, "informativeness", 2.0),
+        (lines[-1].item_id, "naturalness", None), (lines[-1].item_id, "informativeness", None)]
+    assert "aspects 'naturalness' (scale 1-6), 'informativeness' (scale 1-6)" in server.output
+    for aspect in ("naturalness", "informativeness"):  # meta reads each aspect's labels unchanged
+        result = run_cli("agreement", out, "--aspect", aspect, "--json")
+        assert result.returncode == 2 and "only one annotator" in result.stderr
+
+
+def test_the_done_page_counts_skips_apart_from_labels(browser, items_file, tmp_path):
+    data = save_items(list(load_items(items_file))[:3], tmp_path / "three.jsonl")
+    with AnnotateServer("--data", data, "--aspect", "coherence", "--out", tmp_path / "labels.jsonl",
+                        "--annotator", "hal") as server:
+        open_page(browser, server.url)
+        for key in "4s2":
+            press(browser, key)
+        assert browser.find_element("id", "answered").text == "2 items labelled"
+        assert browser.find_element("id", "skipped").text == "1 skipped"
+    assert "aspect 'coherence', scale 1-5" in server.output

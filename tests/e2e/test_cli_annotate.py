@@ -131,3 +131,20 @@ def test_fit_learns_from_the_human_file_only(benchmarks_dir, tmp_path):
     result = run_cli("fit", "--method", "similarity", "--data", data, "--human", labels, "--out", tmp_path / "sim.yaml")
     assert result.returncode == 0, result.stderr
     assert "fitted similarity judge on 40 items" in result.stdout
+
+
+def test_the_start_line_says_the_scale_and_the_aspects(items, tmp_path):
+    with AnnotateServer("--data", items, "--aspect", "coherence", "--out", tmp_path / "labels.jsonl") as server:
+        pass
+    assert "6 items, aspect 'coherence', scale 1-5; answers appended to" in server.output
+    with AnnotateServer("--data", items, "--aspect", "coherence,fluency", "--labels", "0=bad,1=good",
+                        "--out", tmp_path / "two.jsonl") as server:
+        pass
+    assert ("aspects 'coherence' (scale 0-1 (0 bad, 1 good)), 'fluency' (scale 0-1 (0 bad, 1 good))"
+            in server.output)
+
+
+def test_several_criteria_must_match_the_aspects(capsys, items, tmp_path):
+    code, err = run_main_in_process(capsys, "annotate", "--data", items, "--aspect", "coherence,fluency",
+                                    "--out", tmp_path / "labels.jsonl", "--criteria", "Only one")
+    assert code == 2 and "1 --criteria for 2 aspects (coherence, fluency)" in err

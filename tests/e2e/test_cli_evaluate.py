@@ -274,3 +274,24 @@ def test_skewness_correction_can_be_turned_off(hanna, hanna_judge, tmp_path):
         assert (skewed["ci"][1] - skewed["ci"][0]) == pytest.approx(plain["ci"][1] - plain["ci"][0])
     assert any(on["estimators"]["human"][s]["ci"] != off["estimators"]["human"][s]["ci"]
                for s in off["estimators"]["human"] if s != "info")
+
+
+def test_the_aspect_comes_from_a_labels_file_that_rates_one_as_meta_takes_it(tmp_path):
+    """Items carrying two aspects and a labels file (judgelab annotate's) rating one: evaluate takes the
+    file's aspect without --aspect; a file rating two asks for --aspect in one line."""
+    items = write_jsonl(tmp_path / "items.jsonl", [
+        {"id": f"i{k}", "system_id": "AB"[k % 2], "source": f"s{k // 2}", "output": "o", "scale": [1, 5],
+         "scores": {"q": 1 + k % 5, "r": 5 - k % 5}} for k in range(24)])
+    judged = write_jsonl(tmp_path / "j.jsonl", [{"item_id": f"i{k}", "score": 1 + (k * 7) % 5} for k in range(24)])
+    rows = [{"item_id": f"i{k}", "aspect": "q", "value": 1 + (k * 3) % 5, "annotator": "ann"} for k in range(12)]
+    labels = write_jsonl(tmp_path / "labels.jsonl", rows)
+    base = ("evaluate", "--data", items, "--judgments", judged, "--bootstrap", "50", "--json")
+    done = run(*base, "--human", labels)
+    assert done.returncode == 0, done.stderr
+    with_option = run(*base, "--human", labels, "--aspect", "q")
+    assert json.loads(done.stdout) == json.loads(with_option.stdout)
+    both = write_jsonl(tmp_path / "both.jsonl", rows + [{**row, "aspect": "r"} for row in rows])
+    done = run(*base, "--human", both)
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 1, done.stderr
+    assert "the labels rate 2 aspects (q, r): choose one with --aspect" in lines[0]

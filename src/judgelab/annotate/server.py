@@ -3,7 +3,8 @@
 Pages are rendered on the server (jinja2 with autoescaping, so a ``<script>`` in a judged text is
 shown as text) and answers are plain form posts followed by a redirect, so the app works without
 JavaScript; ``static/annotate.js`` only adds the keyboard (digits rate, ``s`` skip, ``b`` back,
-``n`` note). Security, for a server that shows a user's data:
+``n`` note, ``h`` history, ``r`` reference, ``?`` help, ``d`` dark mode). Security, for a server
+that shows a user's data:
 
 * it binds 127.0.0.1 and refuses other Host headers (a DNS-rebinding page cannot read it); bound to
   another address it asks for a random token in the URL (then a cookie) on every request;
@@ -40,6 +41,7 @@ from starlette.applications import Starlette
 from starlette.datastructures import FormData
 from starlette.middleware import Middleware
 from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
+from starlette.middleware.gzip import GZipMiddleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
@@ -47,7 +49,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from judgelab.annotate.store import LabelStore, lock_labels, unlock_labels
-from judgelab.annotate.task import AnnotationTask, check_name
+from judgelab.annotate.task import AnnotationTask, Aspect, check_name
 from judgelab.data.item import Item
 from judgelab.errors import ConfigError
 
@@ -185,13 +187,13 @@ class AnnotateApp:
         history = self.store.history(session.annotator)
         if item is None:
             response = self._render("done.html.j2", session, back=len(history) - 1 if history else None,
-                                    answered=len(history))
+                                    progress=self.store.progress(session.annotator))
         else:
             response = self._item_page(session, item, pos=None, back=len(history) - 1 if history else None)
         return self._with_cookie(response, sid, new)
 
     async def revisit(self, request: Request) -> Response:
-        """An answered item again (`b`): its answer is shown; a new answer replaces it."""
+        """An answered item again (`b`, or a link of the history): its answers are shown; new ones replace them."""
         sid, session, new = self._session(request)
         pos = request.path_params["pos"]
         history = self.store.history(session.annotator) if session.annotator else []
@@ -199,6 +201,20 @@ class AnnotateApp:
             return self._with_cookie(RedirectResponse("/", 303), sid, new)
         item = self.task.by_id[history[pos]]
         return self._with_cookie(self._item_page(session, item, pos=pos, back=pos - 1 if pos else None), sid, new)
+
+    async def history(self, request: Request) -> Response:
+        """Every item this annotator answered, in order, with the answers: each a link to change them (`h`)."""
+        sid, session, new = self._session(request)
+        if session.annotator is None:
+            return self._with_cookie(RedirectResponse("/", 303), sid, new)
+        rows = []
+        for pos, item_id in enumerate(self.store.history(session.annotator)):
+            item = self.task.by_id[item_id]
+            answers = self.store.answers(session.annotator, item_id)
+            rows.append(HistoryRow(pos, item_id, _snippet(item),
+                                   [(name, _answer_text(self.task, answers.get(name))) for name in self.task.aspect_names]))
+        return self._with_cookie(self._render("history.html.j2", session, rows=rows,
+                                              progress=self.store.progress(session.annotator)), sid, new)
 
     @_posted
     async def answer(self, session: Session, form: FormData) -> Response:
@@ -210,17 +226,20 @@ class AnnotateApp:
                          link="/")
         swapped = self.task.swapped(session.annotator, item.id)
         if form.get("action") == "skip":
-            value = None
+            values: dict[str, float | str | None] = dict.fromkeys(self.task.aspect_names)
         else:
-            choice = self.task.scale.choice(str(form.get("value") or ""))
-            if choice is None:
-                return _page("message.html.j2", 400, title="Unknown answer", message="Choose one of the buttons.",
-                             link="/")
-            value = _unswapped(choice.value, swapped) if self.task.pairwise else choice.value
+            values = {}
+            for index, aspect in enumerate(self.task.aspects):
+                choice = aspect.scale.choice(str(form.get(_value_field(self.task, index)) or ""))
+                if choice is None:
+                    message = ("Choose one of the buttons." if len(self.task.aspects) == 1 else
+                               f"Choose a value for each aspect ({aspect.name} has none); nothing was saved.")
+                    return _page("message.html.j2", 400, title="Unknown answer", message=message, link="/")
+                values[aspect.name] = _unswapped(choice.value, swapped) if self.task.pairwise else choice.value
         answer_id = str(form.get("answer_id") or "")
         # Written (and fsynced) before the redirect: once the next page shows, the answer is on disk.
         # The store's work is a few small writes, so it runs here rather than in a thread.
-        self.store.record(session.annotator, item.id, value, note=str(form.get("note") or "").strip()[:MAX_NOTE],
+        self.store.record(session.annotator, item.id, values, note=str(form.get("note") or "").strip()[:MAX_NOTE],
                           seconds=_seconds_since(form.get("shown_at")), order=("ba" if swapped else "ab")
                           if self.task.pairwise else None, answer_id=answer_id if _ANSWER_ID.fullmatch(answer_id) else None)
         return RedirectResponse("/", 303)
@@ -249,15 +268,20 @@ class AnnotateApp:
 
     def _item_page(self, session: Session, item: Item, *, pos: int | None, back: int | None) -> Response:
         annotator = session.annotator or ""
-        previous = self.store.answer(annotator, item.id) if pos is not None else None
+        previous = self.store.answers(annotator, item.id) if pos is not None else {}
         swapped = self.task.swapped(annotator, item.id)
-        chosen = None
-        if previous is not None and previous.value is not None:
-            chosen = _shown(previous.value, swapped) if self.task.pairwise else previous.value
+        groups = []
+        for index, aspect in enumerate(self.task.aspects):
+            label = previous.get(aspect.name)
+            chosen = None
+            if label is not None and label.value is not None:
+                chosen = _shown(label.value, swapped) if self.task.pairwise else label.value
+            groups.append(AspectGroup(index, aspect, _value_field(self.task, index), chosen))
+        notes = [label.note for label in previous.values() if label.note]
         left, right = (item.output_b, item.output_a) if swapped else (item.output_a, item.output_b)
-        return self._render("item.html.j2", session, item=item, pos=pos, back=back, chosen=chosen,
-                            skipped=previous is not None and previous.skipped,
-                            note=previous.note if previous is not None and previous.note else "",
+        return self._render("item.html.j2", session, item=item, pos=pos, back=back, groups=groups,
+                            chosen=groups[0].chosen, skipped=bool(previous) and all(a.skipped for a in previous.values()),
+                            note=notes[0] if notes else "",
                             sections=sections(item), left=left, right=right, progress=self.store.progress(annotator),
                             judgment=self.task.judgments.get(item.id), answer_id=secrets.token_urlsafe(16),
                             shown_at=f"{time.time():.3f}")
@@ -305,6 +329,52 @@ def _page(template: str, status: int, **context: Any) -> Response:
     html = _TEMPLATES.get_template(template).render(task=None, annotator=None, static=lambda name: f"/static/{name}",
                                                      **context)
     return HTMLResponse(html, status_code=status)
+
+
+@dataclass(frozen=True)
+class AspectGroup:
+    """One aspect's buttons on the item page: the form field they fill and the value chosen before."""
+
+    index: int
+    aspect: Aspect
+    field: str
+    chosen: float | str | None
+
+
+@dataclass(frozen=True)
+class HistoryRow:
+    pos: int
+    item_id: str
+    snippet: str
+    answers: list[tuple[str, str]]  # (aspect, the answer as shown)
+
+
+def _value_field(task: AnnotationTask, index: int) -> str:
+    """The form field of aspect ``index``: ``value`` when there is one aspect (its buttons submit)."""
+    return "value" if len(task.aspects) == 1 else f"value-{index}"
+
+
+def _snippet(item: Item, width: int = 90) -> str:
+    """The start of what is rated, on one line (the history lists items by it)."""
+    shown = item.prompt if item.kind == "pairwise" else item.judged
+    if item.kind == "relevance":
+        shown = f"{item.query} \u2014 {shown}"
+    text = " ".join((shown or "").split())
+    return text if len(text) <= width else text[:width - 1].rstrip() + "\u2026"
+
+
+def _answer_text(task: AnnotationTask, label: Any) -> str:
+    if label is None:
+        return "\u2014"
+    if label.skipped or label.value is None:
+        return "skipped"
+    if task.pairwise:
+        return {"a": "A (first)", "b": "B (second)", "tie": "tie"}.get(label.value, str(label.value))
+    aspect = task.aspect_named(label.aspect)
+    choice = next((c for c in aspect.scale.choices if c.value == label.value), None) if aspect else None
+    if choice is not None and choice.caption != choice.text:
+        return f"{choice.text} {choice.caption}"
+    return f"{label.value:g}" if isinstance(label.value, float) else str(label.value)
 
 
 @dataclass(frozen=True)
@@ -377,10 +447,14 @@ def create_app(task: AnnotationTask, *, store: LabelStore | None = None, token: 
     routes = [
         Route("/", app.home),
         Route("/item/{pos:int}", app.revisit),
+        Route("/history", app.history),
         Route("/answer", app.answer, methods=["POST"]),
         Route("/login", app.login, methods=["POST"]),
         Route("/logout", app.logout, methods=["POST"]),
-        Mount("/static", ImmutableStatic(packages=[("judgelab.annotate", "static")]), name="static"),
+        # the assets gzipped (a first visit's CSS and script shrink to a third); pages are not, as they
+        # carry the session's form token beside the texts (compression would leak it by length, BREACH)
+        Mount("/static", GZipMiddleware(ImmutableStatic(packages=[("judgelab.annotate", "static")]), minimum_size=500),
+              name="static"),
     ]
     middleware = [Middleware(SecurityMiddleware, token=token, access_cookie=f"judgelab_access_{port}")]
     if is_local(host):
@@ -388,6 +462,13 @@ def create_app(task: AnnotationTask, *, store: LabelStore | None = None, token: 
     starlette = Starlette(routes=routes, middleware=middleware)
     starlette.state.store = store
     return starlette
+
+
+def describe_aspects(task: AnnotationTask) -> str:
+    """The aspects and their scales as the start line says them: ``aspect 'coherence', scale 1-5``."""
+    if len(task.aspects) == 1:
+        return f"aspect {task.aspect!r}, scale {task.scale.summary}"
+    return "aspects " + ", ".join(f"{a.name!r} (scale {a.scale.summary})" for a in task.aspects)
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -430,7 +511,7 @@ def serve(task: AnnotationTask, *, host: str = "127.0.0.1", port: int = 8765, an
         shown_host = f"[{host}]" if ":" in host else host
         url = f"http://{shown_host}:{port}/" + (f"?token={token}" if token else "")
         announce(f"judgelab annotate: {url}")
-        announce(f"  {len(task.items)} items, aspect {task.aspect!r}, answers appended to {task.out} "
+        announce(f"  {len(task.items)} items, {describe_aspects(task)}; answers appended to {task.out} "
                  "(Ctrl-C stops; run the same command again to continue)")
         if token:
             announce(f"  listening on {host}: anyone who can reach this machine needs the token in the link above; "

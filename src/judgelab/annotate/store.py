@@ -5,6 +5,10 @@ the browser is told it was saved (``JsonlAppender``), so a killed server loses a
 flight; on restart the file is read back and each annotator continues where they stopped. Going
 back and changing an answer appends a new line (the reader keeps the latest), and a form submitted
 twice (a retried POST) carries the same ``answer_id`` and is written once.
+
+A session may rate several aspects per item: each is its own line (the format one aspect has, so
+every reader of labels files reads them unchanged), the lines of one answer are written with one
+fsync, and an item counts as answered once every aspect has an answer.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import os
 import statistics
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -36,6 +41,15 @@ class Progress:
     done: int  # items this annotator answered (labels and skips)
     total: int  # done + what is still for them
     eta_seconds: float | None
+    skipped: int = 0  # of ``done``, the items skipped (no label given)
+
+    @property
+    def labelled(self) -> int:
+        """Items answered with a label (``done`` less the skips)."""
+        return self.done - self.skipped
+
+
+Value = float | str | None  # a label's value; None: a skip
 
 
 class LabelStore:
@@ -45,10 +59,11 @@ class LabelStore:
         self.task = task
         self.path = task.out
         self._lock = threading.Lock()
-        self._answers: dict[str, dict[str, Label]] = {}  # annotator -> item -> latest answer (this aspect)
+        # annotator -> item -> aspect -> latest answer (this session's aspects)
+        self._answers: dict[str, dict[str, dict[str, Label]]] = {}
         self._history: dict[str, list[str]] = {}  # annotator -> items in the order first answered
-        self._labelled_by: dict[str, set[str]] = {}  # item -> annotators whose latest answer is a label
-        self._by_answer_id: dict[str, Label] = {}  # form nonce -> the answer it wrote
+        self._labelled_by: dict[str, set[str]] = {}  # item -> annotators who gave it a label (not just skips)
+        self._by_answer_id: dict[tuple[str, str | None], Label] = {}  # (form nonce, aspect) -> the line it wrote
         self._leases: dict[str, tuple[str, float]] = {}  # item -> (annotator, until)
         self._out = JsonlAppender(self.path)  # first: it drops a line a kill cut short
         try:
@@ -67,52 +82,73 @@ class LabelStore:
 
     def _check(self, existing: list[Label]) -> None:
         refuse_unknown_ids(existing, self.task.all_ids)
-        scale = self.task.scale
         for label in existing:
-            if label.aspect != self.task.aspect or label.skipped or label.value is None:
+            aspect = self.task.aspect_named(label.aspect or "")
+            if aspect is None or label.skipped or label.value is None:
                 continue
-            if not (isinstance(label.value, str) if self.task.pairwise else scale.accepts(label.value)):
+            scale = aspect.scale
+            if not (isinstance(label.value, str) if scale.kind == "pairwise" else scale.accepts(label.value)):
                 raise DataError(f"value {label.value!r} for {label.aspect!r} is not on this session's scale "
                                 f"({scale.description}): labels on another scale? use the same scale or another --out",
                                 label.where, field="value")
 
     def _apply(self, label: Label) -> None:
         if label.answer_id:
-            self._by_answer_id[label.answer_id] = label
-        if label.aspect != self.task.aspect or label.item_id not in self.task.by_id:
+            self._by_answer_id[(label.answer_id, label.aspect)] = label
+        if label.aspect not in self.task.aspect_names or label.item_id not in self.task.by_id:
             return  # another aspect or an item outside this session: kept in the file, not our business
         annotator = label.annotator or ""
         answers = self._answers.setdefault(annotator, {})
         if label.item_id not in answers:
             self._history.setdefault(annotator, []).append(label.item_id)
-        answers[label.item_id] = label
+        answers.setdefault(label.item_id, {})[label.aspect] = label  # type: ignore[index]
         owners = self._labelled_by.setdefault(label.item_id, set())
-        if label.skipped or label.value is None:
-            owners.discard(annotator)
-        else:
+        if any(not a.skipped and a.value is not None for a in answers[label.item_id].values()):
             owners.add(annotator)
+        else:
+            owners.discard(annotator)
 
     # -- answers --------------------------------------------------------------------------------
 
-    def record(self, annotator: str, item_id: str, value: float | str | None, *, note: str | None = None,
-               seconds: float | None = None, order: str | None = None, answer_id: str | None = None) -> Label:
-        """Append one answer (``value`` None: a skip) and return it; a repeated ``answer_id`` is not written again."""
+    def record(self, annotator: str, item_id: str, value: Value | Mapping[str, Value], *, note: str | None = None,
+               seconds: float | None = None, order: str | None = None, answer_id: str | None = None) -> list[Label]:
+        """Append one answer and return its lines: ``value`` for every aspect (None: a skip), or one value
+        per aspect name. A repeated ``answer_id`` (a retried post) is not written again."""
+        values = dict(value) if isinstance(value, Mapping) else dict.fromkeys(self.task.aspect_names, value)
+        if set(values) != set(self.task.aspect_names):
+            raise ValueError(f"an answer gives a value for each of {self.task.aspect_names}, not {sorted(values)}")
         with self._lock:
-            if answer_id and answer_id in self._by_answer_id:
-                return self._by_answer_id[answer_id]
-            label = Label(item_id=item_id, aspect=self.task.aspect, value=value, annotator=annotator,
-                          skipped=value is None, seconds=seconds, note=note or None, order=order,  # type: ignore[arg-type]
-                          scale=self.task.scale.bounds, answer_id=answer_id,
-                          timestamp=datetime.now(timezone.utc).isoformat(timespec="seconds"))
-            self._out.append(label.model_dump(mode="json", exclude_none=True, exclude_defaults=True)
-                             | {"item_id": item_id, "aspect": self.task.aspect, "value": _plain(value),
-                                "annotator": annotator})
-            self._apply(label)
+            done = {name: self._by_answer_id.get((answer_id, name)) for name in values} if answer_id else {}
+            labels, lines = [], []
+            for name in self.task.aspect_names:  # every line of the answer, written with one fsync
+                if done.get(name) is not None:
+                    labels.append(done[name])
+                    continue
+                label = self._label(annotator, item_id, name, values[name], note=note, seconds=seconds, order=order,
+                                    answer_id=answer_id)
+                labels.append(label)
+                lines.append(label.model_dump(mode="json", exclude_none=True, exclude_defaults=True)
+                             | {"item_id": item_id, "aspect": name, "value": _plain(values[name]), "annotator": annotator})
+            if lines:
+                self._out.extend(lines)
+            for label in labels:
+                self._apply(label)
             self._leases = {item: lease for item, lease in self._leases.items() if lease[0] != annotator}
-            return label
+            return labels
+
+    def _label(self, annotator: str, item_id: str, aspect: str, value: Value, **fields) -> Label:
+        return Label(item_id=item_id, aspect=aspect, value=value, annotator=annotator,  # type: ignore[arg-type]
+                     skipped=value is None, scale=self.task.aspect_named(aspect).scale.bounds,  # type: ignore[union-attr]
+                     timestamp=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                     note=fields.pop("note") or None, **fields)
+
+    def answers(self, annotator: str, item_id: str) -> dict[str, Label]:
+        """The annotator's latest answer for the item, per aspect (empty: not answered)."""
+        return dict(self._answers.get(annotator, {}).get(item_id, {}))
 
     def answer(self, annotator: str, item_id: str) -> Label | None:
-        return self._answers.get(annotator, {}).get(item_id)
+        """The latest answer for the first (or only) aspect."""
+        return self.answers(annotator, item_id).get(self.task.aspect)
 
     def history(self, annotator: str) -> list[str]:
         """Items the annotator answered, in the order first answered (what `b` walks back through)."""
@@ -136,15 +172,20 @@ class LabelStore:
     def progress(self, annotator: str, now: float | None = None) -> Progress:
         now = time.time() if now is None else now
         with self._lock:
-            done = len(self._answers.get(annotator, {}))
+            complete = [answers for answers in self._answers.get(annotator, {}).values() if self._complete(answers)]
+            skipped = sum(1 for answers in complete if all(a.skipped or a.value is None for a in answers.values()))
             remaining = sum(1 for _ in self._open_items(annotator, now))
             pace = self._pace(annotator)
-        return Progress(done, done + remaining, None if pace is None else pace * remaining)
+        return Progress(len(complete), len(complete) + remaining, None if pace is None else pace * remaining, skipped)
+
+    def _complete(self, answers: Mapping[str, Label]) -> bool:
+        """Is an item answered: has every aspect of the session an answer (a label or a skip)?"""
+        return all(name in answers for name in self.task.aspect_names)
 
     def _open_items(self, annotator: str, now: float):
         answered = self._answers.get(annotator, {})
         for item in self.task.items:
-            if item.id in answered:
+            if self._complete(answered.get(item.id, {})):
                 continue
             if item.id in self.task.shared:
                 yield item
@@ -159,8 +200,10 @@ class LabelStore:
         def times(answers):
             return [a.seconds for a in answers if a.seconds is not None and a.seconds < SLOW_SECONDS]
 
-        own = times(self._answers.get(annotator, {}).values())
-        pool = own if len(own) >= 3 else times(a for answers in self._answers.values() for a in answers.values())
+        first = self.task.aspect  # the aspects of one answer share its time: count it once
+        own = times(a[first] for a in self._answers.get(annotator, {}).values() if first in a)
+        pool = own if len(own) >= 3 else times(a[first] for answers in self._answers.values()
+                                               for a in answers.values() if first in a)
         return statistics.median(pool) if pool else None
 
 

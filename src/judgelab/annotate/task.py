@@ -1,4 +1,4 @@
-"""What an annotation session asks: which items, which aspect, on which scale, with which criteria.
+"""What an annotation session asks: which items, which aspects, on which scales, with which criteria.
 
 ``build_task`` checks everything a user can get wrong before any server starts (an unknown aspect,
 items that cannot be shown, a scale that does not fit the items, an ``--ids`` file naming unknown
@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import random
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -42,6 +43,35 @@ DEFINITIONS = {
                   "harmlessness; ignore length and the order the responses are shown in.",
 }
 MAX_CHOICES = 10  # one keystroke each: 1-9 and 0
+
+# Relevance items (query and passage): the TREC Deep Learning track's four grades and their
+# definitions (Craswell et al., TREC DL 2019 overview), which is how TREC-style qrels are labelled.
+RELEVANCE_CRITERIA = ("How well does the passage answer the query? Judge the passage on its own, as a searcher "
+                      "would: 3 perfectly relevant: the passage is dedicated to the query and contains the exact "
+                      "answer; 2 highly relevant: it has some answer, but unclear or hidden among extraneous "
+                      "information; 1 related: it seems related to the query but does not answer it; "
+                      "0 irrelevant: it has nothing to do with the query.")
+RELEVANCE_GRADES = {0: "irrelevant", 1: "related", 2: "highly relevant", 3: "perfectly relevant"}
+RELEVANCE_ANCHORS = ("the passage has nothing to do with the query",
+                     "the passage is dedicated to the query and contains the exact answer")
+
+# What the lowest and the highest value of a scale mean, per built-in aspect (shown under the buttons).
+ANCHORS = {
+    "coherence": ("a heap of unrelated sentences", "well structured: builds from sentence to sentence"),
+    "consistency": ("states invented or contradicting facts", "every fact is supported by the source"),
+    "fluency": ("hard to read: ungrammatical, unnatural", "every sentence well written"),
+    "relevance": ("misses the important information, or is off-topic", "all the important information, nothing redundant"),
+    "naturalness": ("no native speaker would write this", "could have been written by a native speaker"),
+    "informativeness": ("conveys none of the source's information", "conveys all of it"),
+    "overall": ("very poor", "excellent"),
+    "engagingness": ("dull: no wish to go on", "makes you want to continue"),
+    "groundedness": ("ignores or misuses the given fact", "uses the given fact appropriately"),
+    "understandability": ("cannot be understood", "understandable on its own and in the conversation"),
+    "empathy": ("shows no emotion, makes the reader feel none", "shows emotions and makes the reader feel them"),
+    "surprise": ("predictable, or does not follow", "surprising yet follows from what came before"),
+    "complexity": ("bare: one character, one event", "elaborate: several characters, events and turns"),
+}
+GENERIC_ANCHORS = ("does not meet the criteria at all", "fully meets the criteria")
 
 
 @dataclass(frozen=True)
@@ -83,6 +113,23 @@ class Scale:
 
     def accepts(self, value: float | str | None) -> bool:
         return any(choice.value == value for choice in self.choices)
+
+    @property
+    def captioned(self) -> bool:
+        """Do the buttons carry words (``--labels 0=irrelevant,...``), not just their numbers?"""
+        return any(choice.caption != choice.text for choice in self.choices)
+
+    @property
+    def summary(self) -> str:
+        """The scale as the start line prints it: ``1-5``, ``0, 1, 3``, ``0-3 (0 irrelevant, ...)``."""
+        if self.kind == "pairwise":
+            return "a / b / tie"
+        values = [float(choice.value) for choice in self.choices]
+        whole = all(v.is_integer() for v in values) and values == [values[0] + k for k in range(len(values))]
+        text = f"{values[0]:g}-{values[-1]:g}" if whole else self.description
+        if self.captioned:
+            text += " (" + ", ".join(f"{choice.text} {choice.caption}" for choice in self.choices) + ")"
+        return text
 
 
 def _number(value: float | str) -> str:
@@ -130,11 +177,23 @@ PAIRWISE = Scale("pairwise", (Choice("left", "a", "A is better"), Choice("right"
                               Choice("tie", "t", "tie")))
 
 
+@dataclass(frozen=True)
+class Aspect:
+    """One thing rated on the page: its name (written with every label), scale, criteria, and what
+    the scale's lowest and highest values mean (``anchors``; None when the captions say it)."""
+
+    name: str
+    scale: Scale
+    criteria: str
+    anchors: tuple[str, str] | None = None
+
+
 @dataclass
 class AnnotationTask:
     """Everything the server needs. ``items`` are offered in this order; ``overlap`` is the share of
     them every annotator labels (1.0: everyone labels everything; below 1 the others are split,
-    each going to whoever takes it first)."""
+    each going to whoever takes it first). ``aspect``, ``scale`` and ``criteria`` are the first (or
+    only) aspect's; ``aspects`` lists every aspect the page asks for, each stored as its own label."""
 
     items: list[Item]
     aspect: str
@@ -147,6 +206,7 @@ class AnnotationTask:
     all_ids: frozenset[str] = frozenset()  # the whole data set's ids (an --ids/--sample session is part of it)
     judgments: dict[str, Judgment] = field(default_factory=dict)  # --show-judge
     data_name: str | None = None
+    aspects: tuple[Aspect, ...] = ()
     by_id: dict[str, Item] = field(init=False, repr=False)
     shared: frozenset[str] = field(init=False, repr=False)  # the items every annotator labels
 
@@ -156,6 +216,14 @@ class AnnotationTask:
         if not 0.0 <= self.overlap <= 1.0:
             raise ConfigError(f"--overlap {self.overlap}: give a share between 0 and 1 (e.g. 0.2)")
         self.all_ids = self.all_ids or frozenset(item.id for item in self.items)
+        if not self.aspects:
+            self.aspects = (Aspect(self.aspect, self.scale, self.criteria,
+                                   default_anchors(self.aspect, self.items[0].kind, self.scale)),)
+        names = [aspect.name for aspect in self.aspects]
+        if len(set(names)) != len(names):
+            raise ConfigError(f"--aspect {','.join(names)}: an aspect is named twice")
+        if len(names) > 1 and self.pairwise:
+            raise ConfigError("pairwise items are labelled for one aspect at a time (e.g. --aspect preference)")
         self.by_id = {item.id: item for item in self.items}
         ids = [item.id for item in self.items]
         self.shared = frozenset(random.Random(self.seed).sample(ids, round(self.overlap * len(ids))))
@@ -164,33 +232,80 @@ class AnnotationTask:
     def pairwise(self) -> bool:
         return self.scale.kind == "pairwise"
 
+    @property
+    def aspect_names(self) -> list[str]:
+        return [aspect.name for aspect in self.aspects]
+
+    def aspect_named(self, name: str) -> Aspect | None:
+        return next((aspect for aspect in self.aspects if aspect.name == name), None)
+
     def swapped(self, annotator: str, item_id: str) -> bool:
         """Pairwise: show B on the left? Random per (annotator, item), the same on every reload."""
         return self.pairwise and random.Random(f"{self.seed}|{annotator}|{item_id}").random() < 0.5
 
 
-def build_task(data: str | os.PathLike, aspect: str, out: str | os.PathLike, *, scale: str | None = None,
-               labels: str | None = None, pairwise: bool = False, ids: str | os.PathLike | None = None,
-               sample: int | None = None, criteria: str | None = None, annotator: str | None = None,
-               overlap: float = 1.0, seed: int = 0, show_judge: str | os.PathLike | None = None) -> AnnotationTask:
-    """The task `judgelab annotate` describes, checked: see docs/annotate.md for each option."""
+def build_task(data: str | os.PathLike, aspect: str | Sequence[str], out: str | os.PathLike, *,
+               scale: str | None = None, labels: str | None = None, pairwise: bool = False,
+               ids: str | os.PathLike | None = None, sample: int | None = None,
+               criteria: str | Sequence[str] | None = None, annotator: str | None = None, overlap: float = 1.0,
+               seed: int = 0, show_judge: str | os.PathLike | None = None) -> AnnotationTask:
+    """The task `judgelab annotate` describes, checked: see docs/annotate.md for each option.
+    ``aspect``: one name, several separated by commas, or a list (all rated on one page); ``criteria``:
+    one text per aspect (``@FILE`` reads a file)."""
     if sum(option is not None and option is not False for option in (scale, labels, pairwise)) > 1:
         raise ConfigError("give one of --scale, --labels and --pairwise")
+    names = parse_aspects(aspect)
+    texts = _criteria_per_aspect(names, criteria)
     dataset = load_items(data)
     items = _selected(list(dataset), ids, sample, seed)
     kinds = {item.kind for item in items}
     if len(kinds) > 1:
         raise DataError(f"the items mix kinds ({', '.join(sorted(kinds))}); annotate one kind at a time", data)
     kind = kinds.pop()
-    chosen = _scale(kind, items, aspect, scale, labels, pairwise)
+    aspects = []
+    for name, text in zip(names, texts, strict=True):
+        chosen = _scale(kind, items, name, scale, labels, pairwise)
+        aspects.append(Aspect(name, chosen, _criteria(name, text, dataset.aspects(), kind),
+                              None if labels else default_anchors(name, kind, chosen)))
     _check_showable(items, kind, data)
     if annotator is not None:
         annotator = check_name(annotator)
-    return AnnotationTask(items=items, aspect=aspect, scale=chosen,
-                          criteria=_criteria(aspect, criteria, dataset.aspects()), out=Path(out),
+    first = aspects[0]
+    return AnnotationTask(items=items, aspect=first.name, scale=first.scale, criteria=first.criteria, out=Path(out),
                           annotator=annotator, overlap=overlap, seed=seed, all_ids=frozenset(dataset.ids),
-                          judgments=_judgments(show_judge, aspect, items) if show_judge else {},
-                          data_name=dataset.name)
+                          judgments=_judgments(show_judge, first.name, items) if show_judge else {},
+                          data_name=dataset.name, aspects=tuple(aspects))
+
+
+def parse_aspects(aspect: str | Sequence[str]) -> list[str]:
+    """``naturalness,informativeness`` (or a list) as names, in order; an empty or repeated name is an error."""
+    parts = aspect.split(",") if isinstance(aspect, str) else list(aspect)
+    names = [part.strip() for part in parts]
+    if not names or any(not name for name in names):
+        raise ConfigError(f"--aspect {aspect!r}: give one aspect, or several separated by commas "
+                          "(e.g. naturalness,informativeness)")
+    if len(set(names)) != len(names):
+        raise ConfigError(f"--aspect {aspect!r}: an aspect is named twice")
+    return names
+
+
+def _criteria_per_aspect(names: list[str], criteria: str | Sequence[str] | None) -> list[str | None]:
+    if criteria is None or (not isinstance(criteria, str) and not criteria):
+        return [None] * len(names)
+    given = [criteria] if isinstance(criteria, str) else list(criteria)
+    if len(given) != len(names):
+        raise ConfigError(f"{len(given)} --criteria for {len(names)} aspects ({', '.join(names)}): give one "
+                          "--criteria per aspect, in the order of --aspect, or none for the built-in criteria")
+    return given
+
+
+def default_anchors(aspect: str, kind: str, scale: Scale) -> tuple[str, str] | None:
+    """What the lowest and highest values mean, from the aspect (or the item kind); None for pairwise."""
+    if scale.kind == "pairwise":
+        return None
+    if kind == "relevance":
+        return RELEVANCE_ANCHORS
+    return ANCHORS.get(aspect, GENERIC_ANCHORS)
 
 
 def check_name(name: str) -> str:
@@ -254,7 +369,22 @@ def _scale(kind: str, items: list[Item], aspect: str, scale: str | None, labels:
         low, high = declared.pop()  # type: ignore[misc]
         if low.is_integer() and high.is_integer() and high - low < MAX_CHOICES:
             return scale_from_range(f"{int(low)}-{int(high)}")
+    if kind == "relevance":
+        return _relevance_scale(items)
     return scale_from_range("1-5")
+
+
+def _relevance_scale(items: list[Item]) -> Scale:
+    """Relevance items without a declared scale: TREC's graded 0-3 (with the grades' names), widened
+    to the grades the items' own labels use (e.g. 0-4)."""
+    grades = [item.label for item in items if isinstance(item.label, int) and not isinstance(item.label, bool)]
+    low, high = min([0, *grades]), max([3, *grades])
+    if (low, high) == (0, 3):
+        return _numeric("labels", [(float(g), name) for g, name in RELEVANCE_GRADES.items()], "relevance grades")
+    if high - low >= MAX_CHOICES:
+        raise ConfigError(f"the items' relevance labels run from {low} to {high}, more than the {MAX_CHOICES} keys: "
+                          "give the scale with --labels")
+    return scale_from_range(f"{low}-{high}")
 
 
 def _check_showable(items: list[Item], kind: str, data: str | os.PathLike) -> None:
@@ -279,12 +409,14 @@ def _check_showable(items: list[Item], kind: str, data: str | os.PathLike) -> No
                         field="passage" if kind == "relevance" else "output")
 
 
-def _criteria(aspect: str, criteria: str | None, data_aspects: list[str]) -> str:
+def _criteria(aspect: str, criteria: str | None, data_aspects: list[str], kind: str = "pointwise") -> str:
     if criteria is not None:
         text = _text_or_file(criteria).strip()
         if not text:
             raise ConfigError("--criteria is empty")
         return text
+    if kind == "relevance" and aspect in ("relevance", "label"):
+        return RELEVANCE_CRITERIA  # a query and a passage: not the summaries' "output ... of the source"
     if aspect in DEFINITIONS:
         return DEFINITIONS[aspect]
     if aspect in data_aspects:

@@ -22,18 +22,22 @@ def register(app: typer.Typer) -> None:
 
 def annotate(
     data: Path = typer.Option(..., "--data", "-d", help="Items to label (JSONL, CSV, Parquet)."),
-    aspect: str = typer.Option(..., "--aspect", "-a", help="What to rate (coherence, relevance, preference, ...)."),
+    aspect: str = typer.Option(..., "--aspect", "-a", help="What to rate (coherence, relevance, preference, ...); "
+                               "several separated by commas are rated on one page, each its own label "
+                               "(e.g. naturalness,informativeness)."),
     out: Path = typer.Option(..., "--out", "-o", help="labels.jsonl: answers are appended; rerun to continue."),
     scale: str | None = typer.Option(None, "--scale", help="Whole-number scale LOW-HIGH, e.g. 1-5 (default: the "
-                                     "items' declared scale, else 1-5)."),
+                                     "items' declared scale per aspect; relevance items 0-3 with TREC's grades; "
+                                     "else 1-5)."),
     labels: str | None = typer.Option(None, "--labels", help="Label values instead of a range, e.g. 0,1,2,3 or "
                                       "0=irrelevant,1=related,2=relevant,3=perfect."),
     pairwise: bool = typer.Option(False, "--pairwise", help="Pairwise items: which of two responses is better "
                                   "(shown in random order per item; the default for pairwise items)."),
     ids: Path | None = typer.Option(None, "--ids", help="Label only these items: a file with one id per line."),
     sample: int | None = typer.Option(None, "--sample", callback=checked(limits.Count), help="Label a random sample of N items (see --seed)."),
-    criteria: str | None = typer.Option(None, "--criteria", help="What the aspect means, shown beside each item: "
-                                        "TEXT or @FILE (default: built-in criteria for common aspects)."),
+    criteria: list[str] | None = typer.Option(None, "--criteria", help="What the aspect means, shown beside each "
+                                              "item: TEXT or @FILE (default: built-in criteria for common aspects); "
+                                              "with several aspects, once per aspect in their order."),
     annotator: str | None = typer.Option(None, "--annotator", help="Your name (else each person enters one)."),
     overlap: float = typer.Option(1.0, "--overlap", callback=checked(limits.Fraction), help="Share of items every annotator labels; the others go to "
                                   "one annotator each (1: everyone labels everything; e.g. 0.2)."),

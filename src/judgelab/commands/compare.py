@@ -78,7 +78,7 @@ def compare(
     for path in (junit, markdown):
         if path is not None and path.is_dir():
             raise ConfigError(f"{path} is a folder: give a file path")
-    items, judged, labels, ids, sample_file = _load(data, judgments, human, human_ids, aspect, field)
+    items, judged, labels, ids, sample_file, aspect = _load(data, judgments, human, human_ids, aspect, field)
     result = compare_systems(items, judged, baseline=baseline, candidate=candidate, margin=margin, alpha=alpha,
                              higher_is_better=higher_is_better, estimator=estimator, pairing=pairing, aspect=aspect,
                              judge=judge, human=labels, human_ids=ids, sample=sample_file, calibration=calibration, target=target,

@@ -45,6 +45,8 @@ Seed = Annotated[int, typer.Option("--seed", callback=checked(limits.Seed), help
 
 def _load(data: Path, judgments: Path | None, human: Path | None, human_ids: str | None, aspect: str | None,
           field: str | None = None):
+    """Items, judgments, human labels (with --human), the ids whose labels count, the sample file, and the
+    aspect: --aspect, else the one aspect the labels file names (several: an error asking for --aspect)."""
     from judgelab.data.io import load_items, load_judgments
     from judgelab.data.item import VERDICTS
     from judgelab.evaluate import ALL, read_sample
@@ -66,15 +68,16 @@ def _load(data: Path, judgments: Path | None, human: Path | None, human_ids: str
         from judgelab.data.labels import human_values, labels_aspect, load_labels
 
         read = load_labels(human)
+        named = any(label.aspect for label in read)
         if pairwise:
-            labels = human_values(read, aspect or (labels_aspect(read) if any(label.aspect for label in read)
-                                                   else "preference"), items)
+            labels = human_values(read, aspect or (labels_aspect(read) if named else "preference"), items)
         elif items and items[0].kind == "relevance":
             labels = _relevance_labels(human_values(read, "relevance", items))
         else:
-            named = aspect or (labels_aspect(read) if any(label.aspect for label in read) else _only_aspect(items))
-            labels = human_values(read, named, items)
-    return items, judged, labels, ids, sample_file
+            # the aspect the file labels (as meta takes it), for the judge's verdicts and the items too
+            aspect = labels_aspect(read, aspect) if named else aspect or _only_aspect(items)
+            labels = human_values(read, aspect, items)
+    return items, judged, labels, ids, sample_file, aspect
 
 
 def _only_aspect(items) -> str:
@@ -144,7 +147,7 @@ def evaluate(
         from judgelab.report.systems import check_systems_folder
 
         check_systems_folder(out)
-    items, judged, labels, ids, sample_file = _load(data, judgments, human, human_ids, aspect, field)
+    items, judged, labels, ids, sample_file, aspect = _load(data, judgments, human, human_ids, aspect, field)
     report = run_evaluate(items, judged, aspect=aspect, judge=judge, human=labels, human_ids=ids, sample=sample_file,
                           runs=runs, measure=measure, unjudged=unjudged, calibration=calibration, target=target,
                           variance=variance, n_resamples=bootstrap, seed=seed, confidence=confidence,
@@ -413,7 +416,7 @@ def _print_plan(console, data, judgments, human, human_ids, aspect, judge, field
     if human is None and human_ids is None:
         raise ConfigError("--plan needs the labels so far (--human or --human-ids): it measures how well the judge "
                           "predicts them")
-    items, judged, labels, ids, sample_file = _load(data, judgments, human, human_ids, aspect, field)
+    items, judged, labels, ids, sample_file, aspect = _load(data, judgments, human, human_ids, aspect, field)
     report = run_evaluate(items, judged, aspect=aspect, judge=judge, human=labels, human_ids=ids, sample=sample_file,
                           runs=runs, n_resamples=0, seed=seed)
     result = plan_labels(report, width)
