@@ -58,7 +58,8 @@ def _comparison_figures(systems: Mapping[str, Any], order: list[str]) -> list[An
     confidence = round(100 * (options.get("confidence") or 0.95))
     kind = " bootstrap" if options.get("intervals") == "bootstrap" else ""
     measure = systems.get("measure") or "value"
-    forest = plots.forest(order, {LABELS[name]: _series(estimators[name], order) for name in estimators},
+    forest = plots.forest(order, {LABELS[name]: _series(estimators[name], order) for name in estimators
+                                  if name != "guided"},  # a ranking (runs below), not on this scale
                           title=f"{measure[0].upper()}{measure[1:]}, {confidence}%{kind} intervals", x_label=measure)
     sets = {LABELS[name]: _ranks(estimators[name], order) for name in RANKED if name in estimators}
     method = (systems.get("rank_sets") or {}).get("corrected", {}).get("method") or options.get("rank_method")
