@@ -136,12 +136,17 @@ def trema_judge(benchmarks_dir, tmp_path_factory):
     return write_jsonl(tmp_path_factory.mktemp("trema") / "judgments.jsonl", rows)
 
 
-def test_runs_are_ranked_per_query_with_human_labels_on_a_few_queries(benchmarks_dir, trema_judge, tmp_path):
-    queries = sorted({r["qid"] for r in _rows(benchmarks_dir / "trec_dl2019.jsonl")})[:6]
+def evaluate_runs(benchmarks_dir, trema_judge, tmp_path, n_queries, *options):
+    """`judgelab evaluate` of the DL 2019 runs with the first ``n_queries`` queries labelled."""
+    queries = sorted({r["qid"] for r in _rows(benchmarks_dir / "trec_dl2019.jsonl")})[:n_queries]
     ids = tmp_path / "queries.txt"
     ids.write_text("\n".join(queries) + "\n")
-    done = run("evaluate", "--data", benchmarks_dir / "trec_dl2019.jsonl", "--judgments", trema_judge, "--runs",
-               benchmarks_dir / "trec_dl2019_runs", "--human-ids", ids, "--bootstrap", "100", "--json")
+    return run("evaluate", "--data", benchmarks_dir / "trec_dl2019.jsonl", "--judgments", trema_judge, "--runs",
+               benchmarks_dir / "trec_dl2019_runs", "--human-ids", ids, "--bootstrap", "100", *options)
+
+
+def test_runs_are_ranked_per_query_with_human_labels_on_a_few_queries(benchmarks_dir, trema_judge, tmp_path):
+    done = evaluate_runs(benchmarks_dir, trema_judge, tmp_path, 6, "--json")
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     assert out["kind"] == "queries" and out["measure"] == "nDCG@10" and len(out["systems"]) == 37
@@ -157,8 +162,7 @@ def test_runs_are_ranked_per_query_with_human_labels_on_a_few_queries(benchmarks
     guided = {k: v for k, v in out["estimators"]["guided"].items() if k != "info"}
     assert sorted(v["rank"] for v in guided.values()) == list(range(1, 38))
     assert "guided" not in out["pairs"] and out["estimators"]["guided"]["info"]["level"] == 0.05  # 6 queries: declined
-    terminal = run("evaluate", "--data", benchmarks_dir / "trec_dl2019.jsonl", "--judgments", trema_judge, "--runs",
-                   benchmarks_dir / "trec_dl2019_runs", "--human-ids", ids, "--bootstrap", "100")
+    terminal = evaluate_runs(benchmarks_dir, trema_judge, tmp_path, 6)
     assert terminal.returncode == 0, terminal.stderr
     text = " ".join(terminal.stdout.split())
     assert "ranked by the guided ranking" in text and "rank: the guided ranking (recommended for runs)" in text
@@ -166,11 +170,7 @@ def test_runs_are_ranked_per_query_with_human_labels_on_a_few_queries(benchmarks
 
 
 def test_runs_get_intervals_from_nine_labelled_queries(benchmarks_dir, trema_judge, tmp_path):
-    queries = sorted({r["qid"] for r in _rows(benchmarks_dir / "trec_dl2019.jsonl")})[:9]
-    ids = tmp_path / "queries.txt"
-    ids.write_text("\n".join(queries) + "\n")
-    done = run("evaluate", "--data", benchmarks_dir / "trec_dl2019.jsonl", "--judgments", trema_judge, "--runs",
-               benchmarks_dir / "trec_dl2019_runs", "--human-ids", ids, "--bootstrap", "100", "--json")
+    done = evaluate_runs(benchmarks_dir, trema_judge, tmp_path, 9, "--json")
     assert done.returncode == 0, done.stderr
     corrected = {k: v for k, v in json.loads(done.stdout)["estimators"]["corrected"].items() if k != "info"}
     assert all(v["ci"][0] is not None and v["ci"][0] <= v["value"] + 0.2 for v in corrected.values())

@@ -30,7 +30,7 @@ def problem(judge_of_system, n_per_system=40, labels_per_system=8, seed=0):
 def test_a_judge_that_orders_systems_like_the_humans_is_trusted():
     labelled, design, judge_means = problem([1.0, 1.4, 1.8, 2.2, 2.6, 3.0, 3.4, 3.8])
     choice = choose_ranking(labelled, design, judge_means)
-    assert choice.estimator == "shrunk" and choice.loss_shrunk >= choice.loss_labels
+    assert choice.estimator == "shrunk" and choice.tau_shrunk >= choice.tau_labels
     assert "shrunk ranking of one half agreed better" in choice.reason
 
 
@@ -38,7 +38,7 @@ def test_a_judge_that_reverses_the_order_inside_two_groups_is_not():
     # two groups the judge separates, each ordered backwards: a line through its means fits the groups
     labelled, design, judge_means = problem([1.6, 1.4, 1.2, 1.0, 3.6, 3.4, 3.2, 3.0], labels_per_system=12)
     choice = choose_ranking(labelled, design, judge_means)
-    assert choice.estimator == "corrected" and choice.loss_labels > choice.loss_shrunk
+    assert choice.estimator == "corrected" and choice.tau_labels > choice.tau_shrunk
 
 
 def test_an_active_design_or_too_few_labels_is_not_checked():

@@ -207,6 +207,11 @@ def _reason_lines(report) -> list[str]:
             for (name, reason), systems in grouped.items()]
 
 
+def _guided_rule(info: dict[str, Any]) -> str:
+    return (f"the judge's order, except where a corrected difference is significant at {info['level']:g} "
+            f"({info['significant_pairs']} pairs; {info['overruled_judge_pairs']} of them against the judge's order)")
+
+
 def systems_tables(report, width: int = 120) -> list[Any]:
     """The terminal view: a header line, the leaderboard, what the labels were worth, caveats.
     Below 120 columns intervals print as ± half-widths, so numbers are never cut."""
@@ -248,15 +253,10 @@ def systems_tables(report, width: int = 120) -> list[Any]:
     if main == recommended and main != "guided":
         lines.append(f"rank: the [bold]{main}[/] estimate's, recommended: {escape(report.recommended['reason'])}")
     if guided is not None:
-        info = estimates["guided"].info
-        lines.append(f"guided rank: the judge's order, except where a corrected difference is significant at "
-                     f"{info['level']:g} ({info['significant_pairs']} pairs; {info['overruled_judge_pairs']} against "
-                     "the judge): a point ranking, no rank set (docs/pairwise.md)")
+        lines.append(f"guided rank: {_guided_rule(estimates['guided'].info)}: a point ranking, no rank set "
+                     "(docs/pairwise.md)")
     if main == "guided":
-        info = estimates["guided"].info
-        lines.append(f"rank: the [bold]guided[/] ranking (recommended for runs): the judge's order, except where a "
-                     f"corrected difference is significant at {info['level']:g} ({info['significant_pairs']} pairs; "
-                     f"{info['overruled_judge_pairs']} of them against the judge's order)")
+        lines.append(f"rank: the [bold]guided[/] ranking (recommended for runs): {_guided_rule(estimates['guided'].info)}")
     if report.pairs_omitted:
         lines.append(f"[yellow]{escape(report.pairs_omitted)}[/]")
     else:

@@ -5,12 +5,13 @@ line through the judge's system means. That ranks better than the labels alone w
 systems well, and worse when it does not: on Topical-Chat, UniEval separates two groups of systems
 but orders them wrongly inside each, a line fits the groups, and with six systems nothing in the
 model can tell (docs/evaluate.md). So the choice is checked on the labels themselves, by sample
-splitting: the labelled units of each system are halved at random; the shrunk estimate and the
-labels' own mean are computed from one half and scored against the other half's mean. The halves
-are independent, so the score (squared error after centring each side on its mean over systems,
-which is what a ranking sees) is an unbiased comparison of the two estimators' errors at half the
-labels, up to a constant the two share. Averaged over ``splits`` random halvings; the shrunk
-ranking is kept unless the labels' own does better.
+splitting: each system's labels are halved at random; the shrunk estimate and the labels' own
+means are fitted on one half and ranked against the other half's means (Kendall tau, both ways
+round). The halves are independent, so this compares the two rankings on labels neither was
+fitted on. Averaged over ``splits`` random halvings; the shrunk ranking is kept unless the labels'
+own agrees better. (A squared-error score was tried first: shrinkage lowers the error of each
+system's value while it scrambles the order inside groups, so it kept shrunk where its ranking was
+worse; the ranking is what is chosen, so the ranking is what is scored.)
 
 Why a split and not the model's own fit: the model's tau^2 cannot see a judge whose errors follow
 the line (a good fit of the wrong shape); a held-out half can. Hand-written because it is a few
@@ -35,13 +36,13 @@ class Choice:
     """The recommended estimator (``"shrunk"`` or ``"corrected"``) and why."""
 
     estimator: str
-    loss_shrunk: float | None
-    loss_labels: float | None
+    tau_shrunk: float | None  # mean Kendall tau against the held-out halves (None: not checked)
+    tau_labels: float | None
     splits: int
     reason: str
 
     def to_dict(self) -> dict:
-        return {"estimator": self.estimator, "loss_shrunk": self.loss_shrunk, "loss_labels": self.loss_labels,
+        return {"estimator": self.estimator, "tau_shrunk": self.tau_shrunk, "tau_labels": self.tau_labels,
                 "splits": self.splits, "reason": self.reason}
 
 

@@ -233,7 +233,7 @@ def evaluate(items: Iterable[Item], judgments: Iterable[Judgment], *, aspect: st
                                            skewness_correction=skewness_correction)
         if built.problem.kind == "items":
             estimates["shrunk"] = shrunk(estimates["corrected"], estimates["judge"].value)
-            if "regression_on_judge_mean" in estimates["shrunk"].info:  # shrunk has values: is its ranking better?
+            if np.isfinite(estimates["shrunk"].value).any():  # shrunk has values: is its ranking better?
                 recommended = choose_ranking(labelled_problem, design, estimates["judge"].value, seed=seed).to_dict()
         else:  # runs: the judge's order where the labels cannot contradict it (evaluate/guided.py)
             estimates["guided"] = guided_ranking(estimates["corrected"], estimates["judge"])
