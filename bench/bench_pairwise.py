@@ -10,8 +10,12 @@ value: each model's win probability over all 18,833 comparisons (ties half). A d
 comparisons uniformly at random (the rest keep only the judge's verdict) and estimates:
 
 * ``judge``: the judge's verdicts on all comparisons (no draw: one value per judge);
-* ``human``: the n labelled comparisons alone (max-t rank sets);
-* ``corrected``: PPI++ with judgelab's pooled lambda (max-t rank sets; also with Bonferroni);
+* ``human``: the n labelled comparisons alone (rank sets by the default ``auto``: max-t, or Bonferroni
+  below a median of 25 labels per system; also each of the two alone);
+* ``corrected``: PPI++ with judgelab's pooled lambda (the same three rank-set rows);
+* ``shrunk``, ``guided``, ``recommended``: point rankings that lean on the judge; ``recommended`` is
+  what ``evaluate`` recommends (shrunk or corrected, by a split-half check on the labels; on the
+  first RECOMMEND_DRAWS draws: the check refits 180 estimates a draw);
 * ``PPR``: the PPR method as restated in specs/ppr.md (residuals normalised by each model's count,
   the spec's "corrected" reading), with its chi-square ellipsoid and with Bonferroni pairwise tests;
 * ``BT human`` / ``BT corrected``: Bradley-Terry strengths (truth: the all-human fit), max-t sets.
@@ -38,14 +42,15 @@ from judgelab.data.arena import load_arena
 from judgelab.data.labels import PREFERENCES
 from judgelab.evaluate.estimators import shrunk
 from judgelab.evaluate.guided import guided_ranking
-from judgelab.evaluate.preferences import Comparisons, comparisons, estimate, rank_sets, sets_from
+from judgelab.evaluate.preferences import Comparisons, comparisons, estimate, rank_sets, recommend, sets_from
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "benchmarks" / "chatbot_arena"
 SECTION = "## Pairwise leaderboards: Chatbot Arena, three judges (`bench/bench_pairwise.py`)"
 JUDGES = {"gpt-4": "gpt-4-0125-preview", "claude-3-opus": "claude-3-opus-20240229", "gpt-3.5": "gpt-3.5-turbo"}
 SIZES = (200, 500, 1000, 2000)
 ALPHA = 0.05
-MAX_T_DRAWS = 2000  # normal draws for each max-t critical value: its Monte Carlo error is ~0.01
+MAX_T_DRAWS = 2000
+RECOMMEND_DRAWS = 100  # the recommended ranking's split-half check costs ~0.3 s a draw: the first 100 draws  # normal draws for each max-t critical value: its Monte Carlo error is ~0.01
 
 
 # -- PPR (specs/ppr.md), reimplemented as the baseline ----------------------------------------------------
@@ -187,17 +192,26 @@ def run(draws: int, judges: list[str], sizes: tuple[int, ...], seed: int = 0, pp
                     if name == "corrected":
                         lambdas.append(est.info["judge_weight"])
                     seed_sets = draw_index  # the same with or without a resumed run
-                    rows.setdefault(name, []).append(_scores(est.value, est.ci, rank_sets(est, "max-t", seed=seed_sets,
+                    # the default rank sets: auto (max-t, or Bonferroni below 25 labels per system)
+                    rows.setdefault(name, []).append(_scores(est.value, est.ci, rank_sets(est, "auto", seed=seed_sets,
                                                                                             n_draws=MAX_T_DRAWS),
                                                              truth[key], truth_rank[key]))
+                    if name in ("human", "corrected"):
+                        for method in ("max-t", "bonferroni"):
+                            rows.setdefault(f"{name}, {method}", []).append(_scores(
+                                est.value, est.ci, rank_sets(est, method, seed=seed_sets, n_draws=MAX_T_DRAWS),
+                                truth[key], truth_rank[key]))
                     if name == "corrected":
-                        rows.setdefault("corrected, Bonferroni", []).append(_scores(
-                            est.value, est.ci, rank_sets(est, "bonferroni"), truth[key], truth_rank[key]))
                         pooled = shrunk(est, judged.value)  # empirical Bayes towards the judge: ranking only
                         rows.setdefault("shrunk (EB), Bonferroni", []).append(_scores(
                             pooled.value, pooled.ci, rank_sets(pooled, "bonferroni"), truth[key], truth_rank[key]))
                         led = guided_ranking(est, judged)  # the judge's order unless the labels contradict it
                         rows.setdefault("guided (ranking only)", []).append(_ranking_only(led.value, truth[key]))
+                        if draw_index < RECOMMEND_DRAWS:  # evaluate's recommended point ranking (0.3 s a draw)
+                            choice = recommend(data, judged.value, seed=draw_index)
+                            chosen_value = pooled.value if choice.estimator == "shrunk" else est.value
+                            rows.setdefault("recommended (ranking only)", []).append(
+                                _ranking_only(chosen_value, truth[key]) | {"shrunk": choice.estimator == "shrunk"})
                 theta, sigma = ppr(data, tie=ppr_tie)
                 half = stats.norm.ppf(1 - ALPHA / 2) * np.sqrt(np.diag(sigma))
                 ci = np.column_stack([theta - half, theta + half])
@@ -219,7 +233,7 @@ CACHE = Path(__file__).resolve().parents[1] / "runs" / "bench_pairwise"  # runs/
 
 
 def _cache_path(draws: int, seed: int, ppr_tie: float, short: str, n: int) -> Path:
-    return CACHE / f"{short}-n{n}-draws{draws}-seed{seed}-tie{ppr_tie:g}.json"
+    return CACHE / f"{short}-n{n}-draws{draws}-seed{seed}-tie{ppr_tie:g}-v2.json"  # v2: auto rank sets, recommended
 
 
 def _cached(draws: int, seed: int, ppr_tie: float, short: str, n: int):
@@ -301,6 +315,8 @@ def table(results: dict, draws: int) -> str:
         missing = np.mean([s["missing"] for s in scored])
         if not np.isfinite(sim):
             mc = ""
+        if "shrunk" in scored[0]:  # the recommended ranking: how often the check kept shrunk, on how many draws
+            name = f"{name}: shrunk in {np.mean([s['shrunk'] for s in scored]):.0%} of {len(scored)} draws"
         lines.append(f"| {short} | {n} | {name} | {_cell(cov)} | {_cell(sim)}{mc} | {_cell(width)} | {_cell(size, 1)} "
                      f"| {tau:.3f} | {missing:.2f} |")
     return "\n".join(lines)

@@ -43,10 +43,13 @@ def _evaluate(arena, *extra):
 def test_win_probability_table_with_simultaneous_rank_sets(arena):
     shown = _evaluate(arena).stdout
     assert "win probability (ties half); 400 labelled comparisons" in shown
-    assert "rank sets hold for every system at once (max-t)" in shown
+    assert "rank sets hold for every system at once (auto: judge max-t, human max-t, corrected max-t)" in shown
     out = json.loads(_evaluate(arena, "--json").stdout)
     assert set(out["estimators"]) == {"judge", "human", "corrected", "shrunk", "guided"} and len(out["systems"]) == 20
-    assert "guided rank: the judge's order, except where a corrected difference is significant" in shown
+    # the recommended point ranking (shrunk, checked on halves of the labels) beside corrected's rank sets
+    assert out["recommended"]["estimator"] in ("shrunk", "corrected") and out["recommended"]["splits"] == 30
+    if out["recommended"]["estimator"] == "shrunk":
+        assert "point rank: the shrunk estimate's, the recommended point ranking: on 30 random halvings" in shown
     corrected = out["estimators"]["corrected"]
     assert 0 < corrected["info"]["judge_weight"] <= 1
     for system in out["systems"]:

@@ -218,3 +218,39 @@ def test_guided_ranking_of_comparisons_keeps_the_judges_order_unless_the_labels_
     nothing = rank_systems(a, b, wrong, np.where(np.arange(3000) < 40, human, np.nan))
     assert nothing.estimates["guided"].info["significant_pairs"] < guided.info["significant_pairs"]  # fewer labels
     assert "guided" not in rank_systems(a, b, judge).estimates
+
+
+def test_auto_rank_sets_use_bonferroni_while_systems_have_few_labels():
+    """``auto`` (the default): max-t's normal approximation fell short with ~20 labels per system on
+    Arena, so label-based estimates take Bonferroni's larger multiplier below a median of 25; the
+    judge-only estimate and well-labelled ones keep max-t; a named method is used as it is."""
+    a, b, judge, human = simulate(n=3000, seed=11)
+    few = rank_systems(a, b, judge, np.where(np.arange(3000) < 60, human, np.nan))  # ~20 per system
+    assert np.median(few.estimates["corrected"].n_labelled) < 25
+    assert {name: sets.method for name, sets in few.rank_sets.items() if name != "guided"} == {
+        "judge": "max-t", "human": "bonferroni", "corrected": "bonferroni", "shrunk": "bonferroni"}
+    assert few.rank_sets["corrected"].critical == pytest.approx(simultaneous_critical(np.eye(6), 0.05, "bonferroni"))
+    many = rank_systems(a, b, judge, np.where(np.arange(3000) < 600, human, np.nan))
+    assert {many.rank_sets[name].method for name in ("judge", "human", "corrected")} == {"max-t"}
+    assert rank_systems(a, b, judge, np.where(np.arange(3000) < 60, human, np.nan),
+                        rank_method="max-t").rank_sets["corrected"].method == "max-t"
+
+
+def test_recommended_point_ranking_is_checked_on_halves_of_the_labels():
+    """``recommended``: shrunk while halves of the labels agree with it better than with each other
+    (a judge that orders systems like the humans), corrected when the judge orders them unlike the
+    humans in a way no line through its values repairs (its strengths a shuffle of the true ones)."""
+    a, b, judge, human = simulate(n=4000, seed=12)
+    labelled = np.where(np.arange(4000) < 300, human, np.nan)
+    good = rank_systems(a, b, judge, labelled).recommended
+    assert good["estimator"] == "shrunk" and good["tau_shrunk"] >= good["tau_labels"] and good["splits"] == 30
+    assert "halvings of the labelled comparisons" in good["reason"]
+    shuffled = np.array([0.0, -0.9, 1.0, -0.4, 0.6, 0.3])  # Kendall tau with STRENGTH: about 0
+    index = np.array([int(s[1:]) for s in a]), np.array([int(s[1:]) for s in b])
+    rng = np.random.default_rng(13)
+    wrong = (rng.random(4000) < expit(3 * (shuffled[index[0]] - shuffled[index[1]]))).astype(float)
+    bad = rank_systems(a, b, wrong, np.where(np.arange(4000) < 1500, human, np.nan)).recommended
+    assert bad["estimator"] == "corrected" and bad["tau_labels"] > bad["tau_shrunk"], bad
+    weighted = rank_systems(a, b, judge, labelled, probability=np.full(4000, 0.075)).recommended
+    assert weighted["estimator"] == "shrunk" and weighted["splits"] == 0 and "not checked" in weighted["reason"]
+    assert rank_systems(a, b, judge).recommended is None  # no labels: nothing to recommend between

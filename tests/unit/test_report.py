@@ -158,3 +158,27 @@ def test_runs_are_listed_in_the_guided_order_when_evaluate_gives_one():
                               "corrected": {"r1": estimate(0.6), "r2": estimate(0.5), "r3": estimate(0.4)},
                               "guided": {"r1": estimate(0), "r2": estimate(2), "r3": estimate(1)}}}
     assert [row["system"] for row in systems_section(systems)["rows"]] == ["r2", "r3", "r1"]
+
+
+def test_items_follow_the_recommended_estimate_and_comparisons_show_its_point_rank():
+    """As in the terminal: items are listed in the recommended estimate's order (it was corrected's,
+    whatever `evaluate` recommended); comparisons keep corrected's order and rank sets, with the
+    recommended point rank in a column of its own."""
+    from judgelab.report.systems_view import systems_section
+
+    def estimate(value, rank):
+        return {"value": value, "ci": [None, None], "rank_interval": [rank, rank], "rank": rank}
+
+    estimators = {"judge": {"x": estimate(0.3, 3), "y": estimate(0.5, 1), "z": estimate(0.4, 2)},
+                  "corrected": {"x": estimate(0.6, 1), "y": estimate(0.5, 2), "z": estimate(0.4, 3)},
+                  "shrunk": {"x": estimate(0.45, 2), "y": estimate(0.5, 1), "z": estimate(0.4, 3)}}
+    recommended = {"estimator": "shrunk", "reason": "on 30 random halvings"}
+    items = {"kind": "items", "systems": ["x", "y", "z"], "pairs": {}, "labels": {"n_labelled": 9},
+             "estimators": estimators, "recommended": recommended}
+    section = systems_section(items)
+    assert [row["system"] for row in section["rows"]] == ["y", "x", "z"] and section["point"] is None
+    assert section["ranking"] == "shrunk (EB)"
+    comparisons = items | {"kind": "comparisons"}
+    section = systems_section(comparisons)
+    assert [row["system"] for row in section["rows"]] == ["x", "y", "z"]
+    assert [row["point_rank"] for row in section["rows"]] == [2, 1, 3] and section["point"] == "shrunk (EB)"

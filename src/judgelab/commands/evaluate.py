@@ -128,7 +128,8 @@ def evaluate(
     baseline: Annotated[str | None, typer.Option(
         "--baseline", help="Comparisons: the system whose win rate against the others baseline-win-rate estimates.")] = None,
     rank_method: Annotated[str, typer.Option(
-        "--rank-method", help="Comparisons: simultaneous rank sets from max-t (default), bonferroni or holm.")] = "max-t",
+        "--rank-method", help="Comparisons: simultaneous rank sets from auto (default: max-t, or bonferroni "
+                               "below a median of 25 labelled comparisons per system), max-t, bonferroni or holm.")] = "auto",
     bt_intervals: Annotated[str, typer.Option(
         "--bt-intervals", help="Comparisons, --estimand bradley-terry: sandwich (default) or bootstrap intervals "
                                "(--bootstrap resamples of the comparisons, each refitted).")] = "sandwich",
@@ -207,6 +208,14 @@ def _reason_lines(report) -> list[str]:
             for (name, reason), systems in grouped.items()]
 
 
+def _rank_methods(report) -> str:
+    """How the rank sets were drawn: the option, and what ``auto`` chose per estimator."""
+    chosen = {name: sets.method for name, sets in report.rank_sets.items() if name in ("judge", "human", "corrected")}
+    if report.options["rank_method"] != "auto":
+        return report.options["rank_method"]
+    return "auto: " + ", ".join(f"{name} {method}" for name, method in chosen.items())
+
+
 def _guided_rule(info: dict[str, Any]) -> str:
     return (f"the judge's order, except where a corrected difference is significant at {info['level']:g} "
             f"({info['significant_pairs']} pairs; {info['overruled_judge_pairs']} of them against the judge's order)")
@@ -218,10 +227,13 @@ def systems_tables(report, width: int = 120) -> list[Any]:
     estimates = report.estimates
     compact = width < 120
     # the recommended ranking leads (runs: guided; items: shrunk or corrected, as checked on the labels);
-    # comparisons keep the corrected estimate, whose rank sets are simultaneous
+    # comparisons keep the corrected estimate, whose rank sets are simultaneous, with the recommended
+    # point ranking in a column of its own
     recommended = (report.recommended or {}).get("estimator")
-    candidates = (recommended, "corrected", "judge")
+    comparisons = report.kind == "comparisons"
+    candidates = ("corrected", "judge") if comparisons else (recommended, "corrected", "judge")
     main = next(name for name in candidates if name in estimates)
+    point = recommended if comparisons and recommended in estimates and recommended != main else None
     rank, best, worst = report.ranks(main)
     order = sorted(range(len(report.systems)), key=lambda k: (math.isnan(rank[k]), rank[k]))
     what = report.measure or f"aspect {report.aspect or '-'}"
@@ -239,22 +251,22 @@ def systems_tables(report, width: int = 120) -> list[Any]:
     for name in shown:
         table.add_column(name, no_wrap=True)
     table.add_column("rank", no_wrap=True)
-    guided = report.ranks("guided")[0] if "guided" in estimates and main != "guided" else None
-    if guided is not None:
-        table.add_column("guided rank", no_wrap=True)
+    point_rank = report.ranks(point)[0] if point else None
+    if point_rank is not None:
+        table.add_column("point rank", no_wrap=True)
     for k in order:
         cells = [_estimate_cell(estimates[name], k, name, compact) for name in shown]
         span = "-" if math.isnan(rank[k]) else f"{int(rank[k])}" + (
             "" if math.isnan(best[k]) else f" ({int(best[k])}-{int(worst[k])})")
-        extra = [] if guided is None else ["-" if math.isnan(guided[k]) else str(int(guided[k]))]
+        extra = [] if point_rank is None else ["-" if math.isnan(point_rank[k]) else str(int(point_rank[k]))]
         table.add_row(escape(report.systems[k]), *cells, span, *extra)
     lines.append(table)
     lines += _reason_lines(report)
     if main == recommended and main != "guided":
         lines.append(f"rank: the [bold]{main}[/] estimate's, recommended: {escape(report.recommended['reason'])}")
-    if guided is not None:
-        lines.append(f"guided rank: {_guided_rule(estimates['guided'].info)}: a point ranking, no rank set "
-                     "(docs/pairwise.md)")
+    if point_rank is not None:
+        lines.append(f"point rank: the [bold]{point}[/] estimate's, the recommended point ranking: "
+                     f"{escape(report.recommended['reason'])}; rank sets: the corrected estimate's (docs/pairwise.md)")
     if main == "guided":
         lines.append(f"rank: the [bold]guided[/] ranking (recommended for runs): {_guided_rule(estimates['guided'].info)}")
     if report.pairs_omitted:
@@ -280,7 +292,7 @@ def systems_tables(report, width: int = 120) -> list[Any]:
     if report.kind == "comparisons":
         lines += [f"[yellow]{escape(name)}: {escape(est.info['intervals_reason'])}[/]"
                   for name, est in report.estimates.items() if est.info.get("intervals_reason")]
-        lines.append(f"[dim]rank sets hold for every system at once ({report.options['rank_method']}); judge-only "
+        lines.append(f"[dim]rank sets hold for every system at once ({_rank_methods(report)}); judge-only "
                      "values are the judge's, not the humans': their intervals do not cover its bias. "
                      + ("judge/human/corrected intervals: percentiles of "
                         f"{report.options.get('n_resamples')} resamples of the comparisons, each refitted (unless "

@@ -20,6 +20,7 @@ lines over the estimators here; no library splits a stratified design.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -65,13 +66,21 @@ def choose_ranking(problem: Problem, design: Design, judge_means: np.ndarray, *,
     if not pooled > 0:
         return Choice("shrunk", None, None, 0, "not checked: the labels show no spread within systems")
     rng = np.random.default_rng(seed)
-    scores = np.array([_split_scores(values, systems, usable, judge_means, pooled, rng) for _ in range(splits)])
+    return choose_by_halves(lambda: _split_scores(values, systems, usable, judge_means, pooled, rng), splits,
+                            "each system's labels")
+
+
+def choose_by_halves(split_scores: Callable[[], Sequence[float]], splits: int = SPLITS,
+                     halved: str = "the labels") -> Choice:
+    """Shrunk or corrected from ``splits`` calls of ``split_scores``, each a fresh random halving that
+    returns (shrunk's, the labels') Kendall tau against the held-out half (NaN: not rankable)."""
+    scores = np.array([split_scores() for _ in range(splits)], dtype=float)
     scores = scores[np.isfinite(scores).all(axis=1)]
     if len(scores) == 0:
         return Choice("shrunk", None, None, 0, "not checked: no split ranked three systems")
     shrink, labels = scores.mean(axis=0)
     keep = shrink >= labels
-    reason = (f"on {len(scores)} random halvings of each system's labels, the {'shrunk' if keep else 'labels-only'} "
+    reason = (f"on {len(scores)} random halvings of {halved}, the {'shrunk' if keep else 'labels-only'} "
               f"ranking of one half agreed better with the other half's (Kendall tau {max(shrink, labels):.3f} vs "
               f"{min(shrink, labels):.3f})")
     return Choice("shrunk" if keep else "corrected", float(shrink), float(labels), len(scores), reason)
@@ -95,12 +104,18 @@ def _split_scores(values: np.ndarray, systems: np.ndarray, usable: np.ndarray, j
         other = (np.bincount(systems[held], values[held], minlength=len(usable))[usable]
                  / np.bincount(systems[held], minlength=len(usable))[usable])
         pulled = fay_herriot(means, pooled / n, judge_means[usable], interval=False).value
-        scores.append([_kendall_tau_b(pulled, other), _kendall_tau_b(means, other)])
-    with np.errstate(invalid="ignore"):
-        return np.nanmean(np.array(scores, dtype=float), axis=0)
+        scores.append([kendall_tau_b(pulled, other), kendall_tau_b(means, other)])
+    return mean_scores(scores)
 
 
-def _kendall_tau_b(a: np.ndarray, b: np.ndarray) -> float:
+def mean_scores(scores: Sequence[Sequence[float]]) -> list[float]:
+    """Both ways round averaged, per ranking; NaN where neither way ranked three systems."""
+    table = np.array(scores, dtype=float)
+    return [float(column[np.isfinite(column)].mean()) if np.isfinite(column).any() else float("nan")
+            for column in table.T]
+
+
+def kendall_tau_b(a: np.ndarray, b: np.ndarray) -> float:
     """Kendall's tau-b of two short vectors (scipy.stats.kendalltau's value): hand-written because
     scipy's costs ~0.5 ms a call in its argument handling, and the check makes 120 calls per evaluate."""
     upper = np.triu_indices(len(a), 1)

@@ -32,7 +32,9 @@ for all systems, the one that minimises the trace of the estimate's covariance (
 estimates pulled toward what the judge's values predict for them (Fay-Herriot, hierarchical Bayes over
 how far the judge's values can be trusted), more so where a system has few labels. It ranks systems better than the corrected estimate with few
 labels (bench/bench_pairwise.py), at the price of a model: its intervals hold on average over
-systems, and its rank sets carry no simultaneous guarantee.
+systems, and its rank sets carry no simultaneous guarantee. Which point ranking to trust, shrunk's or the corrected one, is
+checked on the labels (:func:`recommend`: halves of the labelled comparisons, as
+evaluate/choose.py does for items) and reported as ``recommended``.
 
 Variances come from each estimate's linearisation (a comparison moves the two systems it
 involves, in opposite directions), so differences between systems are paired automatically.
@@ -40,10 +42,12 @@ involves, in opposite directions), so differences between systems are paired aut
 all of them labelled by humans would give; a finite-population correction, what bench/ checks).
 
 Rank sets hold **simultaneously**: with probability >= the confidence level every system's true
-rank is in its set. ``max-t`` (default) takes the critical value of the largest studentised
+rank is in its set. ``max-t`` takes the critical value of the largest studentised
 pairwise difference under the estimates' joint normal distribution (Hothorn et al. 2008's
 single-step method), so every pairwise interval holds at once; ``bonferroni`` divides alpha by the
-number of pairs; ``holm`` uses Holm's step-down tests (evaluate/compare.py). System i is above j
+number of pairs; ``holm`` uses Holm's step-down tests (evaluate/compare.py); ``auto`` (default)
+is max-t, or Bonferroni for a label-based estimate with a median of fewer than 25 labelled
+comparisons per system, where max-t's normal approximation fell short on Arena. System i is above j
 when the whole interval of ``theta_i - theta_j`` is positive; i's set is [1 + systems surely above
 it, K - systems surely below it].
 """
@@ -51,7 +55,7 @@ it, K - systems surely below it].
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -63,8 +67,9 @@ from judgelab.data.item import VERDICTS, Item
 from judgelab.data.judgment import Judgment
 from judgelab.data.labels import PREFERENCES
 from judgelab.errors import ConfigError
+from judgelab.evaluate.choose import SPLITS, Choice, choose_by_halves, kendall_tau_b, mean_scores
 from judgelab.evaluate.compare import Pairs, pairwise, ranks_of
-from judgelab.evaluate.estimators import SystemEstimates, shrunk
+from judgelab.evaluate.estimators import SystemEstimates, shrunk, shrunk_values
 from judgelab.evaluate.guided import guided_ranking
 from judgelab.evaluate.sample_file import SampleFile
 from judgelab.evaluate.sampling import pair_stratum
@@ -78,7 +83,11 @@ from judgelab.metrics.bradley_terry import (
 )
 
 ESTIMANDS = ("win-prob", "bradley-terry", "baseline-win-rate")
-RANK_METHODS = ("max-t", "bonferroni", "holm")
+RANK_METHODS = ("auto", "max-t", "bonferroni", "holm")
+# auto: max-t's normal approximation is short with few labels (Arena, 200 labelled comparisons, about 20
+# per system: simultaneous coverage 0.917-0.930) where Bonferroni's larger multiplier still covers
+# (0.937-0.940); from 500 (about 50 per system) both cover 0.99+ and max-t's sets are smaller
+AUTO_MAX_T_LABELS = 25
 ESTIMATORS = ("judge", "human", "corrected")
 TARGETS = ("population", "items")
 MEASURES = {"win-prob": "win probability (ties half)", "bradley-terry": "Bradley-Terry strength (log-odds)",
@@ -519,11 +528,12 @@ class RankSets:
         return bool(np.all((self.best <= true_rank) & (true_rank <= self.worst)))
 
 
-def rank_sets(estimates: SystemEstimates, method: str = "max-t", *, pairs: Pairs | None = None, seed: int = 0,
+def rank_sets(estimates: SystemEstimates, method: str = "auto", *, pairs: Pairs | None = None, seed: int = 0,
               n_draws: int = 4000) -> RankSets:
     """Rank sets holding simultaneously at ``estimates.confidence`` (see the module's docstring)."""
     if method not in RANK_METHODS:
         raise ConfigError(f"rank method {method!r}: choose {', '.join(RANK_METHODS)}")
+    method = resolved_method(estimates, method)
     value = estimates.value
     alpha = 1 - estimates.confidence
     if method == "holm":
@@ -536,6 +546,17 @@ def rank_sets(estimates: SystemEstimates, method: str = "max-t", *, pairs: Pairs
     rank, best, worst = (np.full(len(value), np.nan) for _ in range(3))
     rank[valid], best[valid], worst[valid] = sets_from(value[valid], cov, critical)
     return RankSets(method, rank, best, worst, critical)
+
+
+def resolved_method(estimates: SystemEstimates, method: str) -> str:
+    """``auto``: max-t, or Bonferroni for a label-based estimate whose systems have a median below
+    :data:`AUTO_MAX_T_LABELS` labelled comparisons (see there); other methods unchanged."""
+    if method != "auto":
+        return method
+    labelled = estimates.n_labelled[np.isfinite(estimates.value)]
+    if estimates.estimator == "judge" or labelled.size == 0 or np.median(labelled) >= AUTO_MAX_T_LABELS:
+        return "max-t"
+    return "bonferroni"
 
 
 def sets_from(value: np.ndarray, cov: np.ndarray, critical: float | np.ndarray):
@@ -607,7 +628,7 @@ class PreferenceReport(SystemsReport):
 
 def rank_systems(system_a: Sequence, system_b: Sequence, judge: Sequence, human: Sequence | None = None, *,
                  labelled: Sequence[bool] | None = None, estimand: str = "win-prob", baseline: str | None = None,
-                 target: str = "population", rank_method: str = "max-t", confidence: float = 0.95,
+                 target: str = "population", rank_method: str = "auto", confidence: float = 0.95,
                  judge_weight: float | None = None, seed: int = 0, ids: Sequence[str] | None = None,
                  probability: Sequence[float] | None = None, intervals: str = "sandwich",
                  n_resamples: int = 1000) -> PreferenceReport:
@@ -630,7 +651,7 @@ def rank_systems(system_a: Sequence, system_b: Sequence, judge: Sequence, human:
 
 
 def leaderboard(data: Comparisons, *, estimand: str = "win-prob", baseline: str | None = None,
-                target: str = "population", rank_method: str = "max-t", confidence: float = 0.95,
+                target: str = "population", rank_method: str = "auto", confidence: float = 0.95,
                 judge_weight: float | None = None, seed: int = 0, n_units: int | None = None,
                 coverage: dict[str, Any] | None = None, label_source: str | None = None,
                 design: str | None = None, intervals: str = "sandwich", n_resamples: int = 1000) -> PreferenceReport:
@@ -655,8 +676,11 @@ def leaderboard(data: Comparisons, *, estimand: str = "win-prob", baseline: str 
                             {"intervals": intervals, "n_resamples": n_resamples, "seed": seed})
     pairs = {name: pairwise(est) for name, est in estimates.items()}
     sets = {name: rank_sets(est, rank_method, pairs=pairs[name], seed=seed) for name, est in estimates.items()}
+    recommended = None
     if "corrected" in estimates:  # a ranking only (no interval, no rank set): the judge's order unless contradicted
         estimates["guided"] = guided_ranking(estimates["corrected"], estimates["judge"])
+        recommended = recommend(data, estimates["judge"].value, estimand=estimand, baseline=baseline,
+                                seed=seed).to_dict()
         unknown = np.full(len(data.systems), np.nan)
         sets["guided"] = RankSets("guided", ranks_of(estimates["guided"].value), unknown, unknown, None)
     n_labelled = int(data.labelled.sum())
@@ -670,7 +694,41 @@ def leaderboard(data: Comparisons, *, estimand: str = "win-prob", baseline: str 
         options["n_resamples"] = n_resamples
     measure = MEASURES[estimand].format(baseline=baseline)
     return PreferenceReport("comparisons", None, measure, estimates, pairs, labels, coverage,
-                            options=options, estimand=estimand, baseline=baseline, rank_sets=sets)
+                            options=options, recommended=recommended, estimand=estimand, baseline=baseline,
+                            rank_sets=sets)
+
+
+def recommend(data: Comparisons, judge_value: np.ndarray, *, estimand: str = "win-prob", baseline: str | None = None,
+              splits: int = SPLITS, seed: int = 0) -> Choice:
+    """Shrunk or corrected as the point ranking, checked on the labels as evaluate/choose.py checks
+    items: the labelled comparisons are halved at random ``splits`` times; shrunk (the judge and one
+    half's labels) and the human-only estimate of that half are each ranked against the other half's
+    human-only estimate. ``judge_value``: the judge-only estimate's values, what shrunk leans on."""
+    if data.probability is not None:
+        return Choice("shrunk", None, None, 0, "not checked: the labels were drawn with unequal probabilities")
+    rows = np.flatnonzero(data.labelled)
+    rng = np.random.default_rng(seed)
+    options = {"estimand": estimand, "baseline": baseline}
+
+    def split() -> list[float]:
+        first = np.zeros(data.n, dtype=bool)
+        first[rng.choice(rows, len(rows) // 2, replace=False)] = True
+        scores = []
+        for fit in (first, data.labelled & ~first):
+            fitted, held = _labels_only_on(data, fit), _labels_only_on(data, data.labelled & ~fit)
+            pulled = shrunk_values(estimate(fitted, "corrected", **options), judge_value)
+            own = estimate(fitted, "human", **options).value
+            other = estimate(held, "human", **options).value
+            ok = np.isfinite(pulled) & np.isfinite(own) & np.isfinite(other)
+            scores.append([kendall_tau_b(pulled[ok], other[ok]), kendall_tau_b(own[ok], other[ok])]
+                          if ok.sum() >= 3 else [np.nan, np.nan])
+        return mean_scores(scores)
+
+    return choose_by_halves(split, splits, "the labelled comparisons")
+
+
+def _labels_only_on(data: Comparisons, rows: np.ndarray) -> Comparisons:
+    return replace(data, human=np.where(rows, data.human, np.nan))
 
 
 def _check_intervals(data: Comparisons, estimand: str, target: str, intervals: str, n_resamples: int) -> None:
@@ -755,7 +813,7 @@ def _without_baseline(est: SystemEstimates, base: int, name: str) -> SystemEstim
 def evaluate_comparisons(items: Iterable[Item], judgments: Iterable[Judgment], *, judge: str | None = None,
                          human: Mapping[str, float] | None = None, human_ids: Iterable[str] | str | None = None,
                          estimand: str = "win-prob", baseline: str | None = None, target: str = "population",
-                         rank_method: str = "max-t", confidence: float = 0.95, seed: int = 0,
+                         rank_method: str = "auto", confidence: float = 0.95, seed: int = 0,
                          sample: SampleFile | None = None, intervals: str = "sandwich",
                          n_resamples: int = 1000) -> PreferenceReport:
     """:func:`rank_systems` on comparison items (``system_a``, ``system_b``) and a judge's verdicts.

@@ -176,7 +176,7 @@ def evaluate(items: Iterable[Item], judgments: Iterable[Judgment], *, aspect: st
              calibration: str = "auto", target: str = "population", variance: str = "pooled", folds: int = 5,
              n_resamples: int = 1000, seed: int = 0, confidence: float = 0.95,
              skewness_correction: bool = True, estimand: str = "win-prob", baseline: str | None = None,
-             rank_method: str = "max-t", bt_intervals: str = "sandwich") -> SystemsReport:
+             rank_method: str = "auto", bt_intervals: str = "sandwich") -> SystemsReport:
     """Estimate every system's mean human score from a judge's verdicts and (optionally) a few labels.
 
     ``items``: pointwise items with ``system_id`` (or none: one system), or relevance items with
@@ -205,7 +205,7 @@ def evaluate(items: Iterable[Item], judgments: Iterable[Judgment], *, aspect: st
                                     estimand=estimand, baseline=baseline, target=target, rank_method=rank_method,
                                     confidence=confidence, seed=seed, sample=sample, intervals=bt_intervals,
                                     n_resamples=n_resamples)
-    if estimand != "win-prob" or baseline is not None or rank_method != "max-t" or bt_intervals != "sandwich":
+    if estimand != "win-prob" or baseline is not None or rank_method != "auto" or bt_intervals != "sandwich":
         raise ConfigError("--estimand, --baseline, --rank-method and --bt-intervals are for comparisons between "
                           "systems (items with system_a and system_b)")
     if kind == "relevance":

@@ -19,11 +19,11 @@ def systems_section(systems: Mapping[str, Any] | None) -> dict[str, Any] | None:
         return None
     estimators = systems["estimators"]
     main = next(name for name in ("corrected", "human", "judge") if name in estimators)
-    # runs: the recommended order (evaluate/guided.py); comparisons: corrected, with its simultaneous rank sets
-    ranking = "guided" if "guided" in estimators and systems.get("kind") == "queries" else main
+    ranking, point = _rankings(systems, main)
     order = sorted(systems["systems"], key=lambda s: _sort_key(estimators[ranking][s]["value"]))
     rows = [{"system": s, "cells": [(name, estimators[name][s]) for name in estimators],
-             "rank": estimators[ranking][s]["rank_interval"]} for s in order]
+             "rank": estimators[ranking][s]["rank_interval"],
+             "point_rank": estimators[point][s].get("rank") if point else None} for s in order]
     if systems.get("kind") == "comparisons":
         figures = _comparison_figures(systems, order)
     else:
@@ -39,12 +39,27 @@ def systems_section(systems: Mapping[str, Any] | None) -> dict[str, Any] | None:
     if main in pairs:  # absent past evaluate's MAX_PAIRWISE_SYSTEMS
         figures.append(plots.significance(order, _signs(pairs[main], order), title=f"Separable pairs: {LABELS[main]}"))
     return {"kind": systems.get("kind"), "rows": rows, "estimators": [LABELS[name] for name in estimators],
-            "main": LABELS[main],
+            "main": LABELS[main], "ranking": LABELS[ranking], "point": LABELS[point] if point else None,
+            "recommended": systems.get("recommended"), "rank_method": _rank_method(systems),
             "figures": figures, "effective": systems.get("effective_labels"), "labels": systems["labels"],
             "skipped": systems.get("skipped") or {}, "unjudged": systems.get("unjudged_share"),
             "options": systems.get("options") or {}, "significant": {
                 LABELS[name]: sum(p["significant"] for p in found) for name, found in pairs.items()},
             "n_pairs": len(pairs.get(main, ())), "pairs_omitted": systems.get("pairs_omitted")}
+
+
+def _rankings(systems: Mapping[str, Any], main: str) -> tuple[str, str | None]:
+    """(the estimator the rows are ranked by, the one whose point rank gets a column of its own): as
+    the terminal does. Runs: the guided order (evaluate/guided.py); items: the recommended estimate
+    (evaluate/choose.py); comparisons: corrected, whose rank sets are simultaneous, with the
+    recommended point ranking beside it."""
+    estimators = systems["estimators"]
+    recommended = (systems.get("recommended") or {}).get("estimator")
+    if systems.get("kind") == "queries" and "guided" in estimators:
+        return "guided", None
+    if systems.get("kind") != "comparisons":
+        return (recommended if recommended in estimators else main), None
+    return main, (recommended if recommended in estimators and recommended != main else None)
 
 
 RANKED = ("judge", "human", "corrected")  # shrunk's rank sets carry no simultaneous guarantee: not drawn
@@ -62,10 +77,16 @@ def _comparison_figures(systems: Mapping[str, Any], order: list[str]) -> list[An
                                   if name != "guided"},  # a ranking (runs below), not on this scale
                           title=f"{measure[0].upper()}{measure[1:]}, {confidence}%{kind} intervals", x_label=measure)
     sets = {LABELS[name]: _ranks(estimators[name], order) for name in RANKED if name in estimators}
-    method = (systems.get("rank_sets") or {}).get("corrected", {}).get("method") or options.get("rank_method")
+    method = _rank_method(systems)
     ranks = plots.rank_sets(order, sets, title=f"Rank sets holding for all systems at once ({method}, "
                                                f"{confidence}%); dot: point rank")
     return [forest, ranks]
+
+
+def _rank_method(systems: Mapping[str, Any]) -> str | None:
+    """The corrected rank sets' method (what ``auto`` chose), else the option."""
+    chosen = (systems.get("rank_sets") or {}).get("corrected", {}).get("method")
+    return chosen or (systems.get("options") or {}).get("rank_method")
 
 
 def _ranks(by_system: Mapping[str, Any], order: list[str]):
