@@ -3,6 +3,7 @@
     .venv/bin/python -m bench.bench_audit                 # ~1 min, no model: writes its docs/benchmarks.md section
     .venv/bin/python -m bench.bench_audit --no-write      # prints only
     nice -n 10 .venv/bin/python -m bench.bench_audit --probes --model qwen2.5-coder-1.5b   # the probes (hours)
+    .venv/bin/python -m bench.bench_audit --probes --probe-names swap pad   # only these (a cached run resumes)
     .venv/bin/python -m bench.bench_audit --probes --model smollm2-135m --limit 4 --no-write  # a proof run
 
 Published verdicts (no model):
@@ -183,7 +184,8 @@ def hanna_section(shared: Path) -> str:
 
 
 # -- probes -------------------------------------------------------------------------------------
-def probes_section(shared: Path, model: str, limit: int | None, cache: Path | None) -> str:
+def probes_section(shared: Path, model: str, limit: int | None, cache: Path | None,
+                   names: list[str] | None = None) -> str:
     from judgelab.audit.probes import PROBES, load_probe_items, run_probes
     from judgelab.judges.pairwise import PairwiseJudge
     from judgelab.llm.resolve import make_client
@@ -192,7 +194,7 @@ def probes_section(shared: Path, model: str, limit: int | None, cache: Path | No
     judge = PairwiseJudge(swap=False)
     log(f"probes: {len(items)} LLMBar pairs, model {model}")
     with make_client(model, None, cache=cache or True) as client:
-        results = run_probes(items, judge, client, PROBES)
+        results = run_probes(items, judge, client, names or PROBES)
     lines = [f"Model `{model}`, the pairwise judge's defaults with `swap: false`, {len(items)} LLMBar pairs; "
              "flip rate: the verdict changed; towards: the preference moved towards the perturbed output "
              "(95% Wilson intervals).", "", "| probe | n | failed | flip rate | towards the perturbed |",
@@ -210,12 +212,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--probes", action="store_true", help="Run the probes with --model instead.")
     parser.add_argument("--model", default="qwen2.5-coder-1.5b", help="The probes' model.")
     parser.add_argument("--limit", type=int, default=None, help="Probe only the first N LLMBar pairs.")
+    parser.add_argument("--probe-names", nargs="+", default=None, metavar="PROBE",
+                        help="Run only these probes (swap, pad, reformat; default: all).")
     parser.add_argument("--cache", type=Path, default=None, help="Completion cache (default: judgelab's).")
     parser.add_argument("--no-write", action="store_true", help="Print only; leave docs/benchmarks.md alone.")
     args = parser.parse_args(argv)
     command = command_line("bench.bench_audit", argv)
     if args.probes:
-        body = probes_section(args.shared, args.model, args.limit, args.cache)
+        body = probes_section(args.shared, args.model, args.limit, args.cache, args.probe_names)
         name, heading = "bench_audit_probes", "## Bias audit: counterfactual probes"
     else:
         evaluators = llmbar_evaluators(args.shared, args.bootstrap)
