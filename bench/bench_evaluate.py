@@ -145,8 +145,10 @@ def simulate(problem: Problem, fraction: float, draws: int, calibrations=("isoto
                                                               skewness_correction=skewness_correction)
         if problem.kind == "items" and len(problem.systems) >= 3:
             estimates["shrunk"] = shrunk(estimates[f"corrected-{calibrations[0]}"], judge.value)
-            choice = choose_ranking(labelled, design, judge.value, seed=k)  # what `evaluate` recommends
-            chosen = estimates["shrunk" if choice.estimator == "shrunk" else f"corrected-{calibrations[0]}"]
+            fixed = estimates[f"corrected-{calibrations[0]}"]
+            choice = choose_ranking(labelled, design, judge.value, seed=k,  # what `evaluate` recommends
+                                    calibration=fixed.info["calibration"])
+            chosen = fixed if choice.estimator == "corrected" else estimates[choice.estimator]
             acc["recommended"]["tau"].append(kendall(chosen.value, truth))
             acc["recommended"]["shrunk_chosen"].append(float(choice.estimator == "shrunk"))
         for name, est in estimates.items():
@@ -458,7 +460,7 @@ def _judges_doc(rows: list[dict], calibration: str, args) -> str:
            f"Each published judge alone (HANNA: the twenty raters, five LLMs x four prompts; Topical-Chat: UniEval); "
            f"{args.draws_per_judge} label draws per judge and budget for sets of several judges, {args.draws} for "
            "one judge; 95% intervals, `target=\"items\"`; every figure is the mean over the set's judges. "
-           "`recommended`: the ranking `evaluate` recommends, shrunk or corrected as the split-half check on "
+           "`recommended`: the ranking `evaluate` recommends, shrunk, corrected or human-only as the split-half check on "
            "the labels chooses (src/judgelab/evaluate/choose.py); `gap`: its Kendall tau minus the better of the "
            "judge-only and human-only ones, per judge, then averaged.", "",
            "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]

@@ -1,21 +1,26 @@
 """The recommended ranking of systems (evaluate/choose.py): shrunk where the labels show the judge's
-system means to be trustworthy, the labels' own (corrected) where a held-out half says otherwise."""
+system means to be trustworthy; else the labels' own, corrected or human-only as a held-out half says."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from judgelab.evaluate import from_items
-from judgelab.evaluate.choose import choose_ranking
+from judgelab.evaluate.choose import _concordance, choose_ranking
 from judgelab.evaluate.design import Design, stratified_design
 
+REVERSED_GROUPS = [1.6, 1.4, 1.2, 1.0, 3.6, 3.4, 3.2, 3.0]  # two groups the judge separates, each ordered backwards
 
-def problem(judge_of_system, n_per_system=40, labels_per_system=8, seed=0):
+
+def problem(judge_of_system, n_per_system=40, labels_per_system=8, seed=0, tracking=0.0, noise=0.3):
+    """Human = a linear truth + noise; judge = its system's value + ``tracking`` x the item's human
+    deviation from its system's truth (a judge that sees each item's quality) + noise."""
     rng = np.random.default_rng(seed)
     truth = np.linspace(1.0, 3.0, len(judge_of_system))
     systems = np.repeat(np.arange(len(truth)), n_per_system)
     human = truth[systems] + rng.normal(0, 0.8, len(systems))
-    judge = np.asarray(judge_of_system)[systems] + rng.normal(0, 0.3, len(systems))
+    judge = (np.asarray(judge_of_system)[systems] + tracking * (human - truth[systems])
+             + rng.normal(0, noise, len(systems)))
     ids = [f"i{k}" for k in range(len(systems))]
     built = from_items(ids, systems.astype(str), ids, judge, human)
     labelled = np.zeros(len(systems), dtype=bool)
@@ -30,15 +35,32 @@ def problem(judge_of_system, n_per_system=40, labels_per_system=8, seed=0):
 def test_a_judge_that_orders_systems_like_the_humans_is_trusted():
     labelled, design, judge_means = problem([1.0, 1.4, 1.8, 2.2, 2.6, 3.0, 3.4, 3.8])
     choice = choose_ranking(labelled, design, judge_means)
-    assert choice.estimator == "shrunk" and choice.tau_shrunk >= choice.tau_labels
+    assert choice.estimator == "shrunk" and choice.score_shrunk >= choice.score_labels
     assert "shrunk ranking of one half agreed better" in choice.reason
 
 
-def test_a_judge_that_reverses_the_order_inside_two_groups_is_not():
-    # two groups the judge separates, each ordered backwards: a line through its means fits the groups
-    labelled, design, judge_means = problem([1.6, 1.4, 1.2, 1.0, 3.6, 3.4, 3.2, 3.0], labels_per_system=12)
+def test_a_judge_that_reverses_the_order_inside_two_groups_is_not_and_its_noise_leaves_the_labels_alone():
+    # the judge's item scores say nothing within a system: corrected only adds their noise to the labels'
+    labelled, design, judge_means = problem(REVERSED_GROUPS, labels_per_system=12, noise=1.5)
     choice = choose_ranking(labelled, design, judge_means)
-    assert choice.estimator == "corrected" and choice.tau_labels > choice.tau_shrunk
+    assert choice.estimator == "human" and choice.score_labels > max(choice.score_shrunk, choice.score_corrected)
+    assert "corrected's did not" in choice.reason
+    assert choice.to_dict()["estimator"] == "human"
+
+
+def test_a_judge_biased_per_system_but_exact_within_it_is_corrected():
+    # wrong system means (reversed inside the groups) but each item's deviation seen: corrected removes the bias
+    labelled, design, judge_means = problem(REVERSED_GROUPS, labels_per_system=12, tracking=1.0, noise=0.1)
+    choice = choose_ranking(labelled, design, judge_means, calibration="linear")
+    assert choice.estimator == "corrected" and choice.score_corrected > choice.score_labels > choice.score_shrunk
+    assert "corrected's agreed better still" in choice.reason
+
+
+def test_the_score_weighs_each_pair_by_the_held_out_gap():
+    held = np.array([0.0, 0.1, 2.0])
+    # the near-tied pair (0, 1) swapped costs 0.1 of the 4.0 total gap; Kendall tau would count it as 1 of 3 pairs
+    assert _concordance(np.array([1.0, 0.0, 5.0]), held) == 3.8 / 4.0
+    assert _concordance(held, held) == 1.0 and np.isnan(_concordance(held, np.zeros(3)))
 
 
 def test_an_active_design_or_too_few_labels_is_not_checked():
@@ -47,3 +69,28 @@ def test_an_active_design_or_too_few_labels_is_not_checked():
     assert choose_ranking(labelled, active, judge_means).reason.startswith("not checked: the labels were drawn")
     one_each = problem([1.0, 2.0, 3.0, 4.0], labels_per_system=1)
     assert choose_ranking(*one_each).reason == "not checked: fewer than three systems have two labels"
+
+
+def test_evaluate_ranks_by_human_only_when_that_is_recommended():
+    from rich.console import Console
+
+    from judgelab.commands.evaluate import systems_tables
+    from judgelab.data import Item, Judgment
+    from judgelab.evaluate import evaluate
+
+    rng = np.random.default_rng(0)
+    truth = np.linspace(1.0, 3.0, 8)
+    systems = np.repeat(np.arange(8), 40)
+    human = truth[systems] + rng.normal(0, 0.8, len(systems))
+    judge = np.asarray(REVERSED_GROUPS)[systems] + rng.normal(0, 1.5, len(systems))
+    items = [Item(id=f"i{k}", system_id=f"s{s}", group_id=f"g{k}", output="x", scores={"q": float(h)})
+             for k, (s, h) in enumerate(zip(systems, human, strict=True))]
+    judgments = [Judgment(item_id=f"i{k}", score=float(v)) for k, v in enumerate(judge)]
+    labelled = [f"i{k}" for s in range(8) for k in rng.choice(np.flatnonzero(systems == s), 12, replace=False)]
+    report = evaluate(items, judgments, aspect="q", human_ids=labelled, n_resamples=50)
+    assert report.recommended["estimator"] == "human" and report.to_dict()["recommended"]["estimator"] == "human"
+    console = Console(width=160, record=True)
+    for part in systems_tables(report, width=160):
+        console.print(part)
+    text = " ".join(console.export_text().split())
+    assert "ranked by the human estimate" in text and "rank: the human estimate's, recommended: on 30" in text

@@ -243,14 +243,14 @@ def test_recommended_point_ranking_is_checked_on_halves_of_the_labels():
     a, b, judge, human = simulate(n=4000, seed=12)
     labelled = np.where(np.arange(4000) < 300, human, np.nan)
     good = rank_systems(a, b, judge, labelled).recommended
-    assert good["estimator"] == "shrunk" and good["tau_shrunk"] >= good["tau_labels"] and good["splits"] == 30
+    assert good["estimator"] == "shrunk" and good["score_shrunk"] >= good["score_labels"] and good["score"] == "Kendall tau" and good["splits"] == 30
     assert "halvings of the labelled comparisons" in good["reason"]
     shuffled = np.array([0.0, -0.9, 1.0, -0.4, 0.6, 0.3])  # Kendall tau with STRENGTH: about 0
     index = np.array([int(s[1:]) for s in a]), np.array([int(s[1:]) for s in b])
     rng = np.random.default_rng(13)
     wrong = (rng.random(4000) < expit(3 * (shuffled[index[0]] - shuffled[index[1]]))).astype(float)
     bad = rank_systems(a, b, wrong, np.where(np.arange(4000) < 1500, human, np.nan)).recommended
-    assert bad["estimator"] == "corrected" and bad["tau_labels"] > bad["tau_shrunk"], bad
+    assert bad["estimator"] == "corrected" and bad["score_labels"] > bad["score_shrunk"], bad
     weighted = rank_systems(a, b, judge, labelled, probability=np.full(4000, 0.075)).recommended
     assert weighted["estimator"] == "shrunk" and weighted["splits"] == 0 and "not checked" in weighted["reason"]
     assert rank_systems(a, b, judge).recommended is None  # no labels: nothing to recommend between

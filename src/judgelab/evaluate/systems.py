@@ -234,7 +234,8 @@ def evaluate(items: Iterable[Item], judgments: Iterable[Judgment], *, aspect: st
         if built.problem.kind == "items":
             estimates["shrunk"] = shrunk(estimates["corrected"], estimates["judge"].value)
             if np.isfinite(estimates["shrunk"].value).any():  # shrunk has values: is its ranking better?
-                recommended = choose_ranking(labelled_problem, design, estimates["judge"].value, seed=seed).to_dict()
+                recommended = choose_ranking(labelled_problem, design, estimates["judge"].value, seed=seed,
+                                             calibration=estimates["corrected"].info["calibration"]).to_dict()
         else:  # runs: the judge's order where the labels cannot contradict it (evaluate/guided.py)
             estimates["guided"] = guided_ranking(estimates["corrected"], estimates["judge"])
             recommended = {"estimator": "guided", "reason": "runs: the judge's order except where a corrected "

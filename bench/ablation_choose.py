@@ -1,0 +1,194 @@
+"""Which ranking should `evaluate` recommend?  Rules compared on the same label draws (issue #32 item 2).
+
+    python -m bench.ablation_choose --draws 20                     # tuning: HANNA coherence + engagement
+    python -m bench.ablation_choose --draws 8 --systems 6          # tuning: 3 random sets of 6 systems per rater
+    python -m bench.ablation_choose --draws 20 --sets hanna@each:relevance hanna@each:complexity \
+        hanna@each:empathy hanna@each:surprise                     # held out
+    python -m bench.ablation_choose --draws 100 --sets topical_chat@each:naturalness ...   # seen before
+
+Each draw labels a random 5-40% of each system's items (as `bench_evaluate`), fits judge-only,
+human-only, corrected (calibration 'auto') and shrunk on all the labels, and runs the split-half
+check of src/judgelab/evaluate/choose.py (same seed, same halvings) extended to score more
+candidates on each half: shrunk, the labels' means, and corrected refitted on the half (the
+judge's mean over all the system's items times lambda, plus the half's mean of human - lambda x
+judge; lambda: the full fit's calibration, identity or the within-system slope, refitted on the
+half). Two scores of a half's ranking against the other half's means: Kendall tau (what ships),
+and a weighted concordance, sum over pairs of sign(estimate difference) x (held-out difference),
+which counts a pair by how far apart the held-out half puts it instead of by its sign alone.
+
+Rules (each a function of one draw's figures; every rule sees the same draws):
+  current    shrunk unless the labels' means score higher by tau, then corrected (what ships)
+  to-human   as current, but recommends human-only (the ranking the check scored) instead of corrected
+  three-way  as current; when the labels win, corrected if it scores above the labels' means on the
+             halves, else human-only
+  variance   as current; when the labels win, corrected if its mean estimated variance is below
+             human-only's, else human-only
+  guard-2    three-way, but shrunk whenever the halves hold under 2 labels per system on average
+  wconc      three-way with the weighted concordance in place of Kendall tau
+The gap of a rule: its Kendall tau with the all-human ranking minus max(judge-only tau, human-only
+tau), per judge, averaged over the set's judges; the goal: gap >= -0.03 at every budget.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+from bench.ablation_shrink import BUDGETS, TUNING_SETS, problems, subsets
+from bench.bench_evaluate import GOAL_MARGIN, kendall, truth_of
+from bench.common import log
+from judgelab.evaluate import draw, judge_only
+from judgelab.evaluate.calibrate import _within_slope
+from judgelab.evaluate.choose import SPLITS
+from judgelab.evaluate.estimators import corrected, fay_herriot, human_only
+
+CANDIDATES = ("shrunk", "labels", "corrected")  # scored on the halves
+RULES = ("current", "to-human", "three-way", "variance", "guard-2", "wconc")
+
+
+def _kendall_tau_b(a: np.ndarray, b: np.ndarray) -> float:
+    """Kendall's tau-b, as the check scored before (what `current` reproduces)."""
+    upper = np.triu_indices(len(a), 1)
+    x, y = np.sign(a[:, None] - a[None, :])[upper], np.sign(b[:, None] - b[None, :])[upper]
+    denominator = np.sqrt(float(np.count_nonzero(x)) * float(np.count_nonzero(y)))
+    return float(x @ y) / denominator if denominator > 0 else float("nan")
+
+
+def _concordance(a: np.ndarray, b: np.ndarray) -> float:
+    """sum over pairs of sign(a_s - a_t) (b_s - b_t), over sum |b_s - b_t|: in [-1, 1]."""
+    upper = np.triu_indices(len(a), 1)
+    x, y = np.sign(a[:, None] - a[None, :])[upper], (b[:, None] - b[None, :])[upper]
+    total = float(np.abs(y).sum())
+    return float(x @ y) / total if total > 0 else float("nan")
+
+
+def split_scores(labelled, design, judge_means, method: str, seed: int) -> dict | None:
+    """choose_ranking's halvings (same rng), each half scoring every candidate by tau and by concordance."""
+    mask = design.labelled[:, None] & labelled.present & np.isfinite(labelled.human)
+    units, systems = np.nonzero(mask)
+    values = labelled.human[units, systems]
+    judged = labelled.judge[units, systems]
+    weights = 1.0 / design.probability[units]
+    counts = np.bincount(systems, minlength=len(labelled.systems))
+    usable = (counts >= 2) & np.isfinite(judge_means)
+    if usable.sum() < 3:
+        return None
+    means = np.bincount(systems, values, minlength=len(counts)) / np.maximum(counts, 1)
+    residual = values - means[systems]
+    df = int(counts[usable].sum() - usable.sum())
+    pooled = float(residual[usable[systems]] @ residual[usable[systems]]) / max(df, 1)
+    if not pooled > 0:
+        return None
+    everywhere = np.nanmean(np.where(labelled.present, labelled.judge, np.nan), axis=0)
+    rng = np.random.default_rng(seed)
+    taus, concordances = [], []
+    for _ in range(SPLITS):
+        first = np.zeros(len(values), dtype=bool)
+        for system in np.flatnonzero(usable):
+            rows = np.flatnonzero(systems == system)
+            first[rng.choice(rows, len(rows) // 2, replace=False)] = True
+        for fit in (first, ~first):
+            rows, held = fit & usable[systems], ~fit & usable[systems]
+            n = np.bincount(systems[rows], minlength=len(usable)).astype(float)[usable]
+            half = np.bincount(systems[rows], values[rows], minlength=len(usable))[usable] / n
+            other = (np.bincount(systems[held], values[held], minlength=len(usable))[usable]
+                     / np.bincount(systems[held], minlength=len(usable))[usable])
+            pulled = fay_herriot(half, pooled / n, judge_means[usable], interval=False).value
+            slope = (_within_slope(judged[rows], values[rows], weights[rows], systems[rows])
+                     if method == "linear" else 1.0)
+            error = np.bincount(systems[rows], values[rows] - slope * judged[rows], minlength=len(usable))[usable] / n
+            fixed = slope * everywhere[usable] + error
+            estimates = (pulled, half, fixed)
+            taus.append([_kendall_tau_b(e, other) for e in estimates])
+            concordances.append([_concordance(e, other) for e in estimates])
+    with np.errstate(invalid="ignore"):
+        taus, concordances = np.array(taus, dtype=float), np.array(concordances, dtype=float)
+    # as choose_ranking: each halving's two directions averaged, halvings with no finite score dropped
+    taus = np.nanmean(taus.reshape(SPLITS, 2, -1), axis=1)
+    concordances = np.nanmean(concordances.reshape(SPLITS, 2, -1), axis=1)
+    taus = taus[np.isfinite(taus[:, :2]).all(axis=1)]
+    if len(taus) == 0:
+        return None
+    return {"tau": np.nanmean(taus, axis=0), "concordance": np.nanmean(concordances, axis=0),
+            "per_half": counts[usable].mean() / 2}
+
+
+def recommend(rule: str, check: dict | None, variance: dict[str, float]) -> str:
+    if check is None:
+        return "shrunk"
+    score = check["concordance" if rule == "wconc" else "tau"]
+    shrink, labels, fixed = score
+    if rule == "guard-2" and check["per_half"] < 2:
+        return "shrunk"
+    if shrink >= labels:
+        return "shrunk"
+    if rule == "current":
+        return "corrected"
+    if rule == "to-human":
+        return "human"
+    if rule == "variance":
+        return "corrected" if variance["corrected"] < variance["human"] else "human"
+    return "corrected" if fixed > labels else "human"  # three-way, guard-2, wconc
+
+
+def one_judge(problem, fraction: float, draws: int) -> dict[str, float]:
+    truth = truth_of(problem)
+    judge = judge_only(problem, n_resamples=0).value
+    taus = {name: [] for name in ("human", "corrected", "shrunk", *RULES)}
+    shares = {rule: [] for rule in RULES}
+    for k in range(draws):
+        design = draw(problem, fraction, seed=k).design
+        labelled = problem.with_human(np.where(design.labelled[:, None], problem.human, np.nan))
+        human = human_only(labelled, design, target="items")
+        fixed = corrected(labelled, design, calibration="auto", target="items", seed=k)
+        pulled = fay_herriot(fixed.value, np.diag(fixed.cov), judge, interval=False).value
+        rankings = {"human": human.value, "corrected": fixed.value, "shrunk": pulled}
+        tau = {name: kendall(value, truth) for name, value in rankings.items()}
+        check = split_scores(labelled, design, judge, fixed.info["calibration"], k)
+        variance = {"human": float(np.nanmean(np.diag(human.cov))), "corrected": float(np.nanmean(np.diag(fixed.cov)))}
+        for name in ("human", "corrected", "shrunk"):
+            taus[name].append(tau[name])
+        for rule in RULES:
+            chosen = recommend(rule, check, variance)
+            taus[rule].append(tau[chosen])
+            shares[rule].append(chosen)
+    out = {name: float(np.nanmean(v)) for name, v in taus.items()}
+    out["judge"] = kendall(judge, truth)
+    out["shares"] = {rule: {e: float(np.mean([c == e for c in chosen])) for e in ("shrunk", "corrected", "human")}
+                     for rule, chosen in shares.items()}
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sets", nargs="*", default=list(TUNING_SETS))
+    parser.add_argument("--draws", type=int, default=20)
+    parser.add_argument("--systems", type=int, default=0, help="random subsets of this many systems")
+    parser.add_argument("--budgets", default=",".join(str(b) for b in BUDGETS))
+    args = parser.parse_args()
+    names = ("judge", "human", "corrected", "shrunk", *RULES)
+    print("| set | budget | " + " | ".join(f"tau {n}" for n in names) + " | " +
+          " | ".join(f"gap {n}" for n in ("shrunk", *RULES)) + " | share shrunk / corrected / human (three-way) |")
+    print("|" + "---|" * (3 + len(names) + len(RULES) + 1))
+    for spec in args.sets:
+        judged = problems(spec)
+        if args.systems:
+            judged = subsets(judged, args.systems)
+            spec = f"{spec} ({args.systems} of the systems)"
+        for fraction in map(float, args.budgets.split(",")):
+            started = time.perf_counter()
+            runs = [one_judge(problem, fraction, args.draws) for _, problem in judged]
+            log(f"{spec} {fraction:.0%}: {time.perf_counter() - started:.1f}s")
+            best = np.array([max(r["judge"], r["human"]) for r in runs])
+            taus = {n: np.mean([r[n] for r in runs]) for n in names}
+            gaps = {n: float(np.mean(np.array([r[n] for r in runs]) - best)) for n in ("shrunk", *RULES)}
+            share = {e: np.mean([r["shares"]["three-way"][e] for r in runs]) for e in ("shrunk", "corrected", "human")}
+            print(f"| {spec} | {fraction:.0%} | " + " | ".join(f"{taus[n]:.3f}" for n in names) + " | " +
+                  " | ".join(f"{gaps[n]:+.3f}" + ("" if gaps[n] >= -GOAL_MARGIN else "*") for n in ("shrunk", *RULES))
+                  + " | " + " / ".join(f"{share[e]:.2f}" for e in share) + " |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
