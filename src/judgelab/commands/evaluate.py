@@ -226,7 +226,7 @@ def systems_tables(report, width: int = 120) -> list[Any]:
     Below 120 columns intervals print as ± half-widths, so numbers are never cut."""
     estimates = report.estimates
     compact = width < 120
-    # the recommended ranking leads (runs: guided; items: shrunk or corrected, as checked on the labels);
+    # the recommended ranking leads (runs: guided; items: shrunk, corrected or human, as checked on the labels);
     # comparisons keep the corrected estimate, whose rank sets are simultaneous, with the recommended
     # point ranking in a column of its own
     recommended = (report.recommended or {}).get("estimator")
