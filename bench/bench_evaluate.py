@@ -151,6 +151,7 @@ def simulate(problem: Problem, fraction: float, draws: int, calibrations=("isoto
             chosen = fixed if choice.estimator == "corrected" else estimates[choice.estimator]
             acc["recommended"]["tau"].append(kendall(chosen.value, truth))
             acc["recommended"]["shrunk_chosen"].append(float(choice.estimator == "shrunk"))
+            acc["recommended"]["human_chosen"].append(float(choice.estimator == "human"))
         for name, est in estimates.items():
             given = np.isfinite(est.ci).all(axis=1)  # a declined interval (too few labels) is no miss: counted apart
             covered = (est.ci[:, 0] <= truth) & (truth <= est.ci[:, 1])
@@ -442,7 +443,7 @@ def _judges_row(row: dict, calibration: str) -> str:
              f"{m['shrunk']['coverage']:.3f}", f"{m[corrected_name]['width_ratio']:.2f}",
              f"{m['shrunk']['width_ratio']:.2f}", f"{m['judge']['tau']:.2f}", f"{m['human']['tau']:.2f}",
              f"{m[corrected_name]['tau']:.2f}", f"{m['shrunk']['tau']:.2f}", f"{m['recommended']['tau']:.2f}",
-             f"{m['recommended']['shrunk_chosen']:.2f}", f"{row['gap']:+.3f}",
+             f"{m['recommended']['shrunk_chosen']:.2f}", f"{m['recommended']['human_chosen']:.2f}", f"{row['gap']:+.3f}",
              f"{row['worst']:+.3f}" + (f" ({row['worst_judge']})" if row["judges"] > 1 else ""),
              "yes" if row["gap"] >= -GOAL_MARGIN else "**no**"]
     return "| " + " | ".join(cells) + " |"
@@ -452,7 +453,7 @@ def _judges_doc(rows: list[dict], calibration: str, args) -> str:
     head = ["set (dataset@judges:aspect)", "judges", "systems", "budget", "labels", "coverage human",
             f"coverage corr. {calibration}", "coverage shrunk", f"width corr. {calibration} / human",
             "width shrunk / human", "tau judge", "tau human", f"tau corr. {calibration}", "tau shrunk", "tau recommended",
-            "share shrunk recommended", "gap: recommended - max(judge, human), mean over judges", "worst judge's gap",
+            "share shrunk recommended", "share human recommended", "gap: recommended - max(judge, human), mean over judges", "worst judge's gap",
             f"goal (gap >= -{GOAL_MARGIN})"]
     sets = " ".join(dict.fromkeys(row["spec"] for row in rows))
     out = [f"Machine: {describe_machine()}. Command: `python -m bench.bench_evaluate --sets {sets} "
