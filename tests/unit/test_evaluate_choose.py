@@ -77,6 +77,7 @@ def test_evaluate_ranks_by_human_only_when_that_is_recommended():
     from judgelab.commands.evaluate import systems_tables
     from judgelab.data import Item, Judgment
     from judgelab.evaluate import evaluate
+    from judgelab.report.systems_view import systems_section
 
     rng = np.random.default_rng(0)
     truth = np.linspace(1.0, 3.0, 8)
@@ -94,3 +95,7 @@ def test_evaluate_ranks_by_human_only_when_that_is_recommended():
         console.print(part)
     text = " ".join(console.export_text().split())
     assert "ranked by the human estimate" in text and "rank: the human estimate's, recommended: on 30" in text
+    section = systems_section(report.to_dict())  # report.html's Systems section, from systems.json
+    human = report.estimates["human"]
+    assert section["ranking"] == "human only" and section["recommended"]["estimator"] == "human"
+    assert [row["system"] for row in section["rows"]] == [human.systems[k] for k in np.argsort(-human.value)]
