@@ -41,19 +41,11 @@ from bench.bench_evaluate import GOAL_MARGIN, kendall, truth_of
 from bench.common import log
 from judgelab.evaluate import draw, judge_only
 from judgelab.evaluate.calibrate import _within_slope
-from judgelab.evaluate.choose import SPLITS
+from judgelab.evaluate.choose import SPLITS, kendall_tau_b
 from judgelab.evaluate.estimators import corrected, fay_herriot, human_only
 
 CANDIDATES = ("shrunk", "labels", "corrected")  # scored on the halves
 RULES = ("current", "to-human", "three-way", "variance", "guard-2", "wconc")
-
-
-def _kendall_tau_b(a: np.ndarray, b: np.ndarray) -> float:
-    """Kendall's tau-b, as the check scored before (what `current` reproduces)."""
-    upper = np.triu_indices(len(a), 1)
-    x, y = np.sign(a[:, None] - a[None, :])[upper], np.sign(b[:, None] - b[None, :])[upper]
-    denominator = np.sqrt(float(np.count_nonzero(x)) * float(np.count_nonzero(y)))
-    return float(x @ y) / denominator if denominator > 0 else float("nan")
 
 
 def _concordance(a: np.ndarray, b: np.ndarray) -> float:
@@ -101,7 +93,7 @@ def split_scores(labelled, design, judge_means, method: str, seed: int) -> dict 
             error = np.bincount(systems[rows], values[rows] - slope * judged[rows], minlength=len(usable))[usable] / n
             fixed = slope * everywhere[usable] + error
             estimates = (pulled, half, fixed)
-            taus.append([_kendall_tau_b(e, other) for e in estimates])
+            taus.append([kendall_tau_b(e, other) for e in estimates])
             concordances.append([_concordance(e, other) for e in estimates])
     with np.errstate(invalid="ignore"):
         taus, concordances = np.array(taus, dtype=float), np.array(concordances, dtype=float)
