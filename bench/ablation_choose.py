@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import time
+import warnings
 
 import numpy as np
 
@@ -95,11 +96,12 @@ def split_scores(labelled, design, judge_means, method: str, seed: int) -> dict 
             estimates = (pulled, half, fixed)
             taus.append([kendall_tau_b(e, other) for e in estimates])
             concordances.append([_concordance(e, other) for e in estimates])
-    with np.errstate(invalid="ignore"):
-        taus, concordances = np.array(taus, dtype=float), np.array(concordances, dtype=float)
+    taus, concordances = np.array(taus, dtype=float), np.array(concordances, dtype=float)
     # as choose_ranking: each halving's two directions averaged, halvings with no finite score dropped
-    taus = np.nanmean(taus.reshape(SPLITS, 2, -1), axis=1)
-    concordances = np.nanmean(concordances.reshape(SPLITS, 2, -1), axis=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a halving neither way of which ranked: NaN, dropped below
+        taus = np.nanmean(taus.reshape(SPLITS, 2, -1), axis=1)
+        concordances = np.nanmean(concordances.reshape(SPLITS, 2, -1), axis=1)
     taus = taus[np.isfinite(taus[:, :2]).all(axis=1)]
     if len(taus) == 0:
         return None
