@@ -31,15 +31,12 @@ tau), per judge, averaged over the set's judges; the goal: gap >= -0.03 at every
 
 from __future__ import annotations
 
-import argparse
-import time
 import warnings
 
 import numpy as np
 
-from bench.ablation_shrink import BUDGETS, TUNING_SETS, problems, subsets
+from bench.ablation_shrink import cells, parse_args
 from bench.bench_evaluate import GOAL_MARGIN, kendall, truth_of
-from bench.common import log
 from judgelab.evaluate import draw, judge_only
 from judgelab.evaluate.calibrate import _within_slope
 from judgelab.evaluate.choose import SPLITS, kendall_tau_b
@@ -156,32 +153,19 @@ def one_judge(problem, fraction: float, draws: int) -> dict[str, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--sets", nargs="*", default=list(TUNING_SETS))
-    parser.add_argument("--draws", type=int, default=20)
-    parser.add_argument("--systems", type=int, default=0, help="random subsets of this many systems")
-    parser.add_argument("--budgets", default=",".join(str(b) for b in BUDGETS))
-    args = parser.parse_args()
+    args = parse_args(__doc__.split("\n")[0], draws=20)
     names = ("judge", "human", "corrected", "shrunk", *RULES)
     print("| set | budget | " + " | ".join(f"tau {n}" for n in names) + " | " +
           " | ".join(f"gap {n}" for n in ("shrunk", *RULES)) + " | share shrunk / corrected / human (three-way) |")
     print("|" + "---|" * (3 + len(names) + len(RULES) + 1))
-    for spec in args.sets:
-        judged = problems(spec)
-        if args.systems:
-            judged = subsets(judged, args.systems)
-            spec = f"{spec} ({args.systems} of the systems)"
-        for fraction in map(float, args.budgets.split(",")):
-            started = time.perf_counter()
-            runs = [one_judge(problem, fraction, args.draws) for _, problem in judged]
-            log(f"{spec} {fraction:.0%}: {time.perf_counter() - started:.1f}s")
-            best = np.array([max(r["judge"], r["human"]) for r in runs])
-            taus = {n: np.mean([r[n] for r in runs]) for n in names}
-            gaps = {n: float(np.mean(np.array([r[n] for r in runs]) - best)) for n in ("shrunk", *RULES)}
-            share = {e: np.mean([r["shares"]["three-way"][e] for r in runs]) for e in ("shrunk", "corrected", "human")}
-            print(f"| {spec} | {fraction:.0%} | " + " | ".join(f"{taus[n]:.3f}" for n in names) + " | " +
-                  " | ".join(f"{gaps[n]:+.3f}" + ("" if gaps[n] >= -GOAL_MARGIN else "*") for n in ("shrunk", *RULES))
-                  + " | " + " / ".join(f"{share[e]:.2f}" for e in share) + " |", flush=True)
+    for spec, fraction, runs in cells(args, one_judge):
+        best = np.array([max(r["judge"], r["human"]) for r in runs])
+        taus = {n: np.mean([r[n] for r in runs]) for n in names}
+        gaps = {n: float(np.mean(np.array([r[n] for r in runs]) - best)) for n in ("shrunk", *RULES)}
+        share = {e: np.mean([r["shares"]["three-way"][e] for r in runs]) for e in ("shrunk", "corrected", "human")}
+        print(f"| {spec} | {fraction:.0%} | " + " | ".join(f"{taus[n]:.3f}" for n in names) + " | " +
+              " | ".join(f"{gaps[n]:+.3f}" + ("" if gaps[n] >= -GOAL_MARGIN else "*") for n in ("shrunk", *RULES))
+              + " | " + " / ".join(f"{share[e]:.2f}" for e in share) + " |", flush=True)
 
 
 if __name__ == "__main__":

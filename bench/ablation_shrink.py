@@ -89,16 +89,18 @@ def one_judge(problem, fraction: float, draws: int) -> dict[str, dict[str, float
     return result
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def parse_args(description: str, draws: int) -> argparse.Namespace:
+    """The options the ablations share (this one and bench/ablation_choose.py)."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--sets", nargs="*", default=list(TUNING_SETS))
-    parser.add_argument("--draws", type=int, default=60)
+    parser.add_argument("--draws", type=int, default=draws)
     parser.add_argument("--systems", type=int, default=0, help="random subsets of this many systems")
     parser.add_argument("--budgets", default=",".join(str(b) for b in BUDGETS))
-    args = parser.parse_args()
-    names = ("judge", "human", "corrected", *TAU2_RULES, "oracle")
-    print("| set | budget | " + " | ".join(f"tau {n}" for n in names) + " | " +
-          " | ".join(f"gap {n}" for n in names[2:]) + " | " + " | ".join(f"cov. {n}" for n in names[1:]) + " |")
+    return parser.parse_args()
+
+
+def cells(args: argparse.Namespace, one_judge):
+    """(set name, budget, one_judge's result per judge) for every set and budget of ``args``, logged."""
     for spec in args.sets:
         judged = problems(spec)
         if args.systems:
@@ -108,13 +110,22 @@ def main() -> None:
             started = time.perf_counter()
             runs = [one_judge(problem, fraction, args.draws) for _, problem in judged]
             log(f"{spec} {fraction:.0%}: {time.perf_counter() - started:.1f}s")
-            best = np.array([max(r["judge"]["tau"], r["human"]["tau"]) for r in runs])
-            taus = {n: np.mean([r[n]["tau"] for r in runs]) for n in names}
-            gaps = {n: np.mean([r[n]["tau"] for r in runs] - best) for n in names[2:]}
-            cover = {n: np.mean([r[n]["coverage"] for r in runs]) for n in names[1:]}
-            print(f"| {spec} | {fraction:.0%} | " + " | ".join(f"{taus[n]:.2f}" for n in names) + " | " +
-                  " | ".join(f"{gaps[n]:+.3f}" for n in names[2:]) + " | " +
-                  " | ".join(f"{cover[n]:.3f}" for n in names[1:]) + " |", flush=True)
+            yield spec, fraction, runs
+
+
+def main() -> None:
+    args = parse_args(__doc__.split("\n")[0], draws=60)
+    names = ("judge", "human", "corrected", *TAU2_RULES, "oracle")
+    print("| set | budget | " + " | ".join(f"tau {n}" for n in names) + " | " +
+          " | ".join(f"gap {n}" for n in names[2:]) + " | " + " | ".join(f"cov. {n}" for n in names[1:]) + " |")
+    for spec, fraction, runs in cells(args, one_judge):
+        best = np.array([max(r["judge"]["tau"], r["human"]["tau"]) for r in runs])
+        taus = {n: np.mean([r[n]["tau"] for r in runs]) for n in names}
+        gaps = {n: np.mean([r[n]["tau"] for r in runs] - best) for n in names[2:]}
+        cover = {n: np.mean([r[n]["coverage"] for r in runs]) for n in names[1:]}
+        print(f"| {spec} | {fraction:.0%} | " + " | ".join(f"{taus[n]:.2f}" for n in names) + " | " +
+              " | ".join(f"{gaps[n]:+.3f}" for n in names[2:]) + " | " +
+              " | ".join(f"{cover[n]:.3f}" for n in names[1:]) + " |", flush=True)
 
 
 if __name__ == "__main__":
