@@ -38,7 +38,7 @@ import numpy as np
 from bench.ablation_shrink import cells, parse_args
 from bench.bench_evaluate import GOAL_MARGIN, kendall, truth_of
 from judgelab.evaluate import draw, judge_only
-from judgelab.evaluate.calibrate import _within_slope
+from judgelab.evaluate.calibrate import within_slope
 from judgelab.evaluate.choose import SPLITS, kendall_tau_b
 from judgelab.evaluate.estimators import corrected, fay_herriot, human_only
 
@@ -86,7 +86,7 @@ def split_scores(labelled, design, judge_means, method: str, seed: int) -> dict 
             other = (np.bincount(systems[held], values[held], minlength=len(usable))[usable]
                      / np.bincount(systems[held], minlength=len(usable))[usable])
             pulled = fay_herriot(half, pooled / n, judge_means[usable], interval=False).value
-            slope = (_within_slope(judged[rows], values[rows], weights[rows], systems[rows])
+            slope = (within_slope(judged[rows], values[rows], weights[rows], systems[rows])
                      if method == "linear" else 1.0)
             error = np.bincount(systems[rows], values[rows] - slope * judged[rows], minlength=len(usable))[usable] / n
             fixed = slope * everywhere[usable] + error

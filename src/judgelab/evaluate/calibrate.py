@@ -63,7 +63,7 @@ def _fit(method: str, f: np.ndarray, y: np.ndarray, w: np.ndarray, groups: np.nd
         mean = float(np.average(y, weights=w)) if len(y) else fallback
         transform = lambda x: np.full(np.shape(x), mean)  # noqa: E731
     elif method == "linear":
-        slope = _within_slope(f, y, w, groups)
+        slope = within_slope(f, y, w, groups)
         intercept = np.average(y, weights=w) - slope * np.average(f, weights=w)
         transform = lambda x: intercept + slope * x  # noqa: E731
     else:
@@ -82,7 +82,7 @@ def _fit(method: str, f: np.ndarray, y: np.ndarray, w: np.ndarray, groups: np.nd
     return predict
 
 
-def _within_slope(f: np.ndarray, y: np.ndarray, w: np.ndarray, groups: np.ndarray) -> float:
+def within_slope(f: np.ndarray, y: np.ndarray, w: np.ndarray, groups: np.ndarray) -> float:
     """Least-squares slope of y on f within systems (a system's own offset cancels in the estimator,
     so the slope that minimises its variance is the within-system one; a slope fitted across systems
     can follow between-system differences and leave errors that spread wider than the labels:
@@ -100,7 +100,7 @@ def _slope_variance(f: np.ndarray, y: np.ndarray, w: np.ndarray, groups: np.ndar
     """Sampling variance of the within-system slope: residual variance / within spread of the judge."""
     known = np.isfinite(f)
     f, y, w, groups = f[known], y[known], w[known] / w[known].mean(), groups[known]
-    slope = _within_slope(f, y, w, groups)
+    slope = within_slope(f, y, w, groups)
     fc, yc = f.astype(float).copy(), y.astype(float).copy()
     for group in np.unique(groups):
         members = groups == group

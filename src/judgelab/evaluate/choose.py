@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from judgelab.evaluate.calibrate import _within_slope
+from judgelab.evaluate.calibrate import within_slope
 from judgelab.evaluate.design import Design
 from judgelab.evaluate.estimators import fay_herriot
 from judgelab.evaluate.problem import Problem
@@ -131,7 +131,7 @@ class _Pairs:
     pooled: float  # within-system variance of the labels, pooled over systems
     slope: bool  # refit lambda on each half (else lambda = 1)
 
-    def split_scores(self, rng: np.random.Generator) -> np.ndarray:
+    def split_scores(self, rng: np.random.Generator) -> list[float]:
         """(shrunk's, the labels', corrected's) score against the other half, both ways round, averaged:
         each system's labels halved at random (one each way with two labels); the within-system variance
         is the pooled one of all labels (a half may hold one label per system)."""
@@ -139,9 +139,7 @@ class _Pairs:
         for system in np.flatnonzero(self.usable):
             rows = np.flatnonzero(self.systems == system)
             first[rng.choice(rows, len(rows) // 2, replace=False)] = True
-        scores = [self._half(first), self._half(~first)]
-        with np.errstate(invalid="ignore"):
-            return np.nanmean(np.array(scores, dtype=float), axis=0)
+        return mean_scores([self._half(first), self._half(~first)])
 
     def _half(self, fit: np.ndarray) -> list[float]:
         usable, systems, values = self.usable, self.systems, self.values
@@ -151,7 +149,7 @@ class _Pairs:
         other = (np.bincount(systems[held], values[held], minlength=len(usable))[usable]
                  / np.bincount(systems[held], minlength=len(usable))[usable])
         pulled = fay_herriot(means, self.pooled / n, self.judge_means[usable], interval=False).value
-        lam = (_within_slope(self.judged[rows], values[rows], self.weights[rows], systems[rows])
+        lam = (within_slope(self.judged[rows], values[rows], self.weights[rows], systems[rows])
                if self.slope else 1.0)
         error = np.bincount(systems[rows], values[rows] - lam * self.judged[rows], minlength=len(usable))[usable] / n
         fixed = lam * self.judge_means[usable] + error
