@@ -713,12 +713,12 @@ def recommend(data: Comparisons, judge_value: np.ndarray, *, estimand: str = "wi
     def split() -> list[float]:
         first = np.zeros(data.n, dtype=bool)
         first[rng.choice(rows, len(rows) // 2, replace=False)] = True
+        halves = [_labels_only_on(data, half) for half in (first, data.labelled & ~first)]
+        human = [estimate(half, "human", **options).value for half in halves]  # each half's, used both ways
         scores = []
-        for fit in (first, data.labelled & ~first):
-            fitted, held = _labels_only_on(data, fit), _labels_only_on(data, data.labelled & ~fit)
+        for k, fitted in enumerate(halves):
             pulled = shrunk_values(estimate(fitted, "corrected", **options), judge_value)
-            own = estimate(fitted, "human", **options).value
-            other = estimate(held, "human", **options).value
+            own, other = human[k], human[1 - k]
             ok = np.isfinite(pulled) & np.isfinite(own) & np.isfinite(other)
             scores.append([kendall_tau_b(pulled[ok], other[ok]), kendall_tau_b(own[ok], other[ok])]
                           if ok.sum() >= 3 else [np.nan, np.nan])
