@@ -35,8 +35,13 @@ def test_sigkill_then_rerun_pays_each_call_once(tmp_path, test_model_path):
     resumed_log = run_worker(tmp_path, "resumed", cache)
     paid_before, paid_after = _count(killed_log), _count(resumed_log)
     assert paid_before >= 12 and paid_after > 0
-    assert paid_before + paid_after == 30
-    assert set(killed_log.read_text().splitlines()).isdisjoint(resumed_log.read_text().splitlines())
+    # The worker logs a call when the model returns, just before the client writes it to the cache;
+    # a SIGKILL between the two loses that one reply (no program can close that window), so the
+    # resumed run may pay again for the killed run's last logged call, and for nothing else.
+    killed_calls = killed_log.read_text().splitlines()
+    paid_twice = set(killed_calls) & set(resumed_log.read_text().splitlines())
+    assert paid_twice <= {killed_calls[-1]}
+    assert paid_before + paid_after == 30 + len(paid_twice)
 
     reference_log = run_worker(tmp_path, "reference", tmp_path / "fresh.sqlite")
     assert _count(reference_log) == 30
