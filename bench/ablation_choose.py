@@ -42,8 +42,8 @@ from judgelab.evaluate.calibrate import within_slope
 from judgelab.evaluate.choose import SPLITS, kendall_tau_b
 from judgelab.evaluate.estimators import corrected, fay_herriot, human_only
 
-CANDIDATES = ("shrunk", "labels", "corrected")  # scored on the halves
-RULES = ("current", "to-human", "three-way", "variance", "guard-2", "wconc")
+CANDIDATES = ("shrunk", "labels", "corrected", "smooth")  # scored on the halves
+RULES = ("current", "to-human", "three-way", "variance", "guard-2", "wconc", "smooth-wconc", "four-way")
 
 
 def _concordance(a: np.ndarray, b: np.ndarray) -> float:
@@ -90,7 +90,8 @@ def split_scores(labelled, design, judge_means, method: str, seed: int) -> dict 
                      if method == "linear" else 1.0)
             error = np.bincount(systems[rows], values[rows] - slope * judged[rows], minlength=len(usable))[usable] / n
             fixed = slope * everywhere[usable] + error
-            estimates = (pulled, half, fixed)
+            curved = fay_herriot(half, pooled / n, judge_means[usable], rule="smooth", interval=False).value
+            estimates = (pulled, half, fixed, curved)
             taus.append([kendall_tau_b(e, other) for e in estimates])
             concordances.append([_concordance(e, other) for e in estimates])
     taus, concordances = np.array(taus, dtype=float), np.array(concordances, dtype=float)
@@ -109,8 +110,14 @@ def split_scores(labelled, design, judge_means, method: str, seed: int) -> dict 
 def recommend(rule: str, check: dict | None, variance: dict[str, float]) -> str:
     if check is None:
         return "shrunk"
-    score = check["concordance" if rule == "wconc" else "tau"]
-    shrink, labels, fixed = score
+    score = check["concordance" if rule in ("wconc", "smooth-wconc", "four-way") else "tau"]
+    shrink, labels, fixed, curved = score
+    if rule == "four-way":  # the best-scoring of the four; ties go to the earlier
+        return ("shrunk", "human", "corrected", "smooth")[int(np.argmax(score))]
+    if rule == "smooth-wconc":  # wconc with the smooth trend as the shrunk candidate
+        if curved >= labels:
+            return "smooth"
+        return "corrected" if fixed > labels else "human"
     if rule == "guard-2" and check["per_half"] < 2:
         return "shrunk"
     if shrink >= labels:
@@ -127,7 +134,7 @@ def recommend(rule: str, check: dict | None, variance: dict[str, float]) -> str:
 def one_judge(problem, fraction: float, draws: int) -> dict[str, float]:
     truth = truth_of(problem)
     judge = judge_only(problem, n_resamples=0).value
-    taus = {name: [] for name in ("human", "corrected", "shrunk", *RULES)}
+    taus = {name: [] for name in ("human", "corrected", "shrunk", "smooth", *RULES)}
     shares = {rule: [] for rule in RULES}
     for k in range(draws):
         design = draw(problem, fraction, seed=k).design
@@ -135,11 +142,12 @@ def one_judge(problem, fraction: float, draws: int) -> dict[str, float]:
         human = human_only(labelled, design, target="items")
         fixed = corrected(labelled, design, calibration="auto", target="items", seed=k)
         pulled = fay_herriot(fixed.value, np.diag(fixed.cov), judge, interval=False).value
-        rankings = {"human": human.value, "corrected": fixed.value, "shrunk": pulled}
+        curved = fay_herriot(fixed.value, np.diag(fixed.cov), judge, rule="smooth", interval=False).value
+        rankings = {"human": human.value, "corrected": fixed.value, "shrunk": pulled, "smooth": curved}
         tau = {name: kendall(value, truth) for name, value in rankings.items()}
         check = split_scores(labelled, design, judge, fixed.info["calibration"], k)
         variance = {"human": float(np.nanmean(np.diag(human.cov))), "corrected": float(np.nanmean(np.diag(fixed.cov)))}
-        for name in ("human", "corrected", "shrunk"):
+        for name in ("human", "corrected", "shrunk", "smooth"):
             taus[name].append(tau[name])
         for rule in RULES:
             chosen = recommend(rule, check, variance)
@@ -147,24 +155,24 @@ def one_judge(problem, fraction: float, draws: int) -> dict[str, float]:
             shares[rule].append(chosen)
     out = {name: float(np.nanmean(v)) for name, v in taus.items()}
     out["judge"] = kendall(judge, truth)
-    out["shares"] = {rule: {e: float(np.mean([c == e for c in chosen])) for e in ("shrunk", "corrected", "human")}
+    out["shares"] = {rule: {e: float(np.mean([c == e for c in chosen])) for e in ("shrunk", "corrected", "human", "smooth")}
                      for rule, chosen in shares.items()}
     return out
 
 
 def main() -> None:
     args = parse_args(__doc__.split("\n")[0], draws=20)
-    names = ("judge", "human", "corrected", "shrunk", *RULES)
+    names = ("judge", "human", "corrected", "shrunk", "smooth", *RULES)
     print("| set | budget | " + " | ".join(f"tau {n}" for n in names) + " | " +
-          " | ".join(f"gap {n}" for n in ("shrunk", *RULES)) + " | share shrunk / corrected / human (three-way) |")
+          " | ".join(f"gap {n}" for n in ("shrunk", "smooth", *RULES)) + " | share shrunk / corrected / human (three-way) |")
     print("|" + "---|" * (3 + len(names) + len(RULES) + 1))
     for spec, fraction, runs in cells(args, one_judge):
         best = np.array([max(r["judge"], r["human"]) for r in runs])
         taus = {n: np.mean([r[n] for r in runs]) for n in names}
-        gaps = {n: float(np.mean(np.array([r[n] for r in runs]) - best)) for n in ("shrunk", *RULES)}
+        gaps = {n: float(np.mean(np.array([r[n] for r in runs]) - best)) for n in ("shrunk", "smooth", *RULES)}
         share = {e: np.mean([r["shares"]["three-way"][e] for r in runs]) for e in ("shrunk", "corrected", "human")}
         print(f"| {spec} | {fraction:.0%} | " + " | ".join(f"{taus[n]:.3f}" for n in names) + " | " +
-              " | ".join(f"{gaps[n]:+.3f}" + ("" if gaps[n] >= -GOAL_MARGIN else "*") for n in ("shrunk", *RULES))
+              " | ".join(f"{gaps[n]:+.3f}" + ("" if gaps[n] >= -GOAL_MARGIN else "*") for n in ("shrunk", "smooth", *RULES))
               + " | " + " / ".join(f"{share[e]:.2f}" for e in share) + " |", flush=True)
 
 

@@ -4,12 +4,15 @@ system means to be trustworthy; else the labels' own, corrected or human-only as
 from __future__ import annotations
 
 import numpy as np
+from scipy import stats
 
 from judgelab.evaluate import from_items
 from judgelab.evaluate.choose import _concordance, choose_ranking
 from judgelab.evaluate.design import Design, stratified_design
+from judgelab.evaluate.estimators import corrected, shrunk
 
 REVERSED_GROUPS = [1.6, 1.4, 1.2, 1.0, 3.6, 3.4, 3.2, 3.0]  # two groups the judge separates, each ordered backwards
+SHUFFLED = [2.2, 1.0, 3.4, 1.8, 3.0, 1.4, 3.8, 2.6]  # system means in an order unrelated to the humans'
 
 
 def problem(judge_of_system, n_per_system=40, labels_per_system=8, seed=0, tracking=0.0, noise=0.3):
@@ -39,9 +42,27 @@ def test_a_judge_that_orders_systems_like_the_humans_is_trusted():
     assert "shrunk ranking of one half agreed better" in choice.reason
 
 
-def test_a_judge_that_reverses_the_order_inside_two_groups_is_not_and_its_noise_leaves_the_labels_alone():
+def test_a_judge_that_reverses_the_order_inside_two_groups_is_trusted_for_the_groups_alone():
+    # Topical-Chat's UniEval in small: the smooth trend keeps the judge's two groups and the labels' order
+    # inside each, where a line through the judge's means imposed its reversed order on close systems
+    taus = {"smooth": [], "posterior": [], "labels": []}
+    for seed in range(10):
+        labelled, design, judge_means = problem(REVERSED_GROUPS, labels_per_system=4, seed=seed)
+        fixed = corrected(labelled, design, calibration="identity")
+        order = [labelled.systems.index(str(s)) for s in range(8)]
+        truth = np.arange(8)
+        taus["labels"].append(stats.kendalltau(fixed.value[order], truth).statistic)
+        for rule in ("smooth", "posterior"):
+            taus[rule].append(stats.kendalltau(shrunk(fixed, judge_means, rule=rule).value[order], truth).statistic)
+        if seed == 0:
+            assert choose_ranking(labelled, design, judge_means).estimator == "shrunk"
+    mean = {rule: float(np.mean(t)) for rule, t in taus.items()}
+    assert mean["smooth"] > mean["labels"] + 0.05 and mean["smooth"] > mean["posterior"] + 0.1
+
+
+def test_a_judge_that_orders_systems_at_random_is_not_trusted_and_its_noise_leaves_the_labels_alone():
     # the judge's item scores say nothing within a system: corrected only adds their noise to the labels'
-    labelled, design, judge_means = problem(REVERSED_GROUPS, labels_per_system=12, noise=1.5)
+    labelled, design, judge_means = problem(SHUFFLED, labels_per_system=12, noise=1.5)
     choice = choose_ranking(labelled, design, judge_means)
     assert choice.estimator == "human" and choice.score_labels > max(choice.score_shrunk, choice.score_corrected)
     assert "corrected's did not" in choice.reason
@@ -49,8 +70,8 @@ def test_a_judge_that_reverses_the_order_inside_two_groups_is_not_and_its_noise_
 
 
 def test_a_judge_biased_per_system_but_exact_within_it_is_corrected():
-    # wrong system means (reversed inside the groups) but each item's deviation seen: corrected removes the bias
-    labelled, design, judge_means = problem(REVERSED_GROUPS, labels_per_system=12, tracking=1.0, noise=0.1)
+    # wrong system means (in a random order) but each item's deviation seen: corrected removes the bias
+    labelled, design, judge_means = problem(SHUFFLED, labels_per_system=12, tracking=1.0, noise=0.1)
     choice = choose_ranking(labelled, design, judge_means, calibration="linear")
     assert choice.estimator == "corrected" and choice.score_corrected > choice.score_labels > choice.score_shrunk
     assert "corrected's agreed better still" in choice.reason
@@ -83,7 +104,7 @@ def test_evaluate_ranks_by_human_only_when_that_is_recommended():
     truth = np.linspace(1.0, 3.0, 8)
     systems = np.repeat(np.arange(8), 40)
     human = truth[systems] + rng.normal(0, 0.8, len(systems))
-    judge = np.asarray(REVERSED_GROUPS)[systems] + rng.normal(0, 1.5, len(systems))
+    judge = np.asarray(SHUFFLED)[systems] + rng.normal(0, 1.5, len(systems))
     items = [Item(id=f"i{k}", system_id=f"s{s}", group_id=f"g{k}", output="x", scores={"q": float(h)})
              for k, (s, h) in enumerate(zip(systems, human, strict=True))]
     judgments = [Judgment(item_id=f"i{k}", score=float(v)) for k, v in enumerate(judge)]

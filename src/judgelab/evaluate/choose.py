@@ -1,10 +1,9 @@
 """Which ranking of systems to recommend: the shrunk one, or the labels' own, checked on the labels.
 
 ``shrunk`` (Fay-Herriot, :func:`judgelab.evaluate.estimators.shrunk`) pulls each system toward a
-line through the judge's system means. That ranks better than the labels alone when the judge orders
-systems well, and worse when it does not: on Topical-Chat, UniEval separates two groups of systems
-but orders them wrongly inside each, a line fits the groups, and with six systems nothing in the
-model can tell (docs/evaluate.md). So the choice is checked on the labels themselves, by sample
+smooth curve in the judge's system means. That ranks better than the labels alone when the judge
+orders systems well, and worse when it does not; with six systems and a handful of labels each the
+model cannot always tell (docs/evaluate.md). So the choice is checked on the labels themselves, by sample
 splitting: each system's labels are halved at random; three rankings are fitted on one half and
 scored against the other half's means, both ways round: shrunk, the labels' own means (human-only)
 and corrected (the judge's mean over all the system's items times lambda, plus the half's mean of
@@ -40,7 +39,7 @@ import numpy as np
 
 from judgelab.evaluate.calibrate import within_slope
 from judgelab.evaluate.design import Design
-from judgelab.evaluate.estimators import fay_herriot
+from judgelab.evaluate.estimators import SHRINK_RULE, fay_herriot
 from judgelab.evaluate.problem import Problem
 
 SPLITS = 30
@@ -66,12 +65,13 @@ class Choice:
 
 
 def choose_ranking(problem: Problem, design: Design, judge_means: np.ndarray, *, calibration: str = "identity",
-                   splits: int = SPLITS, seed: int = 0) -> Choice:
+                   rule: str = SHRINK_RULE, splits: int = SPLITS, seed: int = 0) -> Choice:
     """Shrunk, human-only or corrected, by the split-half check of the module's docstring.
 
     ``calibration``: the map the corrected estimate used (its ``info["calibration"]``): ``identity``
     keeps lambda = 1 on the halves; any other is refitted on each half as the within-system slope
-    (the pooled PPI++ lambda; a stand-in for an isotonic map, which a half's labels cannot fit)."""
+    (the pooled PPI++ lambda; a stand-in for an isotonic map, which a half's labels cannot fit).
+    ``rule``: shrunk's trend in the judge's means (:func:`judgelab.evaluate.estimators.shrunk`)."""
     if design.method != "stratified":
         return _unchecked(f"not checked: the labels were drawn by a {design.method} design")
     labelled = design.labelled[:, None] & problem.present & np.isfinite(problem.human)
@@ -91,7 +91,7 @@ def choose_ranking(problem: Problem, design: Design, judge_means: np.ndarray, *,
     judged = np.where(np.isfinite(problem.judge[units, systems]), problem.judge[units, systems],
                       judge_means[systems])
     pairs = _Pairs(values, systems, judged, 1.0 / design.probability[units], usable, judge_means, pooled,
-                   calibration != "identity")
+                   calibration != "identity", rule)
     rng = np.random.default_rng(seed)
     scores = np.array([pairs.split_scores(rng) for _ in range(splits)])
     scores = scores[np.isfinite(scores[:, :2]).all(axis=1)]
@@ -130,6 +130,7 @@ class _Pairs:
     judge_means: np.ndarray  # (S,) the judge's mean over all the system's items
     pooled: float  # within-system variance of the labels, pooled over systems
     slope: bool  # refit lambda on each half (else lambda = 1)
+    rule: str  # shrunk's trend (estimators.fay_herriot): the one the full fit used
 
     def split_scores(self, rng: np.random.Generator) -> list[float]:
         """(shrunk's, the labels', corrected's) score against the other half, both ways round, averaged:
@@ -148,7 +149,7 @@ class _Pairs:
         means = np.bincount(systems[rows], values[rows], minlength=len(usable))[usable] / n
         other = (np.bincount(systems[held], values[held], minlength=len(usable))[usable]
                  / np.bincount(systems[held], minlength=len(usable))[usable])
-        pulled = fay_herriot(means, self.pooled / n, self.judge_means[usable], interval=False).value
+        pulled = fay_herriot(means, self.pooled / n, self.judge_means[usable], rule=self.rule, interval=False).value
         lam = (within_slope(self.judged[rows], values[rows], self.weights[rows], systems[rows])
                if self.slope else 1.0)
         error = np.bincount(systems[rows], values[rows] - lam * self.judged[rows], minlength=len(usable))[usable] / n

@@ -54,6 +54,7 @@ TARGETS = ("population", "items")
 VARIANCES = ("pooled", "system")
 ESTIMATORS = ("judge", "human", "corrected", "shrunk")
 MIN_SYSTEMS_TO_SHRINK = 3
+SHRINK_RULE = "smooth"  # shrunk's trend in the judge's means for items (see shrunk; comparisons keep the line)
 MIN_LABELS = 2  # a variance needs two labelled units of the system
 #: Runs share their labelled queries, and a handful of queries cannot show the tail of the per-query
 #: values (a hard query where every run scores near 0, one the judge gets badly wrong): with 3-5 labelled
@@ -184,29 +185,35 @@ def _too_few_queries(estimates: SystemEstimates, problem: Problem, design: Desig
     return replace(estimates, ci=ci, reason=reason, info=info)
 
 
-def shrunk(fixed: SystemEstimates, judge_means: np.ndarray) -> SystemEstimates:
-    """Hierarchical Bayes (Fay-Herriot, with the judge's mean as the covariate).
+def shrunk(fixed: SystemEstimates, judge_means: np.ndarray, *, rule: str = SHRINK_RULE) -> SystemEstimates:
+    """Hierarchical Bayes (Fay-Herriot), with the judge's system means as what the labels shrink toward.
 
     Across systems, the corrected estimates ``d_s`` (variance ``v_s``) are modelled as ``theta_s =
-    b0 + b1 x_s + u_s``, with ``x_s`` the judge's mean and ``u_s`` of variance ``tau^2``: how far
-    the judge's system means can be trusted. Given ``tau^2``, each system's estimate is the
-    regression's prediction plus ``tau^2 / (tau^2 + v_s)`` of its own deviation from it: a system
-    with few labels leans on what the judge says about it, one with many on its labels.
+    b0 + g(x_s) + u_s``, with ``x_s`` the judge's mean, ``g`` a trend in it, and ``u_s`` of variance
+    ``tau^2``: how far the judge's system means can be trusted. Given the trend and ``tau^2``, each
+    system's estimate is the trend's prediction plus ``tau^2 / (tau^2 + v_s)`` of its own deviation
+    from it: a system with few labels leans on what the judge says about it, one with many on its
+    labels. Nothing is plugged in: ``tau^2`` and the trend's parameters are averaged over their
+    posterior (uniform priors, ``b0`` flat and integrated out: the restricted likelihood), on a grid.
 
-    ``tau^2`` is learnt from the labels, not plugged in: the estimate averages over its posterior
-    (uniform prior on ``tau``, Gelman 2006; ``b`` flat and integrated out, so the likelihood is
-    the restricted one), on a grid. The moment estimate used before (Prasad & Rao 1990) is 0 in
-    many draws with 6 systems, which turns the estimate into the judge's ranking even where the
-    labels say the judge ranks badly (Topical-Chat, UniEval: tau 0.50-0.58 against human-only
-    0.62-0.67 at 20% labels); the posterior keeps the large ``tau^2`` that such labels leave
-    possible, so the estimate follows the labels unless they show the judge's means to be reliable
-    (bench/ablation_shrink.py compares the rules; docs/evaluate.md gives the figures).
+    ``rule`` (see :func:`fay_herriot`): ``smooth`` (the default for items) takes ``g`` to be a smooth
+    curve (a Gaussian process whose amplitude and length scale are averaged over too): the judge is
+    trusted for differences its means show consistently, such as two groups of systems far apart,
+    without a straight line that turns its small differences inside a group into large predicted
+    ones. On Topical-Chat, where UniEval separates two groups of systems but orders each wrongly,
+    the line made the ranking worse than the labels alone (0.57 against 0.71 Kendall tau at 10%
+    labels, engagingness); the curve and the check of evaluate/choose.py keep it within 0.03 of the
+    better of judge and labels in 19 of 24 cells there, against 12 with the line; with good judges
+    (HANNA) it costs about 0.015 at 5% labels (bench/ablation_choose.py; docs/benchmarks.md).
+    ``posterior``: the straight line (``g(x) = b1 x``), the rule before; comparisons keep it
+    (evaluate/preferences.py: measured on Arena with it, 20 systems).
 
     Intervals are the posterior's (a mixture of normals over the grid), so they include the
-    uncertainty of ``tau^2`` and ``b``, stretched by Student's t over the normal quantile at the
+    uncertainty of ``tau^2`` and the trend, stretched by Student's t over the normal quantile at the
     corrected estimates' degrees of freedom (their variances are estimated from a few labels, not
-    known); they hold on average over systems, not for a system whose bias is unlike the others'. For items only: runs sharing a handful of labelled queries have
-    correlated corrections whose covariance that handful cannot estimate.
+    known); they hold on average over systems, not for a system whose bias is unlike the others'.
+    For items only: runs sharing a handful of labelled queries have correlated corrections whose
+    covariance that handful cannot estimate.
     """
     variance = np.diag(fixed.cov)
     usable = _shrinkable(fixed, judge_means)
@@ -216,7 +223,7 @@ def shrunk(fixed: SystemEstimates, judge_means: np.ndarray) -> SystemEstimates:
         reason = tuple(r or f"shrinkage needs {MIN_SYSTEMS_TO_SHRINK} systems with labels" for r in fixed.reason)
         return replace(fixed, estimator="shrunk", value=value, ci=ci, reason=reason, cov=np.diag(np.full(len(value),
                        np.nan)), df=np.full(fixed.cov.shape, np.inf), info={"tau2": None})
-    fit = fay_herriot(fixed.value[usable], variance[usable], judge_means[usable], fixed.confidence)
+    fit = fay_herriot(fixed.value[usable], variance[usable], judge_means[usable], fixed.confidence, rule=rule)
     value[usable] = fit.value
     # the v_s are estimated (with the corrected estimates' degrees of freedom), not known as the model
     # takes them: widen the posterior interval by Student's t over the normal quantile, as the t interval does
@@ -227,20 +234,20 @@ def shrunk(fixed: SystemEstimates, judge_means: np.ndarray) -> SystemEstimates:
     full_mse = np.full(len(value), np.nan)
     full_mse[usable] = fit.variance
     reason = tuple(r or (None if ok else "no corrected estimate") for r, ok in zip(fixed.reason, usable, strict=True))
-    info = {"tau2": fit.tau2, "tau2_rule": fit.rule, "regression_on_judge_mean": fit.beta.tolist(),
+    info = {"tau2": fit.tau2, "tau2_rule": fit.rule, "trend": fit.beta.tolist(),
             "weight_on_labels": dict(zip(np.array(fixed.systems)[usable].tolist(), fit.gamma.tolist(), strict=True))}
     return replace(fixed, estimator="shrunk", value=value, ci=ci, reason=reason, cov=np.diag(full_mse),
                    df=fixed.df if fixed.df is not None else np.full(fixed.cov.shape, np.inf), info=info)
 
 
-def shrunk_values(fixed: SystemEstimates, judge_means: np.ndarray) -> np.ndarray:
+def shrunk_values(fixed: SystemEstimates, judge_means: np.ndarray, *, rule: str = SHRINK_RULE) -> np.ndarray:
     """:func:`shrunk`'s point values alone, without its intervals (a quarter of the time): what the
     ranking checks of evaluate/choose.py need, dozens of times per evaluation."""
     usable = _shrinkable(fixed, judge_means)
     value = np.full(len(fixed.value), np.nan)
     if usable.sum() >= MIN_SYSTEMS_TO_SHRINK:
         value[usable] = fay_herriot(fixed.value[usable], np.diag(fixed.cov)[usable], judge_means[usable],
-                                    interval=False).value
+                                    rule=rule, interval=False).value
     return value
 
 
@@ -263,7 +270,8 @@ TAU_RANGE = 4.0
 @dataclass(frozen=True)
 class FayHerriot:
     """One Fay-Herriot fit: per-system estimate, its variance (MSE) and interval, the weight on the
-    labels (``gamma``), the regression on the judge's mean, and ``tau^2`` (posterior mean or estimate)."""
+    labels (``gamma``), the trend's fixed part (``beta``: intercept and slope on the judge's mean for the
+    line, the intercept for the smooth curve), and ``tau^2`` (posterior mean or estimate)."""
 
     value: np.ndarray
     variance: np.ndarray
@@ -278,18 +286,19 @@ def fay_herriot(d: np.ndarray, v: np.ndarray, judge_means: np.ndarray, confidenc
                 rule: str = "posterior", *, interval: bool = True) -> FayHerriot:
     """Shrink estimates ``d`` (sampling variances ``v``) toward their regression on ``judge_means``.
 
-    ``rule``: ``posterior`` (the default, what ``shrunk`` uses): a straight line, tau^2 averaged
-    over its posterior (uniform prior on tau); ``smooth`` (an experiment, not the default: chosen
-    after seeing the held-out figures, see docs/benchmarks.md; up to MAX_SMOOTH_SYSTEMS systems,
-    else ``posterior``): the trend in the judge's means is a smooth curve (a Gaussian process,
-    its amplitude and length scale averaged over their posterior along with tau^2); ``moments`` (Prasad-Rao, truncated at 0:
-    the rule before, kept to compare) or ``adjusted`` (Li & Lahiri 2010: the maximum of tau^2
-    times the restricted likelihood, never 0), both with the straight line.
+    ``rule``: ``posterior`` (this function's default; what ``shrunk`` uses for comparisons): a
+    straight line, tau^2 averaged over its posterior (uniform prior on tau); ``smooth`` (what
+    ``shrunk`` uses for items; up to MAX_SMOOTH_SYSTEMS systems, else ``posterior``): the trend in
+    the judge's means is a smooth curve (a Gaussian process, its amplitude and length scale averaged
+    over their posterior along with tau^2); ``moments`` (Prasad-Rao, truncated at 0: the rule before
+    the posterior, kept to compare) or ``adjusted`` (Li & Lahiri 2010: the maximum of tau^2 times the
+    restricted likelihood, never 0), both with the straight line. ``interval=False``: the estimates
+    only, for the checks of evaluate/choose.py, which fit dozens.
     """
     if rule not in TAU2_RULES:
         raise ConfigError(f"tau^2 rule {rule!r}: choose {', '.join(TAU2_RULES)}")
     if rule == "smooth" and len(d) <= MAX_SMOOTH_SYSTEMS:
-        return _smooth(d, v, judge_means, confidence)
+        return _smooth(d, v, judge_means, confidence, interval=interval)
     rule = "posterior" if rule == "smooth" else rule
     x = np.column_stack([np.ones(len(d)), judge_means])
     if np.ptp(judge_means) == 0:
@@ -313,7 +322,8 @@ def fay_herriot(d: np.ndarray, v: np.ndarray, judge_means: np.ndarray, confidenc
     return FayHerriot(mean, variance, ci, weight @ grid["gamma"], weight @ grid["beta"], float(weight @ tau2), rule)
 
 
-def _smooth(d: np.ndarray, v: np.ndarray, judge_means: np.ndarray, confidence: float) -> FayHerriot:
+def _smooth(d: np.ndarray, v: np.ndarray, judge_means: np.ndarray, confidence: float, *,
+            interval: bool = True) -> FayHerriot:
     """theta_s = b0 + g(x_s) + u_s with g a Gaussian process (squared-exponential kernel) in the judge's
     means: the judge is trusted for differences its means show consistently (two groups of systems
     far apart) without a straight line turning its small differences into large ones. Amplitude,
@@ -342,7 +352,8 @@ def _smooth(d: np.ndarray, v: np.ndarray, judge_means: np.ndarray, confidence: f
     weight /= weight.sum()
     value = weight @ mean
     variance = np.maximum(weight @ (var + mean ** 2) - value ** 2, 0.0)
-    ci = _mixture_interval(weight, mean, np.sqrt(np.maximum(var, 1e-300)), confidence)
+    ci = (_mixture_interval(weight, mean, np.sqrt(np.maximum(var, 1e-300)), confidence) if interval
+          else np.full((size, 2), np.nan))
     gamma = weight @ np.einsum("gii->gi", pull)
     return FayHerriot(value, variance, ci, gamma, np.array([weight @ b0]), float(weight @ tau ** 2), "smooth")
 
