@@ -24,7 +24,13 @@ Rules (each a function of one draw's figures; every rule sees the same draws):
   variance   as current; when the labels win, corrected if its mean estimated variance is below
              human-only's, else human-only
   guard-2    three-way, but shrunk whenever the halves hold under 2 labels per system on average
-  wconc      three-way with the weighted concordance in place of Kendall tau
+  wconc      three-way with the weighted concordance in place of Kendall tau (shipped until session 16)
+  smooth-wconc  wconc with shrunk's trend a smooth curve in the judge's means (fay_herriot rule
+             "smooth") in the check and in the estimate it recommends (what ships)
+  four-way   the best-scoring of shrunk (line), the labels' means, corrected and the curve
+  judge-check  smooth-wconc, then the judge's own ranking if it scores higher still on the halves
+             (it does far too often: it is fitted on no half, the others on half the labels)
+Columns `shrunk` and `smooth`: the line's and the curve's estimate alone, without a check.
 The gap of a rule: its Kendall tau with the all-human ranking minus max(judge-only tau, human-only
 tau), per judge, averaged over the set's judges; the goal: gap >= -0.03 at every budget.
 """
@@ -42,8 +48,9 @@ from judgelab.evaluate.calibrate import within_slope
 from judgelab.evaluate.choose import SPLITS, kendall_tau_b
 from judgelab.evaluate.estimators import corrected, fay_herriot, human_only
 
-CANDIDATES = ("shrunk", "labels", "corrected", "smooth")  # scored on the halves
-RULES = ("current", "to-human", "three-way", "variance", "guard-2", "wconc", "smooth-wconc", "four-way")
+CANDIDATES = ("shrunk", "labels", "corrected", "smooth", "judge")  # scored on the halves
+RULES = ("current", "to-human", "three-way", "variance", "guard-2", "wconc", "smooth-wconc", "four-way",
+         "judge-check")
 
 
 def _concordance(a: np.ndarray, b: np.ndarray) -> float:
@@ -91,7 +98,7 @@ def split_scores(labelled, design, judge_means, method: str, seed: int) -> dict 
             error = np.bincount(systems[rows], values[rows] - slope * judged[rows], minlength=len(usable))[usable] / n
             fixed = slope * everywhere[usable] + error
             curved = fay_herriot(half, pooled / n, judge_means[usable], rule="smooth", interval=False).value
-            estimates = (pulled, half, fixed, curved)
+            estimates = (pulled, half, fixed, curved, judge_means[usable])
             taus.append([kendall_tau_b(e, other) for e in estimates])
             concordances.append([_concordance(e, other) for e in estimates])
     taus, concordances = np.array(taus, dtype=float), np.array(concordances, dtype=float)
@@ -109,11 +116,14 @@ def split_scores(labelled, design, judge_means, method: str, seed: int) -> dict 
 
 def recommend(rule: str, check: dict | None, variance: dict[str, float]) -> str:
     if check is None:
-        return "shrunk"
-    score = check["concordance" if rule in ("wconc", "smooth-wconc", "four-way") else "tau"]
-    shrink, labels, fixed, curved = score
+        return "smooth" if rule in ("smooth-wconc", "judge-check") else "shrunk"
+    score = check["concordance" if rule in ("wconc", "smooth-wconc", "four-way", "judge-check") else "tau"]
+    shrink, labels, fixed, curved, judged = score
     if rule == "four-way":  # the best-scoring of the four; ties go to the earlier
-        return ("shrunk", "human", "corrected", "smooth")[int(np.argmax(score))]
+        return ("shrunk", "human", "corrected", "smooth")[int(np.argmax(score[:4]))]
+    if rule == "judge-check":  # smooth-wconc, then the judge's own ranking if it scores higher still
+        chosen = recommend("smooth-wconc", check, variance)
+        return "judge" if judged > {"smooth": curved, "corrected": fixed, "human": labels}[chosen] else chosen
     if rule == "smooth-wconc":  # wconc with the smooth trend as the shrunk candidate
         if curved >= labels:
             return "smooth"
@@ -143,7 +153,7 @@ def one_judge(problem, fraction: float, draws: int) -> dict[str, float]:
         fixed = corrected(labelled, design, calibration="auto", target="items", seed=k)
         pulled = fay_herriot(fixed.value, np.diag(fixed.cov), judge, interval=False).value
         curved = fay_herriot(fixed.value, np.diag(fixed.cov), judge, rule="smooth", interval=False).value
-        rankings = {"human": human.value, "corrected": fixed.value, "shrunk": pulled, "smooth": curved}
+        rankings = {"human": human.value, "corrected": fixed.value, "shrunk": pulled, "smooth": curved, "judge": judge}
         tau = {name: kendall(value, truth) for name, value in rankings.items()}
         check = split_scores(labelled, design, judge, fixed.info["calibration"], k)
         variance = {"human": float(np.nanmean(np.diag(human.cov))), "corrected": float(np.nanmean(np.diag(fixed.cov)))}
@@ -155,7 +165,8 @@ def one_judge(problem, fraction: float, draws: int) -> dict[str, float]:
             shares[rule].append(chosen)
     out = {name: float(np.nanmean(v)) for name, v in taus.items()}
     out["judge"] = kendall(judge, truth)
-    out["shares"] = {rule: {e: float(np.mean([c == e for c in chosen])) for e in ("shrunk", "corrected", "human", "smooth")}
+    out["shares"] = {rule: {e: float(np.mean([c == e for c in chosen]))
+                            for e in ("shrunk", "corrected", "human", "smooth", "judge")}
                      for rule, chosen in shares.items()}
     return out
 
