@@ -510,12 +510,14 @@ def serve(task: AnnotationTask, *, host: str = "127.0.0.1", port: int = 8765, an
         port = sock.getsockname()[1]
         shown_host = f"[{host}]" if ":" in host else host
         url = f"http://{shown_host}:{port}/" + (f"?token={token}" if token else "")
-        announce(f"judgelab annotate: {url}")
-        announce(f"  {len(task.items)} items, {describe_aspects(task)}; answers appended to {task.out} "
-                 "(Ctrl-C stops; run the same command again to continue)")
+        lines = [f"judgelab annotate: {url}",
+                 f"  {len(task.items)} items, {describe_aspects(task)}; answers appended to {task.out} "
+                 "(Ctrl-C stops; run the same command again to continue)"]
         if token:
-            announce(f"  listening on {host}: anyone who can reach this machine needs the token in the link above; "
-                     "the traffic is plain HTTP")
+            lines.append(f"  listening on {host}: anyone who can reach this machine needs the token in the link "
+                         "above; the traffic is plain HTTP")
+        # one write: whoever reads the URL and stops the server at once still gets the lines after it
+        announce("\n".join(lines))
         with contextlib.suppress(AttributeError):
             sys.stdout.flush()
         config = uvicorn.Config(create_app(task, store=store, token=token, host=host, port=port),
