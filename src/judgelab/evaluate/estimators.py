@@ -201,10 +201,11 @@ def shrunk(fixed: SystemEstimates, judge_means: np.ndarray, *, rule: str = SHRIN
     trusted for differences its means show consistently, such as two groups of systems far apart,
     without a straight line that turns its small differences inside a group into large predicted
     ones. On Topical-Chat, where UniEval separates two groups of systems but orders each wrongly,
-    the line made the ranking worse than the labels alone (0.57 against 0.71 Kendall tau at 10%
-    labels, engagingness); the curve and the check of evaluate/choose.py keep it within 0.03 of the
-    better of judge and labels in 19 of 24 cells there, against 12 with the line; with good judges
-    (HANNA) it costs about 0.015 at 5% labels (bench/ablation_choose.py; docs/benchmarks.md).
+    the line made the ranking worse than the labels alone (0.60 against 0.71 Kendall tau at 10%
+    labels, engagingness; the curve: 0.67); with the check of evaluate/choose.py the recommended
+    ranking stays within 0.03 of the better of judge and labels in 19 of 24 cells there, against 12
+    with the line. With good judges and about three labels per system it costs (HANNA at 5% labels:
+    0.01-0.04 per aspect; bench/bench_evaluate.py per judge, docs/evaluate.md).
     ``posterior``: the straight line (``g(x) = b1 x``), the rule before; comparisons keep it
     (evaluate/preferences.py: measured on Arena with it, 20 systems).
 
