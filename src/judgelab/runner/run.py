@@ -435,7 +435,9 @@ class RunFolder:
                 status = "interrupted" if isinstance(error, KeyboardInterrupt) else "failed"
                 why = {} if status == "interrupted" else {"error": _error_text(error)}
                 _write_json(self.path / "run.json", {**self.header, "status": status, **why, **self._progress()})
-            elif self.created:
+            elif self.created and self._lock is not None:
+                # only the run that holds the lock removes the folder: two runs started at once both
+                # saw it missing, and the one refused must not delete the folder the other is using
                 shutil.rmtree(self.path, ignore_errors=True)
             else:  # a failed start: the folder as it was (the lock file goes while it is still held)
                 for undo in reversed(self._undo):
