@@ -120,3 +120,18 @@ def test_a_duplicate_id_in_a_later_chunk_of_a_stream_is_refused_before_any_call(
     assert code == 2 and "Traceback" not in err, err
     assert f"{data}:5: field 'id': duplicate id 'it-0000' (first used on line 1)" in " ".join(err.split())
     assert server.posts == 0 and not (tmp_path / "run").exists()  # nothing paid, nothing written
+
+
+def test_a_run_refused_by_the_lock_leaves_the_folder_it_did_not_claim(tmp_path):
+    # both runs see the folder missing; the second is refused by the first's lock and must not remove it
+    from judgelab.errors import ConfigError
+    from judgelab.runner.run import RunFolder
+
+    header = {"judge_digest": "d", "backend": "b"}
+    first, second = RunFolder(tmp_path / "run", header), RunFolder(tmp_path / "run", header)
+    assert first.created and second.created
+    with first:
+        first.resume(None)
+        with pytest.raises(ConfigError, match="in use by another judgelab run"), second:
+            second.resume(None)
+        assert (tmp_path / "run" / "run.json").exists()
