@@ -36,7 +36,7 @@ from scipy import stats
 from bench.common import describe_machine, log, write_doc_section
 from judgelab.data import Judgment, load_items
 from judgelab.evaluate import draw, from_items, judge_only
-from judgelab.evaluate.choose import choose_ranking
+from judgelab.evaluate.choose import MIN_LABELS_PER_SYSTEM, choose_ranking
 from judgelab.evaluate.estimators import corrected, human_only, shrunk
 from judgelab.evaluate.ir import score_runs
 from judgelab.evaluate.problem import Problem, from_queries
@@ -152,6 +152,7 @@ def simulate(problem: Problem, fraction: float, draws: int, calibrations=("isoto
             acc["recommended"]["tau"].append(kendall(chosen.value, truth))
             acc["recommended"]["shrunk_chosen"].append(float(choice.estimator == "shrunk"))
             acc["recommended"]["human_chosen"].append(float(choice.estimator == "human"))
+            acc["recommended"]["provisional"].append(float(choice.provisional is not None))
         for name, est in estimates.items():
             given = np.isfinite(est.ci).all(axis=1)  # a declined interval (too few labels) is no miss: counted apart
             covered = (est.ci[:, 0] <= truth) & (truth <= est.ci[:, 1])
@@ -445,7 +446,7 @@ def _judges_row(row: dict, calibration: str) -> str:
              f"{m[corrected_name]['tau']:.2f}", f"{m['shrunk']['tau']:.2f}", f"{m['recommended']['tau']:.2f}",
              f"{m['recommended']['shrunk_chosen']:.2f}", f"{m['recommended']['human_chosen']:.2f}", f"{row['gap']:+.3f}",
              f"{row['worst']:+.3f}" + (f" ({row['worst_judge']})" if row["judges"] > 1 else ""),
-             "yes" if row["gap"] >= -GOAL_MARGIN else "**no**"]
+             f"{m['recommended']['provisional']:.2f}", "yes" if row["gap"] >= -GOAL_MARGIN else "**no**"]
     return "| " + " | ".join(cells) + " |"
 
 
@@ -454,7 +455,7 @@ def _judges_doc(rows: list[dict], calibration: str, args) -> str:
             f"coverage corr. {calibration}", "coverage shrunk", f"width corr. {calibration} / human",
             "width shrunk / human", "tau judge", "tau human", f"tau corr. {calibration}", "tau shrunk", "tau recommended",
             "share shrunk recommended", "share human recommended", "gap: recommended - max(judge, human), mean over judges", "worst judge's gap",
-            f"goal (gap >= -{GOAL_MARGIN})"]
+            "share provisional", f"goal (gap >= -{GOAL_MARGIN})"]
     sets = " ".join(dict.fromkeys(row["spec"] for row in rows))
     out = [f"Machine: {describe_machine()}. Command: `python -m bench.bench_evaluate --sets {sets} "
            f"--draws {args.draws} --draws-per-judge {args.draws_per_judge} --calibrations {calibration} --write`. "
@@ -463,7 +464,8 @@ def _judges_doc(rows: list[dict], calibration: str, args) -> str:
            "one judge; 95% intervals, `target=\"items\"`; every figure is the mean over the set's judges. "
            "`recommended`: the ranking `evaluate` recommends, shrunk, corrected or human-only as the split-half check on "
            "the labels chooses (src/judgelab/evaluate/choose.py); `gap`: its Kendall tau minus the better of the "
-           "judge-only and human-only ones, per judge, then averaged.", "",
+           "judge-only and human-only ones, per judge, then averaged; `provisional`: the share of draws whose "
+           f"recommended ranking `evaluate` flags as provisional (under {MIN_LABELS_PER_SYSTEM} labels per system).", "",
            "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     return "\n".join(out + [_judges_row(row, calibration) for row in rows])
 

@@ -58,6 +58,10 @@ def test_sample_then_evaluate_shows_the_estimators_side_by_side(hanna, hanna_jud
     out = json.loads(done.stdout)
     assert set(out["estimators"]) == {"judge", "human", "corrected", "shrunk"}
     assert out["recommended"]["estimator"] in ("shrunk", "corrected", "human") and out["recommended"]["splits"] == 30
+    # 74 labels over 11 systems: below the 8 per system from which the recommended ranking kept up (evaluate/choose.py)
+    assert out["recommended"]["labels_per_system"] == pytest.approx(74 / 11)
+    assert out["recommended"]["provisional"].startswith("6.7 labels per system: below 8")
+    assert "label about 2 more per system" in out["recommended"]["provisional"]
     assert len(out["systems"]) == 11 and out["labels"]["n_labelled"] == 74 and out["labels"]["design"] == "stratified"
     human = {r["id"]: r["scores"]["coherence"] for r in _rows(hanna)}
     system_of = {r["id"]: r["system_id"] for r in _rows(hanna)}
@@ -71,6 +75,7 @@ def test_sample_then_evaluate_shows_the_estimators_side_by_side(hanna, hanna_jud
     assert len(out["pairs"]["corrected"]) == 55 and out["effective_labels"]["labelled"] == 74
     page = (tmp_path / "report" / "report.html").read_text()
     assert "<h2>Systems</h2>" in page and page.count("<svg") >= 3
+    assert 'id="provisional-ranking"' in page and "6.7 labels per system" in page
     assert {"systems.json", "systems.csv", "pairs.csv", "run.json"} <= {p.name for p in (tmp_path / "report").iterdir()}
 
 
@@ -84,6 +89,7 @@ def test_terminal_table_and_report_rewrite(hanna, hanna_judge, tmp_path):
     assert "ranked by the shrunk estimate" in text and "± half-widths" in text and "Human" in text
     # HANNA's judge ranks its 11 systems well: the split-half check on the labels recommends shrunk
     assert "rank: the shrunk estimate's, recommended: on 30 random halvings" in text
+    assert "provisional ranking: 4.0 labels per system: below 8" in text  # 44 labels, 11 systems
     assert re.search(r"\b\d\.\d\d ±\d\.\d\d\b", text) and "…" not in done.stdout  # whole numbers, nothing cut
     assert "pairs separable after Holm" in text and "as narrow as human-only ones with" in text
     again = run("report", tmp_path / "out")
@@ -124,6 +130,11 @@ def test_plan_says_how_many_labels_a_width_needs(hanna, hanna_judge, tmp_path):
                "--plan", "0.5")
     assert done.returncode == 0, done.stderr
     assert "Labels for 0.5-wide intervals" in done.stdout and "total" in done.stdout
+    wide = run("sample", "--data", hanna, "--judgments", hanna_judge, "--aspect", "coherence", "--human-ids", ids,
+               "--plan", "10")  # any 4 labels give a 10-wide interval on a 1-5 scale: the ranking's minimum rules
+    assert wide.returncode == 0, wide.stderr
+    assert re.search(r"total\s*│\s*737\s*│\s*88\s*│\s*88", wide.stdout), wide.stdout  # 11 systems x 8
+    assert "at least 8 per system" in wide.stdout
 
 
 @pytest.fixture(scope="module")

@@ -120,3 +120,14 @@ def test_evaluate_ranks_by_human_only_when_that_is_recommended():
     human = report.estimates["human"]
     assert section["ranking"] == "human only" and section["recommended"]["estimator"] == "human"
     assert [row["system"] for row in section["rows"]] == [human.systems[k] for k in np.argsort(-human.value)]
+
+
+def test_a_ranking_from_fewer_than_eight_labels_per_system_is_provisional_and_says_how_many_more():
+    few = choose_ranking(*problem(SHUFFLED, labels_per_system=3))
+    assert few.labels_per_system == 3.0
+    assert few.provisional.startswith("3.0 labels per system: below 8") and "label about 5 more per system" in few.provisional
+    assert few.to_dict()["provisional"] == few.provisional
+    enough = choose_ranking(*problem(SHUFFLED, labels_per_system=8))
+    assert enough.labels_per_system == 8.0 and enough.provisional is None
+    # the flag rides on every path, the unchecked ones included
+    assert choose_ranking(*problem(SHUFFLED, labels_per_system=1)).provisional.startswith("1.0 labels per system")

@@ -264,6 +264,8 @@ def systems_tables(report, width: int = 120) -> list[Any]:
     lines += _reason_lines(report)
     if main == recommended and main != "guided":
         lines.append(f"rank: the [bold]{main}[/] estimate's, recommended: {escape(report.recommended['reason'])}")
+    if (report.recommended or {}).get("provisional"):
+        lines.append(f"[yellow]provisional ranking[/]: {escape(report.recommended['provisional'])}")
     if point_rank is not None:
         lines.append(f"point rank: the [bold]{point}[/] estimate's, the recommended point ranking: "
                      f"{escape(report.recommended['reason'])}; rank sets: the corrected estimate's (docs/pairwise.md)")
@@ -423,6 +425,7 @@ def _draw_comparisons(items, judgments, judge, field, budget, active, mix, exclu
 
 def _print_plan(console, data, judgments, human, human_ids, aspect, judge, field, runs, width, seed) -> None:
     from judgelab.evaluate import evaluate as run_evaluate
+    from judgelab.evaluate.choose import MIN_LABELS_PER_SYSTEM
     from judgelab.evaluate.plan import plan_labels
 
     if human is None and human_ids is None:
@@ -440,6 +443,9 @@ def _print_plan(console, data, judgments, human, human_ids, aspect, judge, field
     table.add_row("[bold]total[/]", str(sum(result.sizes)), _needed(totals["human"]), _needed(totals["corrected"]))
     console.print(table)
     console.print(f"from {report.labels['n_labelled']} labels so far; 'unreachable': the judge term alone is wider")
+    if report.kind == "items":
+        console.print(f"at least {MIN_LABELS_PER_SYSTEM} per system: with fewer, the recommended ranking is provisional "
+                      "(docs/evaluate.md, 'Ranking')")
 
 
 def _needed(value: float) -> str:

@@ -15,7 +15,8 @@ import numpy as np
 from scipy import stats
 
 from judgelab.errors import ConfigError
-from judgelab.evaluate.estimators import MIN_LABELLED_QUERIES, MIN_LABELS
+from judgelab.evaluate.choose import MIN_LABELS_PER_SYSTEM
+from judgelab.evaluate.estimators import MIN_LABELLED_QUERIES
 from judgelab.evaluate.systems import SystemsReport
 
 
@@ -50,7 +51,8 @@ def plan_labels(report: SystemsReport, width: float) -> Plan:
                           "corrected intervals' widths against the labels so far (judgelab evaluate)")
     z = stats.norm.ppf(0.5 + report.options["confidence"] / 2)
     finite_target = report.options["target"] == "items"
-    least = MIN_LABELLED_QUERIES if report.kind == "queries" else MIN_LABELS  # what an interval needs
+    # what an interval for runs needs; for items, what a ranking to rely on needs (evaluate/choose.py)
+    least = MIN_LABELLED_QUERIES if report.kind == "queries" else MIN_LABELS_PER_SYSTEM
     needed = {}
     for name in ("human", "corrected"):
         est = report.estimates[name]
