@@ -4,7 +4,7 @@
         topical_chat@each:coherence topical_chat@each:engagingness topical_chat@each:groundedness \
         topical_chat@each:understandability topical_chat@each:overall           # 12 min
     python -m bench.ablation_evidence --draws 10 --out /tmp/hanna.jsonl --sets hanna@each:coherence \
-        hanna@each:engagement hanna@each:relevance hanna@each:complexity hanna@each:empathy hanna@each:surprise  # 50 min
+        hanna@each:engagement hanna@each:relevance hanna@each:complexity hanna@each:empathy hanna@each:surprise  # 45 min
     python -m bench.ablation_evidence --analyse /tmp/tc.jsonl /tmp/hanna.jsonl     # seconds
 
 The first two write one JSON line per label draw (as bench_evaluate's per-judge sets: each judge

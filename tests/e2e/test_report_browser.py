@@ -151,6 +151,9 @@ def test_systems_section_of_an_evaluate_report(browser, real_run, tmp_path):
         });""")
     assert len(figures) == 3 and all(w > 100 and h > 60 and marks > 0 for w, h, marks in figures)
     assert np.isfinite(report.estimates["corrected"].value).all()
+    # a handful of labels per system: the recommended ranking is flagged, in a box a reader sees
+    box = browser.find_element("id", "provisional-ranking")
+    assert box.is_displayed() and box.text.startswith("Provisional ranking: ") and "labels per system" in box.text
     save_screenshot(browser, tmp_path, "systems.png")
 
 

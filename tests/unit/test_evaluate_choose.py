@@ -125,7 +125,7 @@ def test_evaluate_ranks_by_human_only_when_that_is_recommended():
 def test_a_ranking_from_fewer_than_eight_labels_per_system_is_provisional_and_says_how_many_more():
     few = choose_ranking(*problem(SHUFFLED, labels_per_system=3))
     assert few.labels_per_system == 3.0
-    assert few.provisional.startswith("3.0 labels per system: below 8") and "label about 5 more per system" in few.provisional
+    assert few.provisional.startswith("3.0 labels per system: below 8") and "label about 5 more per system (40 in all)" in few.provisional
     assert few.to_dict()["provisional"] == few.provisional
     enough = choose_ranking(*problem(SHUFFLED, labels_per_system=8))
     assert enough.labels_per_system == 8.0 and enough.provisional is None

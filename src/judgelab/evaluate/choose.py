@@ -78,20 +78,22 @@ class Choice:
                 "score_labels": self.score_labels, "score_corrected": self.score_corrected, "splits": self.splits,
                 "reason": self.reason, "labels_per_system": self.labels_per_system, "provisional": self.provisional}
 
-    def flagged(self, per_system: float) -> Choice:
+    def flagged(self, per_system: float, n_systems: int) -> Choice:
         """This choice with its labels per system, provisional below :data:`MIN_LABELS_PER_SYSTEM`."""
-        return replace(self, labels_per_system=float(per_system), provisional=provisional_reason(per_system))
+        return replace(self, labels_per_system=float(per_system),
+                       provisional=provisional_reason(per_system, n_systems))
 
 
-def provisional_reason(per_system: float) -> str | None:
-    """Why a ranking from ``per_system`` labels per system (mean) is provisional; None from the minimum on."""
+def provisional_reason(per_system: float, n_systems: int) -> str | None:
+    """Why a ranking from ``per_system`` labels per system (mean over ``n_systems``) is provisional;
+    None from the minimum on."""
     if per_system >= MIN_LABELS_PER_SYSTEM:
         return None
     more = math.ceil(MIN_LABELS_PER_SYSTEM - per_system - 1e-9)
     return (f"{per_system:.1f} labels per system: below {MIN_LABELS_PER_SYSTEM}, the recommended ranking trailed "
             "the better of the judge's own and the labels' own by up to 0.10 Kendall tau on HANNA and Topical-Chat, "
             "and the labels cannot tell whether the judge orders close systems right; label about "
-            f"{more} more per system before relying on it")
+            f"{more} more per system ({more * n_systems} in all) before relying on it")
 
 
 def choose_ranking(problem: Problem, design: Design, judge_means: np.ndarray, *, calibration: str = "identity",
@@ -108,7 +110,7 @@ def choose_ranking(problem: Problem, design: Design, judge_means: np.ndarray, *,
     ranked = np.isfinite(judge_means)
     per_system = counts[ranked].mean() if ranked.any() else 0.0
     return _checked(problem, design, judge_means, units, systems, counts, calibration, rule, splits,
-                    seed).flagged(per_system)
+                    seed).flagged(per_system, int(ranked.sum()))
 
 
 def _checked(problem, design, judge_means, units, systems, counts, calibration, rule, splits, seed) -> Choice:
