@@ -291,3 +291,16 @@ def test_shrunk_leaves_out_a_system_whose_variance_is_at_rounding_level():
     v[10] = 3.8e-34
     fit = shrunk(_fixed(d, v), d + rng.normal(0, 0.05, 20))
     assert np.isnan(fit.value[10]) and np.isfinite(np.delete(fit.value, 10)).all()
+
+
+@pytest.mark.parametrize("size", [3, 6, 11, 50])
+def test_the_smooth_curve_estimates_alone_equal_the_full_fit(size):
+    # the checks of evaluate/choose.py fit the values alone by another route (a Cholesky factor and a
+    # solve); they must be the full fit's, whatever the systems' count and the labels' variances
+    rng = np.random.default_rng(size)
+    x = rng.normal(size=size)
+    d, v = 0.7 * x + rng.normal(0, 0.5, size), rng.uniform(0.001, 0.5, size)
+    full, alone = fay_herriot(d, v, x, rule="smooth"), fay_herriot(d, v, x, rule="smooth", interval=False)
+    assert alone.value == pytest.approx(full.value, rel=1e-9, abs=1e-12)
+    assert alone.tau2 == pytest.approx(full.tau2) and alone.beta == pytest.approx(full.beta)
+    assert np.isnan(alone.ci).all() and np.isnan(alone.variance).all()
