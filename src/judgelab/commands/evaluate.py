@@ -445,7 +445,7 @@ def _print_plan(console, data, judgments, human, human_ids, aspect, judge, field
     console.print(f"from {report.labels['n_labelled']} labels so far; 'unreachable': the judge term alone is wider")
     if report.kind == "items":
         console.print(f"at least {MIN_LABELS_PER_SYSTEM} per system: with fewer, the recommended ranking is provisional "
-                      "(docs/evaluate.md, 'Ranking')")
+                      "(docs/evaluate.md, 'Provisional under 8 labels per system')")
 
 
 def _needed(value: float) -> str:
