@@ -295,8 +295,8 @@ def test_shrunk_leaves_out_a_system_whose_variance_is_at_rounding_level():
 
 @pytest.mark.parametrize("size", [3, 6, 11, 50])
 def test_the_smooth_curve_estimates_alone_equal_the_full_fit(size):
-    # the checks of evaluate/choose.py fit the values alone by another route (a Cholesky factor and a
-    # solve); they must be the full fit's, whatever the systems' count and the labels' variances
+    # the checks of evaluate/choose.py fit the estimates alone, skipping the intervals' inverse;
+    # they must be the full fit's, whatever the systems' count and the labels' variances
     rng = np.random.default_rng(size)
     x = rng.normal(size=size)
     d, v = 0.7 * x + rng.normal(0, 0.5, size), rng.uniform(0.001, 0.5, size)

@@ -337,46 +337,38 @@ def _smooth(d: np.ndarray, v: np.ndarray, judge_means: np.ndarray, confidence: f
     gap2 = (judge_means[:, None] - judge_means[None, :]) ** 2
     prior = (amplitude ** 2)[:, None, None] * np.exp(-gap2[None] / (2 * length[:, None, None] ** 2))
     prior += (tau ** 2)[:, None, None] * np.eye(size)[None]
-    if not interval:
-        return _smooth_values(d, v, tau, prior)
-    inverse = np.linalg.inv(prior + np.diag(v)[None])
-    column = inverse.sum(axis=2)  # inverse @ 1
-    information = column.sum(axis=1)  # 1' inverse 1
-    b0 = column @ d / information
-    residual = d[None, :] - b0[:, None]
-    loglik = -0.5 * (np.linalg.slogdet(prior + np.diag(v)[None])[1] + np.log(information)
-                     + np.einsum("gi,gij,gj->g", residual, inverse, residual))
-    pull = prior @ inverse  # how each system's estimate moves with every system's labels
-    mean = b0[:, None] + np.einsum("gij,gj->gi", pull, residual)
+    covariance = prior + np.diag(v)[None]
+    b0, information, weighted, loglik = _curve_fits(d, covariance)
+    mean = b0[:, None] + np.einsum("gij,gj->gi", prior, weighted)  # prior @ inverse @ (d - b0)
+    weight = _normalised(loglik)
+    value = weight @ mean
+    if not interval:  # the checks of evaluate/choose.py, which fit 60 curves, read the estimates alone
+        nothing = np.full(size, np.nan)
+        return FayHerriot(value, nothing, np.full((size, 2), np.nan), nothing, np.array([weight @ b0]),
+                          float(weight @ tau ** 2), "smooth")
+    pull = prior @ np.linalg.inv(covariance)  # how each system's estimate moves with every system's labels
     unexplained = 1 - pull.sum(axis=2)  # what of b0's error reaches each system
     var = (np.einsum("gii->gi", prior) - np.einsum("gij,gji->gi", pull, prior)
            + unexplained ** 2 / information[:, None])
-    weight = _normalised(loglik)
-    value = weight @ mean
     variance = np.maximum(weight @ (var + mean ** 2) - value ** 2, 0.0)
     ci = _mixture_interval(weight, mean, np.sqrt(np.maximum(var, 1e-300)), confidence)
     gamma = weight @ np.einsum("gii->gi", pull)
     return FayHerriot(value, variance, ci, gamma, np.array([weight @ b0]), float(weight @ tau ** 2), "smooth")
 
 
-def _smooth_values(d: np.ndarray, v: np.ndarray, tau: np.ndarray, prior: np.ndarray) -> FayHerriot:
-    """:func:`_smooth`'s estimates alone (variance, interval and gamma NaN), for the checks of
-    evaluate/choose.py, which fit 60 curves: one Cholesky factor and one solve per grid point instead of
-    an inverse, a determinant and a matrix product (about 2x faster: bench/bench_smooth_fit.py)."""
+def _curve_fits(d: np.ndarray, covariance: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per grid point: b0 (GLS), 1' inverse 1, inverse @ (d - b0) and the restricted log-likelihood, by one Cholesky
+    factor and one solve; no inverse, which only the intervals need (2x faster for the checks'
+    estimates alone: bench/bench_smooth_fit.py)."""
     size = len(d)
-    covariance = prior + np.diag(v)[None]
     logdet = 2 * np.log(np.einsum("gii->gi", np.linalg.cholesky(covariance))).sum(axis=1)
-    solved = np.linalg.solve(covariance, np.broadcast_to(np.column_stack([np.ones(size), d]), (len(tau), size, 2)))
+    solved = np.linalg.solve(covariance, np.broadcast_to(np.column_stack([np.ones(size), d]), (len(covariance), size, 2)))
     column, toward_d = solved[..., 0], solved[..., 1]  # inverse @ 1, inverse @ d
-    information = column.sum(axis=1)
+    information = column.sum(axis=1)  # 1' inverse 1
     b0 = column @ d / information
     weighted = toward_d - b0[:, None] * column  # inverse @ (d - b0)
     loglik = -0.5 * (logdet + np.log(information) + np.einsum("gi,gi->g", d[None, :] - b0[:, None], weighted))
-    weight = _normalised(loglik)
-    value = weight @ (b0[:, None] + np.einsum("gij,gj->gi", prior, weighted))
-    nothing = np.full(size, np.nan)
-    return FayHerriot(value, nothing, np.full((size, 2), np.nan), nothing, np.array([weight @ b0]),
-                      float(weight @ tau ** 2), "smooth")
+    return b0, information, weighted, loglik
 
 
 def _normalised(loglik: np.ndarray) -> np.ndarray:
