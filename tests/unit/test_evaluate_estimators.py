@@ -55,7 +55,8 @@ def test_identity_calibration_equals_ppi_python_for_one_system():
     chosen = np.zeros(n_items, dtype=bool)
     chosen[rng.choice(n_items, n, replace=False)] = True
     design = stratified_design(problem, chosen)
-    ours = corrected(labelled(problem, design), design, calibration="identity", target="population")
+    ours = corrected(labelled(problem, design), design, calibration="identity", target="population",
+                     intervals="t")  # the design-based t interval, which ppi-python's normal one is compared to
     y, f = human[chosen], judge[chosen]
     theirs_value = ppi.ppi_mean_pointestimate(y, f, judge, lam=1)
     assert ours.value[0] == pytest.approx(float(np.squeeze(theirs_value)), rel=1e-12)
@@ -90,7 +91,7 @@ def test_an_informative_judge_narrows_the_interval_and_a_useless_one_does_not_wi
     good = synthetic(judge_noise=0.3, bias_sd=0.0)
     design = draw(good, 0.2, seed=1).design
     known = labelled(good, design)
-    ratio = corrected(known, design).se / human_only(known, design).se
+    ratio = corrected(known, design, variance="pooled").se / human_only(known, design, variance="pooled").se
     assert np.all(ratio < 0.75)
     rng = np.random.default_rng(0)
     useless = good.with_human(good.human)
@@ -258,8 +259,9 @@ def test_skewness_correction_moves_the_centre_by_johnsons_term():
     chosen = np.zeros(1000, dtype=bool)
     chosen[:9] = True
     design = stratified_design(problem, chosen)
-    plain = human_only(labelled(problem, design), design, target="population", skewness_correction=False)
-    skewed = human_only(labelled(problem, design), design, target="population")
+    plain = human_only(labelled(problem, design), design, target="population", skewness_correction=False,
+                       variance="pooled", intervals="t")
+    skewed = human_only(labelled(problem, design), design, target="population", variance="pooled", intervals="t")
     n, variance = 9, np.var(labels, ddof=1) / 9
     expected = stats.kstat(labels, 3) / n ** 2 / (6 * variance)  # kappa3 of the mean / (6 var of the mean)
     assert expected > 0

@@ -31,18 +31,22 @@ def labelled_design(problem, n):
     return problem.with_human(np.where(mask[:, None], problem.human, np.nan)), design
 
 
-def test_three_labelled_queries_give_values_without_intervals_and_say_how_many_more():
+def test_three_labelled_queries_get_betting_intervals_where_the_t_interval_is_declined():
     problem, design = labelled_design(runs_problem(), 3)
     for estimator in (human_only, corrected):
-        est = estimator(problem, design, target="items")
-        assert np.isfinite(est.value).all() and np.isnan(est.ci).all()
-        assert all("3 labelled queries: intervals for runs need 9 (label 6 more)" in r for r in est.reason)
-        assert est.info["intervals_declined"] and est.info["min_labelled_queries"] == MIN_LABELLED_QUERIES
-        pairs = pairwise(est)  # no test of a difference either: p-values unknown, nothing separable
+        est = estimator(problem, design, target="items")  # intervals="auto": betting below 10 queries
+        assert np.isfinite(est.value).all() and np.isfinite(est.ci).all() and all(r is None for r in est.reason)
+        assert set(est.info["intervals"]) == {"betting"} and est.info["few_labelled_queries"]
+        assert np.all((est.ci[:, 0] >= 0) & (est.ci[:, 1] <= 1) & (est.ci[:, 1] > est.ci[:, 0]))
+        old = estimator(problem, design, target="items", intervals="t")  # the t interval: declined below 9
+        assert np.isnan(old.ci).all()
+        assert all("3 labelled queries: intervals for runs need 9 (label 6 more)" in r for r in old.reason)
+        assert old.info["intervals_declined"] and old.info["min_labelled_queries"] == MIN_LABELLED_QUERIES
+        pairs = pairwise(old)  # no test of a difference either: p-values unknown, nothing separable
         assert np.isnan(pairs.p_value).all() and not pairs.significant.any()
-        plain = estimator(problem, design, target="items", min_queries=0)  # the old behaviour: a t interval
+        plain = estimator(problem, design, target="items", intervals="t", min_queries=0)  # a t interval
         assert np.isfinite(plain.ci).all() and all(r is None for r in plain.reason)
-        assert np.allclose(plain.value, est.value)
+        assert np.allclose(plain.value, old.value)
 
 
 def test_from_the_minimum_on_runs_get_intervals_and_items_are_unaffected():

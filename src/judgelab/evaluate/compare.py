@@ -9,6 +9,7 @@ import numpy as np
 from scipy import stats
 
 from judgelab.evaluate.estimators import SystemEstimates
+from judgelab.evaluate.intervals import T_GUARD, difference_interval, difference_pvalue
 
 
 @dataclass(frozen=True)
@@ -53,13 +54,20 @@ def ranks_of(order_value: np.ndarray) -> np.ndarray:
 
 
 def pairwise(estimates: SystemEstimates, alpha: float | None = None) -> Pairs:
-    """All pairwise differences: t intervals from the covariance, or bootstrap ones from replicates."""
+    """All pairwise differences: t intervals from the covariance, or bootstrap ones from replicates.
+
+    Estimates whose intervals were chosen per system (:mod:`judgelab.evaluate.intervals`): a pair of
+    t systems keeps the t test, guarded as their intervals are; a pair with a betting system is tested
+    from the two systems' p-value curves."""
     alpha = 1 - estimates.confidence if alpha is None else alpha
     value = estimates.value
     difference = value[:, None] - value[None, :]
     size = len(value)
+    methods = estimates.info.get("intervals")
     if estimates.replicates is not None:
         low, high, p = _bootstrap_pairs(estimates.replicates, difference, estimates.confidence)
+    elif methods is not None:
+        low, high, p = _per_system_pairs(estimates, difference)
     elif estimates.cov is not None and not estimates.info.get("intervals_declined"):
         p, se = t_tests(difference, estimates.cov, estimates.df)
         half = stats.t.ppf(0.5 + estimates.confidence / 2, estimates.df) * se
@@ -69,6 +77,31 @@ def pairwise(estimates: SystemEstimates, alpha: float | None = None) -> Pairs:
     p = np.where(np.isfinite(difference), p, np.nan)
     np.fill_diagonal(p, np.nan)
     return Pairs(estimates.estimator, estimates.systems, difference, low, high, p, holm(p), alpha)
+
+
+def _per_system_pairs(estimates: SystemEstimates, difference: np.ndarray):
+    """(low, high, p) of every difference when each system's interval is a t or a betting one."""
+    size = len(difference)
+    methods = estimates.info["intervals"]
+    curves = estimates.info.get("curves")
+    confidence = estimates.confidence
+    with np.errstate(invalid="ignore"):
+        p, se = t_tests(difference, estimates.cov, estimates.df)
+        p = np.minimum(1.0, p / T_GUARD)
+        half = stats.t.ppf(1 - T_GUARD * (1 - confidence) / 2, np.maximum(estimates.df, 1.0)) * se
+    low, high = difference - half, difference + half
+    for s in range(size):
+        for t in range(s + 1, size):
+            if methods[s] is None or methods[t] is None:
+                low[s, t] = high[s, t] = p[s, t] = np.nan
+            elif "betting" in (methods[s], methods[t]):
+                p[s, t] = difference_pvalue(curves.pvalue[s], curves.pvalue[t])
+                low[s, t], high[s, t] = difference_interval(curves.pvalue[s], curves.pvalue[t], curves.grid,
+                                                            1 - confidence)
+            else:
+                continue
+            p[t, s], low[t, s], high[t, s] = p[s, t], -high[s, t], -low[s, t]
+    return low, high, p
 
 
 def t_tests(difference: np.ndarray, cov: np.ndarray, df: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -47,6 +47,7 @@ from scipy import special, stats
 from judgelab.errors import ConfigError
 from judgelab.evaluate.calibrate import cross_fit
 from judgelab.evaluate.design import Design
+from judgelab.evaluate.intervals import INTERVALS, Sample, per_system
 from judgelab.evaluate.problem import Problem
 from judgelab.metrics.bootstrap import GroupBootstrap, percentile_ci
 
@@ -124,26 +125,35 @@ def judge_only(problem: Problem, *, n_resamples: int = 1000, seed: int = 0,
 
 
 # -- label-based estimators ---------------------------------------------------------------------------
-def human_only(problem: Problem, design: Design, *, target: str = "population", variance: str = "pooled",
+def human_only(problem: Problem, design: Design, *, target: str = "population", variance: str = "system",
                confidence: float = 0.95, skewness_correction: bool = True,
-               min_queries: int = MIN_LABELLED_QUERIES) -> SystemEstimates:
+               min_queries: int = MIN_LABELLED_QUERIES, intervals: str = "auto", seed: int = 0) -> SystemEstimates:
     """The design-weighted mean of the human labels of each system.
 
-    ``min_queries``: for runs (a query problem), the labelled queries an interval needs (below it:
-    the value without an interval, and the reason); bench/ sets it to 0 to measure the plain t interval.
+    ``intervals``: ``auto`` (default) picks each system's interval by the rule of
+    :mod:`judgelab.evaluate.intervals` (a guarded per-system t interval, or a betting interval);
+    ``betting`` always the betting one; ``t`` the design-based t interval of every earlier release
+    (with ``variance``, ``skewness_correction`` and, for runs, ``min_queries``: the labelled queries
+    below which it is declined; bench/ sets it to 0 to measure the plain t interval).
     """
+    _check_intervals(intervals, problem)
     labelled = _labelled_pairs(problem, design)
     offset = np.zeros(len(problem.systems))
     estimates = _linear("human", problem, design, labelled, offset, np.where(labelled, problem.human, 0.0),
                         target, variance, confidence, judge_term=None, skewness_correction=skewness_correction)
-    return _too_few_queries(estimates, problem, design, min_queries)
+    if intervals == "t":
+        return _too_few_queries(estimates, problem, design, min_queries)
+    return _per_system(estimates, problem, design, labelled, None, target, intervals, seed)
 
 
 def corrected(problem: Problem, design: Design, *, calibration: str = "auto", target: str = "population",
-              variance: str = "pooled", folds: int = 5, seed: int = 0, confidence: float = 0.95,
-              skewness_correction: bool = True, min_queries: int = MIN_LABELLED_QUERIES) -> SystemEstimates:
+              variance: str = "system", folds: int = 5, seed: int = 0, confidence: float = 0.95,
+              skewness_correction: bool = True, min_queries: int = MIN_LABELLED_QUERIES,
+              intervals: str = "auto") -> SystemEstimates:
     """Prediction-powered estimate: calibrated judge mean + design-weighted mean of its errors
-    (``min_queries``: as :func:`human_only`)."""
+    (``intervals``, ``min_queries``: as :func:`human_only`; a betting interval is the rectifier's,
+    :func:`judgelab.evaluate.intervals.rectified_bet`)."""
+    _check_intervals(intervals, problem)
     labelled = _labelled_pairs(problem, design)
     units, systems = np.nonzero(labelled)
     weights = 1.0 / design.probability[units]
@@ -168,7 +178,38 @@ def corrected(problem: Problem, design: Design, *, calibration: str = "auto", ta
                         skewness_correction=skewness_correction)
     missing = int((problem.present & ~np.isfinite(problem.judge)).sum())
     estimates.info.update(calibration=fit.method, folds=fit.folds, units_without_verdict=missing, offset=offset)
-    return _too_few_queries(estimates, problem, design, min_queries)
+    if intervals == "t":
+        return _too_few_queries(estimates, problem, design, min_queries)
+    return _per_system(estimates, problem, design, labelled, fit.everywhere, target, intervals, seed)
+
+
+def _check_intervals(intervals: str, problem: Problem) -> None:
+    if intervals not in INTERVALS:
+        raise ConfigError(f"intervals {intervals!r}: choose {', '.join(INTERVALS)}")
+    if intervals == "betting" and problem.scale is None:
+        raise ConfigError("betting intervals need the labels' scale: give the items a scale ([low, high]) or --scale")
+
+
+def _per_system(estimates: SystemEstimates, problem: Problem, design: Design, labelled: np.ndarray,
+                predicted: np.ndarray | None, target: str, intervals: str, seed: int) -> SystemEstimates:
+    """Each system's interval by the rule of :mod:`judgelab.evaluate.intervals` (``predicted``: the
+    calibrated judge on every unit, for the corrected estimator's rectifier; None: human-only)."""
+    samples = []
+    for s in range(len(problem.systems)):
+        rows, units = labelled[:, s], problem.present[:, s]
+        samples.append(Sample(problem.human[rows, s],
+                              None if predicted is None else predicted[rows, s],
+                              None if predicted is None else predicted[units, s],
+                              int(units.sum()) if target == "items" else None))
+    df = np.diag(estimates.df) if estimates.df is not None else np.full(len(samples), np.inf)
+    chosen = per_system(samples, estimates.value, estimates.ci, estimates.se, df, problem.scale,
+                        estimates.confidence, intervals, design.method == "stratified", seed)
+    reason = tuple(None if method == "betting" else r for r, method in zip(estimates.reason, chosen.methods,
+                                                                           strict=True))
+    info = estimates.info | {"intervals": chosen.methods, "interval_rule": intervals, "curves": chosen.curves}
+    if problem.kind == "queries":  # the guided ranking tests at a stricter level with few queries
+        info["few_labelled_queries"] = int(design.labelled.sum()) < MIN_LABELLED_QUERIES
+    return replace(estimates, value=chosen.value, ci=chosen.ci, reason=reason, info=info)
 
 
 def _too_few_queries(estimates: SystemEstimates, problem: Problem, design: Design, minimum: int) -> SystemEstimates:

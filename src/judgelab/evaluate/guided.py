@@ -33,19 +33,20 @@ from judgelab.evaluate.compare import t_tests
 from judgelab.evaluate.estimators import SystemEstimates
 
 LEVEL = 0.2  # with enough labelled queries for intervals
-LEVEL_FEW = 0.05  # while the intervals are declined (estimators.MIN_LABELLED_QUERIES)
+LEVEL_FEW = 0.05  # below estimators.MIN_LABELLED_QUERIES labelled queries
 
 
 def guided_ranking(corrected: SystemEstimates, judge: SystemEstimates, *, level: float | None = None) -> SystemEstimates:
     """The judge's order, changed only where a corrected difference is significant at ``level``
-    (default: :data:`LEVEL_FEW` while ``corrected`` declines its intervals, else :data:`LEVEL`).
+    (default: :data:`LEVEL_FEW` below ``MIN_LABELLED_QUERIES`` labelled queries, else :data:`LEVEL`).
 
     Returns estimator ``"guided"``: ``value[s]`` is the number of runs ranked below it (the highest
     value ranks first); no interval (a ranking, not an estimate); a run without a judge value is unranked.
     ``info``: the significant differences it respects and how many pairs it orders unlike the judge.
     """
     if level is None:
-        level = LEVEL_FEW if corrected.info.get("intervals_declined") else LEVEL
+        few = corrected.info.get("intervals_declined") or corrected.info.get("few_labelled_queries")
+        level = LEVEL_FEW if few else LEVEL
     above = _significant_above(corrected, level)
     order = _topological(above, judge.value)
     value = np.full(len(judge.value), np.nan)

@@ -10,7 +10,9 @@ written once:
 * ``present[u, s]``: the unit belongs to system ``s``'s population (the estimand averages over it);
 * ``clusters[u]``: the source (or query) a unit comes from, resampled by the judge-only bootstrap
   and used for the judge term's variance when the target is the population of sources;
-* ``strata[u]``: the sampling strata (one per system for items, one for queries).
+* ``strata[u]``: the sampling strata (one per system for items, one for queries);
+* ``scale``: the human values' known range ``(lo, hi)`` (a rating scale, [0, 1] for IR metrics),
+  which the betting intervals need; None when nothing declares it.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ class Problem:
     present: np.ndarray  # (U, S) bool
     clusters: np.ndarray  # (U,) int codes
     strata: np.ndarray  # (U,) int codes
+    scale: tuple[float, float] | None = None
 
     @property
     def n_units(self) -> int:
@@ -55,7 +58,7 @@ class Problem:
         return replace(self, human=human)
 
 
-def from_items(ids, systems, clusters, judge, human) -> Problem:
+def from_items(ids, systems, clusters, judge, human, scale: tuple[float, float] | None = None) -> Problem:
     """Pointwise items: one system per item, sampled in strata by system.
 
     ``judge``/``human``: one value per item (NaN: none). Items without a system id are one
@@ -74,13 +77,24 @@ def from_items(ids, systems, clusters, judge, human) -> Problem:
     human_matrix[np.arange(n), codes] = np.asarray(human, dtype=float)
     _, cluster_codes = np.unique(np.asarray(clusters, dtype=object).astype(str), return_inverse=True)
     return Problem("items", system_names, tuple(map(str, ids)), judge_matrix, human_matrix, present,
-                   cluster_codes.astype(int), codes)
+                   cluster_codes.astype(int), codes, _checked_scale(scale))
 
 
-def from_queries(queries, runs, judge: np.ndarray, human: np.ndarray) -> Problem:
-    """IR: every run on every query; one stratum, queries are their own clusters."""
+def from_queries(queries, runs, judge: np.ndarray, human: np.ndarray,
+                 scale: tuple[float, float] | None = (0.0, 1.0)) -> Problem:
+    """IR: every run on every query; one stratum, queries are their own clusters. ``scale``: the
+    measure's range ([0, 1] for nDCG, precision, recall, AP, RR; None for a count)."""
     queries = tuple(map(str, queries))
     judge, human = np.asarray(judge, dtype=float), np.asarray(human, dtype=float)
     q = len(queries)
     return Problem("queries", tuple(map(str, runs)), queries, judge, human, np.ones(judge.shape, dtype=bool),
-                   np.arange(q), np.zeros(q, dtype=int))
+                   np.arange(q), np.zeros(q, dtype=int), _checked_scale(scale))
+
+
+def _checked_scale(scale) -> tuple[float, float] | None:
+    if scale is None:
+        return None
+    lo, hi = (float(v) for v in scale)
+    if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
+        raise DataError(f"scale {list(scale)!r}: give [low, high] with low < high")
+    return lo, hi

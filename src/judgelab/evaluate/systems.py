@@ -156,7 +156,9 @@ def _estimates_dict(est: SystemEstimates, ranks) -> dict[str, Any]:
 
 
 def _plain_info(info: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in info.items() if not isinstance(v, np.ndarray)}
+    """What of an estimator's info JSON can hold (arrays and the p-value curves stay in Python)."""
+    plain = (str, int, float, bool, type(None), list, tuple, dict)
+    return {k: v for k, v in info.items() if isinstance(v, plain)}
 
 
 def _pairs_dict(pairs: Pairs) -> list[dict[str, Any]]:
@@ -173,10 +175,11 @@ def evaluate(items: Iterable[Item], judgments: Iterable[Judgment], *, aspect: st
              judge: str | None = None, human: Mapping[str, Any] | None = None,
              human_ids: Iterable[str] | str | None = None, sample: SampleFile | None = None,
              runs: str | Mapping[str, list] | None = None, measure: str = "nDCG@10", unjudged: str = "condense",
-             calibration: str = "auto", target: str = "population", variance: str = "pooled", folds: int = 5,
+             calibration: str = "auto", target: str = "population", variance: str = "system", folds: int = 5,
              n_resamples: int = 1000, seed: int = 0, confidence: float = 0.95,
              skewness_correction: bool = True, estimand: str = "win-prob", baseline: str | None = None,
-             rank_method: str = "auto", bt_intervals: str = "sandwich") -> SystemsReport:
+             rank_method: str = "auto", bt_intervals: str = "sandwich", intervals: str = "auto",
+             scale: tuple[float, float] | None = None) -> SystemsReport:
     """Estimate every system's mean human score from a judge's verdicts and (optionally) a few labels.
 
     ``items``: pointwise items with ``system_id`` (or none: one system), or relevance items with
@@ -187,7 +190,9 @@ def evaluate(items: Iterable[Item], judgments: Iterable[Judgment], *, aspect: st
     query: ``human_ids`` lists query ids. ``sample``: the file ``judgelab sample`` wrote, which
     says how the labelled units were drawn (without it: a random sample within each system).
     See :mod:`judgelab.evaluate.estimators` for ``calibration``, ``target``, ``variance`` and
-    ``skewness_correction``.
+    ``skewness_correction``; :mod:`judgelab.evaluate.intervals` for ``intervals`` (``auto``: each
+    system's own interval, t or betting, by a rule fixed in advance). ``scale``: the human values'
+    ``(low, high)`` when the items do not declare it (betting intervals need it).
 
     Comparisons between systems (pairwise items with ``system_a``/``system_b``) go to
     :func:`judgelab.evaluate.preferences.evaluate_comparisons` with ``estimand``, ``baseline``,
@@ -215,7 +220,7 @@ def evaluate(items: Iterable[Item], judgments: Iterable[Judgment], *, aspect: st
     else:
         if runs is not None:
             raise ConfigError("--runs scores TREC runs and needs relevance items (qid, docid)")
-        built = _item_problem(items, judgments, aspect, judge, human, human_ids)
+        built = _item_problem(items, judgments, aspect, judge, human, human_ids, scale)
     design = _design(built.problem, built.labelled, sample)
     n_systems = len(built.problem.systems)
     if design is not None and n_systems > MAX_LABELLED_SYSTEMS:
@@ -227,12 +232,18 @@ def evaluate(items: Iterable[Item], judgments: Iterable[Judgment], *, aspect: st
     if design is not None:
         labelled_problem = built.problem.with_human(np.where(design.labelled[:, None], built.problem.human, np.nan))
         estimates["human"] = human_only(labelled_problem, design, target=target, variance=variance,
-                                        confidence=confidence, skewness_correction=skewness_correction)
+                                        confidence=confidence, skewness_correction=skewness_correction,
+                                        intervals=intervals, seed=seed)
         estimates["corrected"] = corrected(labelled_problem, design, calibration=calibration, target=target,
                                            variance=variance, folds=folds, seed=seed, confidence=confidence,
-                                           skewness_correction=skewness_correction)
+                                           skewness_correction=skewness_correction, intervals=intervals)
         if built.problem.kind == "items":
-            estimates["shrunk"] = shrunk(estimates["corrected"], estimates["judge"].value)
+            # shrunk keeps the pooled variances it was built and measured with: a ranking model, whose
+            # intervals are posterior ones, not per-system confidence intervals (estimators.shrunk)
+            pooled = corrected(labelled_problem, design, calibration=calibration, target=target, variance="pooled",
+                               folds=folds, seed=seed, confidence=confidence,
+                               skewness_correction=skewness_correction, intervals="t")
+            estimates["shrunk"] = shrunk(pooled, estimates["judge"].value)
             if np.isfinite(estimates["shrunk"].value).any():  # shrunk has values: is its ranking better?
                 recommended = choose_ranking(labelled_problem, design, estimates["judge"].value, seed=seed,
                                              calibration=estimates["corrected"].info["calibration"]).to_dict()
@@ -253,7 +264,7 @@ def evaluate(items: Iterable[Item], judgments: Iterable[Judgment], *, aspect: st
               "unlabelled_sample_ids": built.notes.get("unlabelled_sample_ids", 0)}
     options = {"calibration": calibration, "target": target, "variance": variance, "folds": folds,
                "bootstrap": n_resamples, "seed": seed, "confidence": confidence,
-               "skewness_correction": skewness_correction}
+               "skewness_correction": skewness_correction, "intervals": intervals}
     if kind == "relevance":
         options |= {"measure": measure, "unjudged": unjudged}
     return SystemsReport(built.problem.kind, built.aspect, built.measure, estimates, pairs, labels, built.coverage,
@@ -293,7 +304,7 @@ def _aspect_of(items: list[Item], aspect: str | None) -> str | None:
 
 
 def _item_problem(items: list[Item], judgments: Iterable[Judgment], aspect: str | None, judge: str | None,
-                  human: Mapping[str, Any] | None, human_ids) -> _Built:
+                  human: Mapping[str, Any] | None, human_ids, scale: tuple[float, float] | None = None) -> _Built:
     aspect = _aspect_of(items, aspect)
     named = [item.system_id is not None for item in items]
     if any(named) and not all(named):
@@ -303,7 +314,7 @@ def _item_problem(items: list[Item], judgments: Iterable[Judgment], aspect: str 
     verdicts = np.array([_verdict(by_item.get(item.id)) for item in items])
     own = np.array([_own_score(item, aspect) for item in items])
     problem = from_items([item.id for item in items], [item.system_id for item in items],
-                         [item.group for item in items], verdicts, own)
+                         [item.group for item in items], verdicts, own, scale or _items_scale(items, aspect))
     labelled, values, source, notes = _item_labels(problem, items, aspect, human, human_ids, own)
     if values is not None:
         matrix = np.full(problem.human.shape, np.nan)
@@ -312,6 +323,15 @@ def _item_problem(items: list[Item], judgments: Iterable[Judgment], aspect: str 
     coverage = {"units": len(items), "judged": int(np.isfinite(verdicts).sum()),
                 "without_verdict": int((~np.isfinite(verdicts)).sum()), "unknown_judgments": n_unknown}
     return _Built(problem, labelled, aspect, coverage, source, notes=notes)
+
+
+def _items_scale(items: list[Item], aspect: str | None) -> tuple[float, float] | None:
+    """The range the items declare for the aspect's human values (the widest, if they differ); None if
+    any item declares none."""
+    scales = {item.aspect_scale(aspect) if aspect else item.scale for item in items}
+    if not scales or None in scales:
+        return None
+    return min(lo for lo, _ in scales), max(hi for _, hi in scales)
 
 
 def _verdict(judgment: Judgment | None) -> float:
@@ -403,7 +423,9 @@ def _query_problem(items: list[Item], judgments: Iterable[Judgment], judge: str 
     human_values = np.full(judge_scores.values.shape, np.nan)
     if human_qrels:
         human_values = score_runs(kept, human_qrels, queries, measure=measure, unjudged=unjudged).values
-    problem = from_queries(queries, judge_scores.runs, judge_scores.values, human_values)
+    counts = judge_scores.measure.startswith("Num")  # NumRel, NumRet...: counts, not on [0, 1]
+    problem = from_queries(queries, judge_scores.runs, judge_scores.values, human_values,
+                           scale=None if counts else (0.0, 1.0))
     labelled = None
     if labelled_queries is not None:
         labelled = np.isin(np.array(queries), list(labelled_queries)) & np.isfinite(human_values).any(axis=1)

@@ -1,0 +1,241 @@
+"""Which interval each system gets, by a rule fixed in advance, so that every printed interval
+holds for *that* system, not on average over systems (docs/evaluate.md, "One interval per system").
+
+Two constructions, chosen per system before looking at which is narrower:
+
+* ``t``: Student's t with the system's own variance (never pooled with other systems') and its
+  quantile taken at level ``1 - T_GUARD * alpha`` (0.97 for a 95% interval). On skewed, discrete
+  rating populations the per-system t interval at 10-30 labels covered 0.93-0.95, not 0.95 (HANNA,
+  six aspects, 2,000 draws per system), its misses all on the long tail's side; the guard costs 12-13%
+  of width and brought every HANNA system to 0.949-0.968 (bench/bench_per_system.py).
+* ``betting``: the betting interval for a bounded mean (judgelab.metrics.betting): valid at any
+  number of labels, never zero-width, never off the scale; without replacement from the system's
+  units for ``target="items"`` (exact for those units), with replacement for ``population``.
+  Its price: a Markov-inequality guarantee is about 1.4x a normal interval's width at large n,
+  and at a few labels it is as wide as the scale allows.
+
+The rule (:func:`rule`): ``t`` when the system has at least :data:`T_MIN_LABELS` labelled units,
+their mean lies at least :data:`T_MIN_MARGIN` labels' worth from the nearer end of the scale
+(``n * min(mean - lo, hi - mean) / (hi - lo)``: a mean near an end is a skewed sample, where the t
+interval fails: Topical-Chat's 0-1 understandability, mean 0.99, covered 0.20-0.43), and the labels
+(or the judge's errors on them) show some spread; ``betting`` otherwise. Both constants were chosen
+on HANNA and checked on Topical-Chat, TREC runs and Chatbot Arena (docs/benchmarks.md).
+Without a known scale only the t interval exists: it is used and flagged.
+
+Prediction-powered, by betting: the rectifier ``human - g`` (``g``: the calibrated judge, clipped
+to the scale) is bounded, so its mean gets a betting interval shifted by the known mean of ``g``
+over the system's units (``items``). For ``population`` the mean of ``g`` is itself estimated: a
+union bound gives it a fifth of the error rate (:data:`JUDGE_TERM_SHARE`). A bounded-range guarantee
+cannot use a small error variance until the bets stop being capped, so with few labels the
+rectified interval is no narrower than the labels' own (5-16% wider with weak judges on HANNA and
+Topical-Chat); the judge narrows the t intervals from 10 labels on.
+
+Differences between systems (Holm's tests, rank intervals): two t systems keep the Welch/paired t
+test (guarded the same way); a pair with a betting system uses each system's p-value curve over
+the scale: ``p = min(1, 2 max_c min(p_s(c), p_t(c)))``, valid whatever the dependence between the
+two (under the null they share a true value c, and each p-value is valid there).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property, partial
+
+import numpy as np
+from scipy import stats
+
+from judgelab.metrics.betting import betting_interval, betting_pvalues
+
+T_MIN_LABELS = 10
+T_MIN_MARGIN = 2.0
+T_GUARD = 0.6  # the t branch spends this share of the error rate (0.03 of a 95% interval's 0.05)
+JUDGE_TERM_SHARE = 0.2  # population target, betting: the judge's mean over the units gets this share of alpha
+CURVE_POINTS = 401  # p-value curves over the scale, for differences between systems
+JUDGE_SPLITS = 41  # population target: values of the judge's mean tried when splitting a candidate value
+INTERVALS = ("auto", "betting", "t")
+
+
+class Curves:
+    """Each system's p-value of "its value is c", for every c of ``grid`` (rows: systems; NaN: none),
+    computed when first asked for: only differences between systems need them."""
+
+    def __init__(self, grid: np.ndarray, makers: list[Callable[[], np.ndarray] | None]):
+        self.grid = grid
+        self._makers = makers
+
+    @cached_property
+    def pvalue(self) -> np.ndarray:
+        out = np.full((len(self._makers), len(self.grid)), np.nan)
+        for s, make in enumerate(self._makers):
+            if make is not None:
+                out[s] = make()
+        return out
+
+
+def rule(labels: np.ndarray, scale: tuple[float, float] | None, spread: bool) -> str:
+    """``t`` or ``betting`` for one system's labelled values (see the module docstring)."""
+    if scale is None:
+        return "t"
+    n = len(labels)
+    if n < T_MIN_LABELS or not spread:
+        return "betting"
+    lo, hi = scale
+    mean = float(np.mean(labels))
+    margin = n * min(mean - lo, hi - mean) / (hi - lo)
+    return "t" if margin >= T_MIN_MARGIN else "betting"
+
+
+def guarded_t(value: float, se: float, df: float, confidence: float) -> tuple[float, float]:
+    """The t branch's interval: Student's t at level ``1 - T_GUARD * alpha``."""
+    half = stats.t.ppf(1 - T_GUARD * (1 - confidence) / 2, max(df, 1.0)) * se
+    return value - half, value + half
+
+
+def t_curve(grid: np.ndarray, value: float, se: float, df: float) -> np.ndarray:
+    """p-values of the guarded t test of "the value is c" (the guard divides them by T_GUARD)."""
+    if not (se > 0 and np.isfinite(value)):
+        return np.where(np.isclose(grid, value), 1.0, 0.0)
+    return np.minimum(1.0, 2 * stats.t.sf(np.abs(value - grid) / se, max(df, 1.0)) / T_GUARD)
+
+
+@dataclass(frozen=True)
+class Bet:
+    """One system's betting interval, the point value it is centred on, and how to get its p-value curve."""
+
+    value: float
+    low: float
+    high: float
+    curve: Callable[[], np.ndarray]
+
+
+def human_bet(labels: np.ndarray, scale: tuple[float, float], population: int | None, grid: np.ndarray,
+              confidence: float, seed: int) -> Bet:
+    """The labels' own betting interval (``population``: sampled without replacement from that many)."""
+    interval = betting_interval(labels, scale, confidence=confidence, population=population, order_seed=seed)
+    return Bet(float(np.mean(labels)), interval.low, interval.high,
+               lambda: betting_pvalues(labels, scale, grid, confidence=confidence, population=population,
+                                       order_seed=seed))
+
+
+def rectified_bet(labels: np.ndarray, predicted_labelled: np.ndarray, predicted_all: np.ndarray,
+                  scale: tuple[float, float], population: bool, grid: np.ndarray, confidence: float,
+                  seed: int) -> Bet:
+    """Prediction-powered betting: the rectifier's interval plus the predictions' mean over every unit
+    (``population``: that mean is estimated too, at :data:`JUDGE_TERM_SHARE` of the error rate)."""
+    lo, hi = scale
+    g_all = np.clip(predicted_all, lo, hi)
+    residual = labels - np.clip(predicted_labelled, lo, hi)
+    bounds = (lo - float(g_all.max()), hi - float(g_all.min()))
+    shift = float(g_all.mean())
+    value = shift + float(residual.mean())
+    if not population:  # items: the predictions' mean over the system's units is known exactly
+        n_all = len(g_all)
+        interval = betting_interval(residual, bounds, confidence=confidence, population=n_all, order_seed=seed)
+        return Bet(value, max(lo, interval.low + shift), min(hi, interval.high + shift),
+                   lambda: betting_pvalues(residual, bounds, grid - shift, confidence=confidence, population=n_all,
+                                           order_seed=seed))
+    # population: theta = E[g] + E[human - g], each with its own betting interval; a union bound joins them
+    alpha, share = 1 - confidence, JUDGE_TERM_SHARE
+    judge_mean = betting_interval(g_all, scale, confidence=1 - share * alpha, order_seed=seed)
+    rest = betting_interval(residual, bounds, confidence=1 - (1 - share) * alpha, order_seed=seed)
+    return Bet(value, max(lo, judge_mean.low + rest.low), min(hi, judge_mean.high + rest.high),
+               partial(_population_curve, residual, bounds, g_all, scale, grid, confidence, seed))
+
+
+def _population_curve(residual, bounds, g_all, scale, grid, confidence, seed) -> np.ndarray:
+    """The p-value of theta = c under the union bound of :func:`rectified_bet`: the best split c = c_g +
+    c_r of the two tests, each at its share of alpha ({c: p(c) > alpha} is the sum of the two intervals)."""
+    alpha, share = 1 - confidence, JUDGE_TERM_SHARE
+    # the judge's mean over many units is known to a narrow interval: splits outside a very wide one
+    # (level 1 - alpha / 1000) cannot carry a p-value above alpha / 1000, so they are not tried
+    wide = betting_interval(g_all, scale, confidence=1 - share * alpha / 1000, order_seed=seed)
+    judge_grid = np.linspace(wide.low, wide.high, JUDGE_SPLITS)
+    p_judge = betting_pvalues(g_all, scale, judge_grid, confidence=1 - share * alpha, order_seed=seed)
+    offsets = grid[:, None] - judge_grid[None, :]
+    p_rest = betting_pvalues(residual, bounds, offsets.ravel(), confidence=1 - (1 - share) * alpha,
+                             order_seed=seed).reshape(offsets.shape)
+    return np.minimum(1.0, np.max(np.minimum(p_judge[None, :] / share, p_rest / (1 - share)), axis=1))
+
+
+def _interval_from(curve: np.ndarray, grid: np.ndarray, alpha: float) -> tuple[float, float]:
+    """The grid points whose p-value exceeds alpha, widened by one grid step (conservative)."""
+    kept = np.flatnonzero(curve > alpha)
+    if len(kept) == 0:
+        return float(grid[0]), float(grid[-1])
+    step = grid[1] - grid[0]
+    return float(grid[kept[0]] - step), float(grid[kept[-1]] + step)
+
+
+def difference_pvalue(curve_s: np.ndarray, curve_t: np.ndarray) -> float:
+    """p-value of "systems s and t have the same value" from their p-value curves (module docstring)."""
+    return float(min(1.0, 2 * np.max(np.minimum(curve_s, curve_t))))
+
+
+def difference_interval(curve_s: np.ndarray, curve_t: np.ndarray, grid: np.ndarray,
+                        alpha: float) -> tuple[float, float]:
+    """``value_s - value_t``: each system's interval at ``alpha / 2`` (from its curve), subtracted."""
+    low_s, high_s = _interval_from(curve_s, grid, alpha / 2)
+    low_t, high_t = _interval_from(curve_t, grid, alpha / 2)
+    return low_s - high_t, high_s - low_t
+
+
+def curve_grid(scale: tuple[float, float]) -> np.ndarray:
+    return np.linspace(scale[0], scale[1], CURVE_POINTS)
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One system's labelled values and, for a prediction-powered estimate, the calibrated judge's
+    values on those units and on all of the system's units (``predicted_*``; None: human-only).
+    ``population``: units the labels were drawn from without replacement (``target="items"``);
+    None: draws from a population (``target="population"``)."""
+
+    labels: np.ndarray
+    predicted_labelled: np.ndarray | None = None
+    predicted_all: np.ndarray | None = None
+    population: int | None = None
+
+
+@dataclass(frozen=True)
+class Chosen:
+    """Per system: the value, the interval, the construction (None: no interval) and the curves."""
+
+    value: np.ndarray
+    ci: np.ndarray
+    methods: tuple[str | None, ...]
+    curves: Curves | None
+
+
+def per_system(samples: list[Sample | None], value: np.ndarray, ci: np.ndarray, se: np.ndarray, df: np.ndarray,
+               scale: tuple[float, float] | None, confidence: float, intervals: str, uniform: bool,
+               seed: int) -> Chosen:
+    """Each system's interval by :func:`rule` (``intervals="betting"``: always betting). ``value``/``se``/
+    ``df``: the design-based estimate and its standard error and degrees of freedom per system, which the
+    t branch uses; ``ci``: the intervals to start from (kept where no construction applies). Units
+    drawn with unequal probabilities (``uniform`` False) keep the t branch: a betting interval needs
+    the labelled units to be a uniform draw from the system's."""
+    grid = curve_grid(scale) if scale is not None else None
+    value, ci = value.copy(), ci.copy()
+    methods: list[str | None] = [None] * len(value)
+    makers: list[Callable[[], np.ndarray] | None] = [None] * len(value)
+    for s, sample in enumerate(samples):
+        if sample is None or len(sample.labels) == 0:
+            continue
+        spread = bool(se[s] > 0)
+        method = "t" if not uniform else ("betting" if intervals == "betting" else rule(sample.labels, scale, spread))
+        if method == "t":
+            if not (spread and np.isfinite(value[s]) and len(sample.labels) >= 2):
+                continue  # no spread and no scale: no interval
+            methods[s], ci[s] = "t", guarded_t(value[s], se[s], df[s], confidence)
+            if grid is not None:
+                makers[s] = partial(t_curve, grid, value[s], se[s], df[s])
+            continue
+        order = int(np.random.default_rng([seed, s]).integers(2 ** 31))
+        if sample.predicted_all is None:
+            bet = human_bet(sample.labels, scale, sample.population, grid, confidence, order)
+        else:
+            bet = rectified_bet(sample.labels, sample.predicted_labelled, sample.predicted_all, scale,
+                                sample.population is None, grid, confidence, order)
+        methods[s], value[s], ci[s], makers[s] = "betting", bet.value, (bet.low, bet.high), bet.curve
+    return Chosen(value, ci, tuple(methods), Curves(grid, makers) if grid is not None else None)
