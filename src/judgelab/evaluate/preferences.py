@@ -74,6 +74,7 @@ from judgelab.evaluate.guided import guided_ranking
 from judgelab.evaluate.sample_file import SampleFile
 from judgelab.evaluate.sampling import pair_stratum
 from judgelab.evaluate.systems import SystemsReport
+from judgelab.metrics.bootstrap import group_codes
 from judgelab.metrics.bradley_terry import (
     fit_bradley_terry,
     fit_many,
@@ -155,15 +156,15 @@ def comparisons(system_a: Sequence, system_b: Sequence, judge: Sequence, human: 
     ``labelled``: which human verdicts count (the sample); without it every human verdict given does.
     ``probability``: the inclusion probability of each comparison in the labelled sample (an
     unequal-probability design: stratified by pair, active); labels are weighted by its inverse."""
-    names_a, names_b = np.asarray(system_a, dtype=object).astype(str), np.asarray(system_b, dtype=object).astype(str)
+    names_a, names_b = np.asarray(system_a, dtype=object), np.asarray(system_b, dtype=object)
     if names_a.shape != names_b.shape or names_a.ndim != 1 or len(names_a) == 0:
         raise ConfigError("system_a and system_b must be two lists of the same length, not empty")
-    same = np.flatnonzero(names_a == names_b)
-    if len(same):
-        raise ConfigError(f"comparison {same[0]} compares system {str(names_a[same[0]])!r} with itself")
-    names, codes = np.unique(np.concatenate([names_a, names_b]), return_inverse=True)
-    systems = tuple(str(name) for name in names)
+    codes, names = group_codes(np.concatenate([names_a, names_b]))  # by the text of each name
     a, b = codes[: len(names_a)], codes[len(names_a):]
+    same = np.flatnonzero(a == b)
+    if len(same):
+        raise ConfigError(f"comparison {same[0]} compares system {names[a[same[0]]]!r} with itself")
+    systems = tuple(names)
     judge_pref = preferences(judge, len(a), "judge")
     human_pref = preferences(human, len(a), "human") if human is not None else np.full(len(a), np.nan)
     if labelled is not None:
@@ -200,8 +201,8 @@ def preferences(verdicts: Sequence | None, n: int, who: str) -> np.ndarray:
     if values.shape != (n,):
         raise ConfigError(f"{values.size} {who} verdicts for {n} comparisons")
     # the text of each value with its type ("str:a", "float:0.5"), so that True and 1 stay apart
-    keys = np.char.add(np.array([type(v).__name__ + ":" for v in values], dtype=str), values.astype(str))
-    distinct, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    inverse, distinct = group_codes([f"{type(v).__name__}:{v}" for v in values])
+    first = np.unique(inverse, return_index=True)[1]
     mapped = np.empty(len(distinct))
     for k, position in enumerate(first):
         mapped[k] = _preference(values[position], position, who)
@@ -876,7 +877,7 @@ def _sample_probabilities(items: list[Item], sample: SampleFile | None,
     probability[[position[i] for i in sample.ids]] = sample.probabilities
     by_pair = (sample.header or {}).get("strata") == "pair"
     if by_pair and sample.method == "stratified" and human is not None:
-        pairs = np.unique([pair_stratum(i.system_a, i.system_b) for i in items], return_inverse=True)[1]
+        pairs = group_codes([pair_stratum(i.system_a, i.system_b) for i in items])[0]
         labelled = np.array([value is not None for value in human])
         share = np.bincount(pairs, labelled) / np.bincount(pairs)
         probability = np.where(labelled, share[pairs], np.nan)

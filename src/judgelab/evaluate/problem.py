@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from judgelab.errors import DataError
+from judgelab.metrics.bootstrap import group_codes
 
 
 @dataclass(frozen=True)
@@ -75,7 +76,7 @@ def from_items(ids, systems, clusters, judge, human, scale: tuple[float, float] 
     human_matrix = np.full((n, s), np.nan)
     judge_matrix[np.arange(n), codes] = np.asarray(judge, dtype=float)
     human_matrix[np.arange(n), codes] = np.asarray(human, dtype=float)
-    _, cluster_codes = np.unique(np.asarray(clusters, dtype=object).astype(str), return_inverse=True)
+    cluster_codes, _ = group_codes(clusters)
     return Problem("items", system_names, tuple(map(str, ids)), judge_matrix, human_matrix, present,
                    cluster_codes.astype(int), codes, _checked_scale(scale))
 

@@ -428,7 +428,8 @@ def _query_problem(items: list[Item], judgments: Iterable[Judgment], judge: str 
                            scale=None if counts else (0.0, 1.0))
     labelled = None
     if labelled_queries is not None:
-        labelled = np.isin(np.array(queries), list(labelled_queries)) & np.isfinite(human_values).any(axis=1)
+        labelled = (np.array([q in labelled_queries for q in queries], dtype=bool)  # no str array of the ids
+                    & np.isfinite(human_values).any(axis=1))
     coverage = {"units": len(queries), "judged_pairs": len(judge_qrels), "items": len(items),
                 "judgments_without_label": len(skipped_judgments)}
     share = dict(zip(judge_scores.runs, judge_scores.unjudged_share.tolist(), strict=True))

@@ -22,6 +22,8 @@ from collections.abc import Sequence
 import numpy as np
 from scipy import stats
 
+from judgelab.metrics.bootstrap import group_codes
+
 #: Ridge penalties tried (on standardised inputs), strongest first: among equal scores the simpler wins.
 ALPHAS = tuple(float(a) for a in np.logspace(3, -2, 11))
 #: The penalty used when there are too few groups to cross-validate.
@@ -70,7 +72,7 @@ def _ridge(alpha: float):
 
 def _choose_alpha(x: np.ndarray, y: np.ndarray, groups: Sequence[str] | None, folds: int) -> tuple[float, float]:
     """(penalty, its out-of-fold Spearman) under group-wise folds; the default without enough groups."""
-    labels = np.asarray(groups if groups is not None else np.arange(len(y)), dtype=object).astype(str)
+    labels = group_codes(groups if groups is not None else np.arange(len(y)))[0]  # codes in the order of the names
     n_groups = len(set(labels))
     if n_groups < MIN_GROUPS or len(y) < 2 * MIN_GROUPS:
         return DEFAULT_ALPHA, float("nan")
