@@ -70,3 +70,63 @@ def test_a_long_system_name_as_the_candidate_of_compare(tmp_path):
     assert done.returncode in (0, 1), done.stderr[-2000:]
     assert json.loads(done.stdout)["decision"] in ("worse", "not worse", "better")
     assert done.peak_mib < 600, f"peak RSS {done.peak_mib:.0f} MiB"
+
+
+# ---- 3. sample on comparisons: every pair of 150 systems ---------------------------------------------------------
+def _every_pair(folder: Path, n_systems: int, times: int) -> Path:
+    """Every unordered pair of ``n_systems`` systems compared ``times`` times (150 systems once: 0.8 MB)."""
+    rows = [{"id": f"c{a}-{b}-{t}", "system_a": f"s{a}", "system_b": f"s{b}", "output_a": "x", "output_b": "y"}
+            for a in range(n_systems) for b in range(a + 1, n_systems) for t in range(times)]
+    return write_jsonl(folder / "comparisons.jsonl", rows)
+
+
+def test_sample_refuses_a_budget_short_of_the_pairs_at_once(tmp_path):
+    """150 systems, every pair once: 11,175 strata of one comparison. ``sample`` built a dense
+    (comparisons x pairs) matrix (18 s, 2.3 GB) before refusing a budget that cannot give each pair two
+    labels; the refusal now comes first, and no such matrix is built."""
+    data = _every_pair(tmp_path, 150, 1)
+    done = run_capped("sample", "--data", data, "--budget", "100", "--out", tmp_path / "ids.txt")
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert len(done.lines()) == 1 and "11175 pairs of systems" in done.lines()[0], done.stderr
+    assert not (tmp_path / "ids.txt").exists()
+    assert done.peak_mib < 400, f"peak RSS {done.peak_mib:.0f} MiB"
+
+
+def test_sample_draws_from_every_pair_of_150_systems(tmp_path):
+    """Every pair three times (33,525 comparisons) and a budget of two per pair: drawn and written, where the
+    dense matrix (33,525 x 11,175) did not fit."""
+    data = _every_pair(tmp_path, 150, 3)
+    done = run_capped("sample", "--data", data, "--budget", "22350", "--out", tmp_path / "ids.txt")
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = [line for line in (tmp_path / "ids.txt").read_text().splitlines() if not line.startswith("#")]
+    assert len(lines) == 22350 and all(line.endswith("\t" + repr(2 / 3)) for line in lines), lines[:3]
+    assert done.peak_mib < 600, f"peak RSS {done.peak_mib:.0f} MiB"
+
+
+# ---- 4. judge-only evaluate on 4,000 systems x 25 items ----------------------------------------------------------
+def _many_systems(folder: Path, n_systems: int, per_system: int) -> tuple[Path, Path]:
+    rows = [{"id": f"s{s}-{k}", "output": "x", "system_id": f"sys{s}", "group_id": f"src{k}"}
+            for s in range(n_systems) for k in range(per_system)]
+    verdicts = [{"item_id": row["id"], "score": 1 + k % 5} for k, row in enumerate(rows)]
+    return write_jsonl(folder / "items.jsonl", rows), write_jsonl(folder / "judgments.jsonl", verdicts)
+
+
+def test_evaluate_refuses_a_table_of_items_x_systems_past_the_bound(tmp_path):
+    """4,000 systems x 25 items (10 MB): a MemoryError for a (100,000 x 4,000) array. evaluate's estimators
+    hold one table of every item against every system; past the input bound (8 bytes a cell) it is refused
+    in one line that names the setting, before any table is built."""
+    data, judgments = _many_systems(tmp_path, 4000, 25)
+    done = run_capped("evaluate", "--data", data, "--judgments", judgments, "--bootstrap", "100")
+    assert done.returncode == 2, done.stderr[-2000:]
+    line = " ".join(done.lines())
+    assert len(done.lines()) == 1 and "4000 systems x 100000 items" in line and "JUDGELAB_MAX_INPUT_BYTES" in line, line
+    assert done.peak_mib < 700, f"peak RSS {done.peak_mib:.0f} MiB"
+
+
+def test_sample_of_4000_systems_x_25_items_needs_no_such_table(tmp_path):
+    """``sample`` on the same items draws per system without the table: two per system, written."""
+    data, _ = _many_systems(tmp_path, 4000, 25)
+    done = run_capped("sample", "--data", data, "--budget", "8000", "--out", tmp_path / "ids.txt")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert sum(not line.startswith("#") for line in (tmp_path / "ids.txt").read_text().splitlines()) == 8000
+    assert done.peak_mib < 600, f"peak RSS {done.peak_mib:.0f} MiB"

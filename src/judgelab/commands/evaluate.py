@@ -364,8 +364,8 @@ def _draw(data, judgments, aspect, judge, field, budget, active, mix, exclude, s
     import numpy as np
 
     from judgelab.data.io import load_items, load_judgments
-    from judgelab.evaluate import draw, from_items, from_queries, read_sample
-    from judgelab.evaluate.sampling import judge_uncertainty
+    from judgelab.evaluate import draw, read_sample
+    from judgelab.evaluate.sampling import item_units, judge_uncertainty, query_units
     from judgelab.metrics.align import select_judgments
 
     items = load_items(data)
@@ -373,12 +373,10 @@ def _draw(data, judgments, aspect, judge, field, budget, active, mix, exclude, s
         return _draw_comparisons(items, judgments, judge, field, budget, active, mix, exclude, seed)
     relevance = bool(items) and items[0].kind == "relevance"
     if relevance:
-        queries = sorted({str(item.qid) for item in items})
-        units = from_queries(queries, ["all"], np.full((len(queries), 1), np.nan), np.full((len(queries), 1), np.nan))
+        units = query_units(sorted({str(item.qid) for item in items}))
         unit_of_item = {item.id: str(item.qid) for item in items}
     else:
-        units = from_items([i.id for i in items], [i.system_id for i in items], [i.group for i in items],
-                           np.full(len(items), np.nan), np.full(len(items), np.nan))
+        units = item_units(items)
         unit_of_item = {item.id: item.id for item in items}
     uncertainty = None
     if active:
@@ -398,8 +396,6 @@ def _draw(data, judgments, aspect, judge, field, budget, active, mix, exclude, s
 
 def _draw_comparisons(items, judgments, judge, field, budget, active, mix, exclude, seed):
     """Comparisons between systems: stratified by the pair of systems, or active where the judge is unsure."""
-    from dataclasses import replace
-
     import numpy as np
 
     from judgelab.data.io import load_judgments, select_judge
@@ -407,7 +403,7 @@ def _draw_comparisons(items, judgments, judge, field, budget, active, mix, exclu
     from judgelab.evaluate import draw, read_sample
     from judgelab.evaluate.sampling import comparison_problem, comparison_uncertainty
 
-    units = replace(comparison_problem(items), kind="comparisons")
+    units = comparison_problem(items)
     uncertainty = None
     if active:
         if judgments is None:

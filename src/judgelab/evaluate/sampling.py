@@ -17,6 +17,9 @@ probabilities).
 Comparisons between systems are units too: one stratum per unordered pair of systems, and the
 judge's doubt about a comparison (its two orders, or several judges, disagreeing; a tie) as the
 uncertainty of an active draw.
+
+A draw needs the units and their strata only (:class:`Units`), never the (units x systems) tables
+of a :class:`Problem`: 150 systems compared once per pair made one of 11,175 x 11,175 cells.
 """
 
 from __future__ import annotations
@@ -29,7 +32,8 @@ import numpy as np
 from judgelab.data.labels import PREFERENCES
 from judgelab.errors import ConfigError
 from judgelab.evaluate.design import Design
-from judgelab.evaluate.problem import Problem, from_items
+from judgelab.evaluate.problem import Problem
+from judgelab.metrics.bootstrap import group_codes
 
 MIN_PER_STRATUM = 2  # the estimators need two labels per system for a variance
 DEFAULT_MIX = 0.5  # share of each probability that is uniform in an active design
@@ -62,13 +66,37 @@ def allocate(strata_sizes: np.ndarray, total: int, strata_name: str = "systems")
 
 
 @dataclass(frozen=True)
+class Units:
+    """What a draw chooses among: the units and their strata (a :class:`Problem` serves as well)."""
+
+    kind: str  # "items", "queries" or "comparisons"
+    units: tuple[str, ...]
+    systems: tuple[str, ...]  # the strata's names: systems, or pairs of systems ("a vs b")
+    strata: np.ndarray  # (U,) codes into ``systems``
+    n_units = Problem.n_units  # a Problem's rules, which read ``units`` and ``kind`` only
+    index = Problem.index
+
+
+def item_units(items) -> Units:
+    """Pointwise items, stratified by system (``"all"`` for items that name none), as ``from_items`` does."""
+    codes, systems = group_codes(["all" if item.system_id is None else item.system_id for item in items])
+    return Units("items", tuple(item.id for item in items), tuple(systems), codes)
+
+
+def query_units(queries) -> Units:
+    """Queries: one stratum."""
+    return Units("queries", tuple(map(str, queries)), ("all",), np.zeros(len(queries), dtype=int))
+
+
+@dataclass(frozen=True)
 class Drawn:
     design: Design
     sizes: np.ndarray  # labels per stratum
 
 
-def draw(problem: Problem, budget: float, *, uncertainty: np.ndarray | None = None, mix: float = DEFAULT_MIX,
-         exclude: np.ndarray | None = None, seed: int = 0, strata_name: str = "systems") -> Drawn:
+def draw(problem: Units | Problem, budget: float, *, uncertainty: np.ndarray | None = None,
+         mix: float = DEFAULT_MIX, exclude: np.ndarray | None = None, seed: int = 0,
+         strata_name: str = "systems") -> Drawn:
     """A stratified sample of ``budget`` units; active when ``uncertainty`` (one value per unit) is given.
 
     ``exclude``: units that may not be drawn (already labelled); they are not part of the design.
@@ -76,9 +104,11 @@ def draw(problem: Problem, budget: float, *, uncertainty: np.ndarray | None = No
     """
     rng = np.random.default_rng(seed)
     eligible = np.ones(problem.n_units, dtype=bool) if exclude is None else ~np.asarray(exclude, dtype=bool)
-    strata = np.unique(problem.strata)
-    members = [np.flatnonzero((problem.strata == h) & eligible) for h in strata]
-    sizes = allocate(np.array([len(m) for m in members]), budget_size(budget, int(eligible.sum()), problem.kind), strata_name)
+    strata, stratum = np.unique(problem.strata, return_inverse=True)
+    counts = np.bincount(stratum[eligible], minlength=len(strata))
+    # the budget is checked before any unit is placed: a budget short of the strata is refused at once
+    sizes = allocate(counts, budget_size(budget, int(eligible.sum()), problem.kind), strata_name)
+    members = np.split(np.flatnonzero(eligible)[np.argsort(stratum[eligible], kind="stable")], np.cumsum(counts)[:-1])
     labelled = np.zeros(problem.n_units, dtype=bool)
     probability = np.zeros(problem.n_units)
     for units, n_h in zip(members, sizes, strict=True):
@@ -158,15 +188,14 @@ def judge_uncertainty(judgments, unit_of_item: dict[str, str], units: tuple[str,
 
 
 # -- comparisons between systems ------------------------------------------------------------------
-def comparison_problem(items) -> Problem:
+def comparison_problem(items) -> Units:
     """Comparisons as sampling units, one stratum per unordered pair of systems ("a vs b")."""
     unnamed = next((item for item in items if item.system_a is None or item.system_b is None), None)
     if unnamed is not None:
         raise ConfigError(f"comparison {unnamed.id!r} names no systems (system_a, system_b): sampling comparisons "
                           "stratifies them by the pair of systems compared")
-    pairs = [pair_stratum(item.system_a, item.system_b) for item in items]
-    missing = np.full(len(items), np.nan)
-    return from_items([item.id for item in items], pairs, [item.id for item in items], missing, missing)
+    codes, pairs = group_codes([pair_stratum(item.system_a, item.system_b) for item in items])
+    return Units("comparisons", tuple(item.id for item in items), tuple(pairs), codes)
 
 
 def pair_stratum(system_a: str, system_b: str) -> str:

@@ -31,6 +31,7 @@ from judgelab.evaluate.guided import guided_ranking
 from judgelab.evaluate.ir import runs_without_judgments, score_runs
 from judgelab.evaluate.problem import Problem, from_items, from_queries
 from judgelab.evaluate.sample_file import SampleFile
+from judgelab.limits import max_input_bytes, over_limit
 from judgelab.metrics.align import items_of_one_kind, judge_value, judgments_by_item, select_judgments
 from judgelab.metrics.ir import read_runs
 from judgelab.metrics.results import json_number
@@ -43,6 +44,10 @@ MAX_PAIRWISE_SYSTEMS = 200
 #: items), so their memory grows as S^3: about 0.4 GB at 300 systems, 27 GB at 1,500. Past this many
 #: systems they are refused (the judge-only estimate needs no labels and has no such limit).
 MAX_LABELLED_SYSTEMS = 300
+#: Pointwise estimators hold tables of every item against every system (``Problem``: 8 bytes a cell, a
+#: few such tables): one larger than the input bound (JUDGELAB_MAX_INPUT_BYTES, 128 MiB by default:
+#: 16.7 million cells) is refused before it is built. 4,000 systems x 25 items each asked for 3 GB a table.
+CELL_BYTES = 8
 
 
 @dataclass(frozen=True)
@@ -310,6 +315,11 @@ def _item_problem(items: list[Item], judgments: Iterable[Judgment], aspect: str 
     if any(named) and not all(named):
         raise DataError(f"{named.count(False)} of {len(items)} items have no system_id; give every item one "
                         "(or none, to estimate one overall mean)")
+    n_systems, bound = len({item.system_id for item in items}), max_input_bytes()
+    if CELL_BYTES * n_systems * len(items) > bound:
+        raise ConfigError(over_limit(f"{n_systems} systems x {len(items)} items: the table of every item against "
+                                     f"every system ({CELL_BYTES * n_systems * len(items):,} bytes)", bound)
+                          + "; evaluate a subset of the systems (judgelab sample needs no such table)")
     by_item, n_unknown = judgments_by_item(select_judgments(judgments, aspect, judge), {item.id for item in items})
     verdicts = np.array([_verdict(by_item.get(item.id)) for item in items])
     own = np.array([_own_score(item, aspect) for item in items])
