@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import random
+import zlib
 from pathlib import Path
 
 import pytest
@@ -129,4 +130,26 @@ def test_sample_of_4000_systems_x_25_items_needs_no_such_table(tmp_path):
     done = run_capped("sample", "--data", data, "--budget", "8000", "--out", tmp_path / "ids.txt")
     assert done.returncode == 0, done.stderr[-2000:]
     assert sum(not line.startswith("#") for line in (tmp_path / "ids.txt").read_text().splitlines()) == 8000
+    assert done.peak_mib < 600, f"peak RSS {done.peak_mib:.0f} MiB"
+
+
+# ---- 9. a gzip bomb among TREC run files --------------------------------------------------------------------------
+def test_a_gzip_bomb_among_run_files_is_refused_under_the_bound(tmp_path):
+    """A 1.5 MB run file that unpacks to 1.5 GB with no line break was unpacked into one line (3.26 GB
+    peak). Run files are read line by line under the input bound, as the data loaders are: one located
+    line, exit 2, the process far below the unpacked size."""
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / "good.run").write_text("q1 Q0 d1 1 1.0 good\nq1 Q0 d2 2 0.5 good\n")
+    bomb = runs / "bomb.run.gz"
+    packer = zlib.compressobj(9, zlib.DEFLATED, 31)  # 31: the gzip container
+    bomb.write_bytes(b"".join([*(packer.compress(bytes(2**20)) for _ in range(1536)), packer.flush()]))  # 1.5 GB
+    items = write_jsonl(tmp_path / "items.jsonl", [
+        {"id": "i0", "qid": "q1", "docid": "d1", "query": "q", "passage": "p", "label": 2},
+        {"id": "i1", "qid": "q1", "docid": "d2", "query": "q", "passage": "p", "label": 0}])
+    judgments = write_jsonl(tmp_path / "judgments.jsonl", [{"item_id": "i0", "label": 2}, {"item_id": "i1", "label": 1}])
+    done = run_capped("meta", "--data", items, "--judgments", judgments, "--runs", runs, "--bootstrap", "0")
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert len(done.lines()) == 1 and done.lines()[0].startswith(f"error: {bomb}:"), done.stderr
+    assert "over the 128 MiB limit" in done.lines()[0], done.lines()
     assert done.peak_mib < 600, f"peak RSS {done.peak_mib:.0f} MiB"

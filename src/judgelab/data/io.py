@@ -185,6 +185,38 @@ def open_binary(path: PathLike) -> IO[bytes]:
         raise DataError(f"cannot read: {exc.strerror}", path) from None
 
 
+def iter_lines(path: PathLike, *, whole: bool = True) -> Iterator[tuple[int, bytes]]:
+    """``(line number, bytes)`` for each line of a text file (gunzipped for ``.gz``), read one at a time.
+
+    No line is read past ``max_input_bytes()`` (a gzip bomb's zeros have no line break), and with
+    ``whole`` (what is read is kept: run files, id lists) neither is the file, unpacked. Without it
+    (a stream judged line by line) the file may be as long as it likes.
+    """
+    where, bound = str(path), max_input_bytes()
+    if whole and Path(path).suffix.lower() != ".gz":
+        _within_bound(Path(path), where)  # refused by its size, before reading
+    total = 0
+    with open_binary(path) as handle:
+        # readline with a limit: a line is never read past the bound
+        for line_number, raw in enumerate(iter(lambda: handle.readline(bound + 1), b""), start=1):
+            total += len(raw)
+            if len(raw) > bound:
+                raise DataError(over_limit("this line", bound), where, line_number)
+            if whole and total > bound:
+                raise DataError(over_limit("the file unpacked", bound), where)
+            yield line_number, raw
+
+
+def text_lines(path: PathLike) -> Iterator[tuple[int, str]]:
+    """``(line number, text)`` of a UTF-8 text file a user names (run files, qrels, id lists), under the
+    input bound (``iter_lines``); bytes that are not UTF-8 are a DataError naming the line."""
+    for line_number, raw in iter_lines(path):
+        try:
+            yield line_number, raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise DataError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", str(path), line_number) from None
+
+
 def iter_jsonl(path: PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
     """``(line number, object)`` for each non-blank line of a JSON-lines file (``.gz`` too), one at a time.
 
@@ -192,22 +224,17 @@ def iter_jsonl(path: PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
     object raises a DataError naming the file and line.
     """
     where = str(path)
-    bound = max_input_bytes()
-    with open_binary(path) as handle:
-        # readline with a limit: a line (a gzip bomb's zeros have no newline) is never read past the bound
-        for line_number, raw in enumerate(iter(lambda: handle.readline(bound + 1), b""), start=1):
-            if len(raw) > bound:
-                raise DataError(over_limit("this line", bound), where, line_number)
-            if not raw.strip():
-                continue
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise DataError(f"bad JSON ({exc})", where, line_number) from None
-            record = _json_value(text, where, line_number)
-            if not isinstance(record, dict):
-                raise DataError("expected a JSON object (one record per line)", where, line_number)
-            yield line_number, record
+    for line_number, raw in iter_lines(path, whole=False):
+        if not raw.strip():
+            continue
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise DataError(f"bad JSON ({exc})", where, line_number) from None
+        record = _json_value(text, where, line_number)
+        if not isinstance(record, dict):
+            raise DataError("expected a JSON object (one record per line)", where, line_number)
+        yield line_number, record
 
 
 def save_judgments(judgments: Iterable[Judgment], path: PathLike) -> Path:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import ir_measures
 
+from judgelab.data.io import text_lines
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
 from judgelab.errors import DataError
@@ -77,15 +78,11 @@ def _one_label_per_pair(qrels: list[ir_measures.Qrel]) -> list[ir_measures.Qrel]
 def read_qrels(path: str | Path) -> list[ir_measures.Qrel]:
     """Qrels from a TREC qrels file, checked line by line (a bad line is a DataError naming it)."""
     path = Path(path)
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DataError(f"cannot read qrels: {exc}", path=path) from exc
     qrels = []
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
+    for number, line in text_lines(path):  # under the input bound, as every file a user names
         parts = line.split()
+        if not parts:
+            continue
         if len(parts) != 4:
             raise DataError(f"expected 4 columns 'qid iteration docid label', got {len(parts)}", path=path, line=number)
         try:

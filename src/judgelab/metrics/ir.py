@@ -12,7 +12,6 @@ both leaderboards average over the same queries.
 
 from __future__ import annotations
 
-import gzip
 import math
 import re
 import zlib
@@ -24,6 +23,7 @@ from typing import Any
 import ir_measures
 import numpy as np
 
+from judgelab.data.io import text_lines
 from judgelab.errors import DataError
 from judgelab.metrics.bootstrap import GroupBootstrap, percentile_ci
 from judgelab.metrics.correlation import correlation, rowwise
@@ -72,27 +72,26 @@ def _read_run(path: Path) -> list[ir_measures.ScoredDoc]:
     """A run file's lines, each checked (``ir_measures.read_trec_run`` names no line and lets a rank
     ``x``, a NaN score or a document listed twice for a query through)."""
     docs, seen = [], {}
-    with (gzip.open if path.suffix == ".gz" else open)(path, "rt", encoding="utf-8") as lines:
-        for number, line in enumerate(lines, 1):
-            parts = line.split()
-            if not parts:
-                continue
-            if len(parts) != 6:
-                raise DataError(f"expected 6 columns 'qid Q0 docid rank score tag' (a TREC run line), got {len(parts)}", path, number)
-            qid, _, docid, rank, score, _ = parts
-            if not re.fullmatch(r"\d+", rank):
-                raise DataError(f"rank {rank!r} is not a whole number", path, number, "rank")
-            try:
-                value = float(score)
-            except ValueError:
-                value = math.nan
-            if not math.isfinite(value):
-                raise DataError(f"score {score!r} is not a finite number", path, number, "score")
-            if (qid, docid) in seen:
-                raise DataError(f"document {docid!r} is listed twice for query {qid!r} (first on line "
-                                f"{seen[qid, docid]})", path, number, "docid")
-            seen[qid, docid] = number
-            docs.append(ir_measures.ScoredDoc(qid, docid, value))
+    for number, line in text_lines(path):  # line by line under the input bound: a gzip bomb stops at it
+        parts = line.split()
+        if not parts:
+            continue
+        if len(parts) != 6:
+            raise DataError(f"expected 6 columns 'qid Q0 docid rank score tag' (a TREC run line), got {len(parts)}", path, number)
+        qid, _, docid, rank, score, _ = parts
+        if not re.fullmatch(r"\d+", rank):
+            raise DataError(f"rank {rank!r} is not a whole number", path, number, "rank")
+        try:
+            value = float(score)
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value):
+            raise DataError(f"score {score!r} is not a finite number", path, number, "score")
+        if (qid, docid) in seen:
+            raise DataError(f"document {docid!r} is listed twice for query {qid!r} (first on line "
+                            f"{seen[qid, docid]})", path, number, "docid")
+        seen[qid, docid] = number
+        docs.append(ir_measures.ScoredDoc(qid, docid, value))
     return docs
 
 
