@@ -14,13 +14,17 @@ Per POST (a chat completion), by ``mode``:
 - ``"bad_schema"``: a 200 whose JSON violates the schema: the message content is an object and
   ``prompt_tokens`` is ``"many"``;
 - ``"echo_model"``: a well-formed reply whose ``model`` field, like the id in the model list, holds
-  the bearer token the request carried (secrets can come back outside the reply text).
+  the bearer token the request carried (secrets can come back outside the reply text);
+- ``"huge"``: a well-formed reply of ``huge_bytes`` bytes whatever ``max_tokens`` says (its text is that
+  many ``x``), written 1 MiB at a time, chunked (no length announced) unless ``chunked=False``; the
+  model list is as large (one model id of that many ``m``);
+- ``"retry_after"``: a 429 with the header ``Retry-After: {retry_after}``.
 
 ``bad_first=N``: each distinct request body gets its mode's answer on its first N attempts and a
 well-formed reply afterwards. ``only="text"``: only requests whose body holds that text get the mode's
 answer (one item of several trickles); the others get a well-formed reply. ``delay``: seconds each
-well-formed reply takes (a call stays in flight that long, for the signal tests). GET ``/v1/models`` lists one model (in ``echo_error`` mode with a 401 or
-403 it answers that status, echoing the headers). Hand-written on ``http.server`` because the faults
+well-formed reply takes (a call stays in flight that long, for the signal tests). GET ``/v1/models`` lists one model, or
+the ids in ``models`` (in ``echo_error`` mode with a 401 or 403 it answers that status, echoing the headers). Hand-written on ``http.server`` because the faults
 are the point: a framework would not let a handler trickle bytes or break the schema.
 """
 
@@ -41,8 +45,13 @@ class HostileServer:
     def __init__(self, mode: str = "ok", *, host: str = "127.0.0.1", error_status: int = 400,
                  trickle_bytes: int = 10, trickle_gap: float = 1.0, bad_first: int | None = None,
                  only: str | None = None, delay: float = 0.0, reply: str = "Rating: [[3]]",
-                 usage: dict[str, object] | None = None):
+                 usage: dict[str, object] | None = None, models: list[str] | None = None,
+                 huge_bytes: int = 150 * 2**20, chunked: bool = True, retry_after: str = "1"):
         self.mode = mode
+        self.models = models or [MODEL]
+        self.huge_bytes = huge_bytes
+        self.chunked = chunked
+        self.retry_after = retry_after
         self.reply = reply
         self.usage = usage or {}
         self.error_status = error_status
@@ -138,9 +147,11 @@ def _handler_for(server: HostileServer) -> type[BaseHTTPRequestHandler]:
 
         def do_GET(self) -> None:  # noqa: N802 - http.server's naming
             self._received()
-            name = self._echoed_model() if server.mode == "echo_model" else MODEL
-            models = json.dumps({"object": "list", "data": [{"id": name, "object": "model"}]}).encode()
-            if server.mode == "echo_error" and server.error_status in (401, 403):
+            names = [self._echoed_model()] if server.mode == "echo_model" else server.models
+            models = json.dumps({"object": "list", "data": [{"id": name, "object": "model"} for name in names]}).encode()
+            if server.mode == "huge":
+                self._huge(b'{"object": "list", "data": [{"object": "model", "id": "', b"m", b'"}]}')
+            elif server.mode == "echo_error" and server.error_status in (401, 403):
                 self._error(server.error_status)
             elif server.mode == "trickle":
                 self._trickle(models)
@@ -172,6 +183,42 @@ def _handler_for(server: HostileServer) -> type[BaseHTTPRequestHandler]:
                 self._trickle(completion("Rating: [[3]]"))
             elif mode == "echo_model":
                 self._send(200, completion("Rating: [[3]]", model=self._echoed_model()))
+            elif mode == "huge":
+                head, tail = completion("\0").split(b"\\u0000")  # the reply's text goes where the NUL was
+                self._huge(head, b"x", tail)
+            elif mode == "retry_after":
+                self.send_response(429)
+                self.send_header("retry-after", server.retry_after)
+                self.send_header("content-length", "2")
+                self.end_headers()
+                self.wfile.write(b"{}")
+
+        def _huge(self, head: bytes, filler: bytes, tail: bytes = b"") -> None:
+            """A body of ``huge_bytes`` bytes: ``head``, the filler repeated, ``tail``; 1 MiB per write."""
+            size = max(0, server.huge_bytes - len(head) - len(tail))
+            block = filler * 2**20
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            if server.chunked:
+                self.send_header("transfer-encoding", "chunked")
+            else:
+                self.send_header("content-length", str(len(head) + size + len(tail)))
+            self.end_headers()
+            try:
+                self._write(head)
+                for start in range(0, size, len(block)):
+                    self._write(block[: min(len(block), size - start)])
+                self._write(tail)
+                if server.chunked:
+                    self.wfile.write(b"0\r\n\r\n")
+            except OSError:  # the client stopped reading and closed the connection
+                pass
+
+        def _write(self, data: bytes) -> None:
+            if server.chunked and data:
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+            elif data:
+                self.wfile.write(data)
 
         def _trickle(self, reply: bytes) -> None:
             self.send_response(200)

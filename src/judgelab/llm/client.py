@@ -291,8 +291,9 @@ class Client:
         deadline = _Deadline(self.call_deadline)
         retrying = AsyncRetrying(
             retry=retry_if_exception_type(TransientBackendError),
-            stop=stop_after_attempt(self.max_attempts),
-            wait=lambda state: deadline.cap(self._wait(state)),  # no back-off past the deadline
+            # No back-off that would reach the deadline: the call ends on what the last attempt got.
+            stop=stop_after_attempt(self.max_attempts) | (lambda state: state.upcoming_sleep >= deadline.remaining()),
+            wait=self._wait,
             before_sleep=self._count_retry,
             reraise=True,
         )
@@ -302,15 +303,8 @@ class Client:
                     async with self._semaphore:
                         await self._respect_rate_limits(request)
                         return await self._attempt(deadline, request, sample_index)
-        except _DeadlinePassed:
-            raise self._missed_deadline(deadline.attempts) from None
-        except MalformedReplyError as exc:  # the server is up and answers this request badly: it fails alone
-            raise RequestError(f"{self.backend.identity}: gave up after {self.max_attempts} attempts: {exc}") from exc
-        except TransientBackendError as exc:
-            raise BackendError(
-                f"{self.backend.identity}: gave up after {self.max_attempts} attempts: {exc}. "
-                "Finished calls are cached: rerun the same command to resume."
-            ) from exc
+        except (_DeadlinePassed, TransientBackendError):
+            raise self._failed(deadline) from deadline.last_error
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def _attempt(self, deadline: _Deadline, request: Request, sample_index: int) -> Completion:
@@ -321,6 +315,28 @@ class Client:
             return await deadline.run(self.backend.agenerate(request, sample_index))
         finally:
             self._attempts_running -= 1
+
+    def _failed(self, deadline: _Deadline) -> JudgelabError:
+        """Why a call failed: its attempts spent, or its deadline reached with no reply (the last attempt cut,
+        or only timeouts and resets before), or with no time left to retry an answer (a malformed reply, a
+        503): that call was answered, so it is no missed deadline."""
+        error = deadline.last_error
+        if error is None or not (error.answered or deadline.attempts >= self.max_attempts):
+            return self._missed_deadline(deadline.attempts)
+        return self._gave_up(error, deadline)
+
+    def _gave_up(self, error: TransientBackendError, deadline: _Deadline) -> JudgelabError:
+        """The error of a call whose retries ended on ``error`` (its attempts spent, or no time left before
+        its deadline). A malformed reply fails that request alone (``RequestError``): the server is up and
+        answers it badly. Anything else is the server's (``BackendError``): the run stops."""
+        attempts = f"{deadline.attempts} attempt{'s' if deadline.attempts != 1 else ''}"
+        if deadline.attempts < self.max_attempts:
+            attempts += f" (no time left for more within {self.call_deadline:g} s, the deadline of one call)"
+        gave_up = f"{self.backend.identity}: gave up after {attempts}: {error}"
+        if isinstance(error, MalformedReplyError):
+            self._missed_deadlines = 0  # answered: the server is not silent
+            return RequestError(gave_up)
+        return BackendError(f"{gave_up}. Finished calls are cached: rerun the same command to resume.")
 
     def _missed_deadline(self, attempts: int) -> JudgelabError:
         """The error of a call past its deadline: its own (``RequestError``), or, after ``DEADLINE_STREAK`` such
@@ -385,6 +401,7 @@ class _Deadline:
     def __init__(self, seconds: float):
         self.seconds = seconds
         self.attempts = 0  # attempts started
+        self.last_error: TransientBackendError | None = None  # how the last attempt started failed, if it ended
         self._ends: float | None = None
 
     def remaining(self) -> float:
@@ -392,22 +409,20 @@ class _Deadline:
             self._ends = time.monotonic() + self.seconds
         return self._ends - time.monotonic()
 
-    def cap(self, delay: float) -> float:
-        return max(0.0, min(delay, self.remaining()))
-
     async def run(self, attempt: Coroutine[Any, Any, T]) -> T:
         remaining = self.remaining()
-        if math.isinf(remaining):
-            self.attempts += 1
-            return await attempt
         if remaining <= 0:
             attempt.close()
             raise _DeadlinePassed
         self.attempts += 1
+        self.last_error = None
         try:
-            return await asyncio.wait_for(attempt, remaining)
+            return await (attempt if math.isinf(remaining) else asyncio.wait_for(attempt, remaining))
         except asyncio.TimeoutError:  # the attempt was cut by the call's deadline
             raise _DeadlinePassed from None
+        except TransientBackendError as exc:
+            self.last_error = exc
+            raise
 
 
 def _within_bound(request: Request) -> None:

@@ -24,6 +24,7 @@ from judgelab.llm.client import Client
 from judgelab.llm.location import check_server_url, mask_userinfo, trusts_proxy_settings
 from judgelab.llm.models import DEFAULT_MODEL, PRESETS, judgelab_home
 from judgelab.llm.pricing import Price
+from judgelab.llm.replies import bound_replies
 from judgelab.redact import redact_known
 
 MODEL_STRING_HELP = (
@@ -100,7 +101,7 @@ def _served_models(base_url: str, api_key: str | None, deadline: float) -> list[
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
 
     async def get() -> list[str]:
-        async with httpx.AsyncClient(timeout=deadline, trust_env=trusts_proxy_settings(base_url)) as http:
+        async with bound_replies(httpx.AsyncClient(timeout=deadline, trust_env=trusts_proxy_settings(base_url))) as http:
             response = await asyncio.wait_for(http.get(f"{base_url}/models", headers=headers), deadline)
         response.raise_for_status()
         return [entry["id"] for entry in response.json().get("data", [])]

@@ -42,6 +42,7 @@ from judgelab.data.stream import check_ids, chunks, count_lines, distinct_ids, i
 from judgelab.errors import ConfigError, DataError, JudgelabError
 from judgelab.files import PRIVATE_FILE, private_dir, read_run_record, write_atomic
 from judgelab.judges.base import JudgeConfig
+from judgelab.limits import max_input_bytes, over_limit
 from judgelab.llm.client import Client
 from judgelab.llm.types import Usage
 from judgelab.runner.progress import RunProgress
@@ -292,6 +293,7 @@ class _Recorder:
         with self._lock:
             if self._closed:
                 return
+            judgment = _readable(judgment)
             if self._keep:
                 self._keep(judgment)
             self._tally.add(judgment)
@@ -314,6 +316,18 @@ class _Recorder:
                 self.flush()
                 self._writer.close()
         self._progress.refresh(self._executor.usage())
+
+
+def _readable(judgment: Judgment) -> Judgment:
+    """``judgment``, or, when its line would be past the bound on one input (``max_input_bytes``) that
+    every reader of judgments.jsonl applies, that item's error without the texts: the line could not be
+    read back, and a resumed run could not start. Each reply is bounded (``llm.replies``); a judgment of
+    many samples keeps them all."""
+    size, bound = len(judgment.model_dump_json()), max_input_bytes()  # about 2 µs for a usual judgment
+    if size <= bound:
+        return judgment
+    return Judgment(item_id=judgment.item_id, aspect=judgment.aspect, judge=judgment.judge, usage=judgment.usage,
+                    status="error", reason="not kept: " + over_limit(f"this judgment ({size:,} bytes of JSON)", bound))
 
 
 def _usage(executor: _Engine, client: Client, started: float, resumed: int) -> dict[str, Any]:

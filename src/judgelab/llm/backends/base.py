@@ -20,19 +20,27 @@ class Capabilities:
 
 
 class TransientBackendError(Exception):
-    """A failure worth retrying (overload, 5xx, reset, timeout). ``retry_after`` in seconds if the server said."""
+    """A failure worth retrying (overload, 5xx, reset, timeout). ``retry_after`` in seconds if the server said;
+    ``answered``: the server did answer (a 5xx, a 429), as opposed to no reply at all (a timeout, a reset)."""
 
-    def __init__(self, message: str, retry_after: float | None = None):
+    answered = False
+
+    def __init__(self, message: str, retry_after: float | None = None, *, answered: bool | None = None):
         super().__init__(message)
         self.retry_after = retry_after
+        if answered is not None:
+            self.answered = answered
 
 
 class MalformedReplyError(TransientBackendError):
-    """A reply that arrived whole but is no usable completion (cut JSON, a body that breaks the schema).
+    """A reply that arrived but is no usable completion (cut JSON, a body that breaks the schema, one
+    over the bound on a reply's size).
 
     Retried like any transient fault; when every attempt gets one, only that request fails (the client
     raises ``RequestError``, a per-item error): the server is up, it answers this request badly.
     """
+
+    answered = True
 
 
 class Backend(ABC):

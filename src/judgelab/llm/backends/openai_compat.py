@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import math
 import os
 import time
 from typing import Any
@@ -28,6 +29,7 @@ from judgelab.llm.backends.base import (
     sample_seed,
 )
 from judgelab.llm.location import check_server_url, is_this_machine, trusts_proxy_settings
+from judgelab.llm.replies import bound_replies
 from judgelab.llm.types import Completion, Request, TokenLogprob, TopLogprob
 from judgelab.redact import redact_known, remember_key
 
@@ -72,7 +74,7 @@ class OpenAICompatibleBackend(Backend):
         )
         self._client = openai.AsyncOpenAI(
             base_url=base_url, api_key=api_key or "not-needed", timeout=timeout, max_retries=0,
-            http_client=openai.DefaultAsyncHttpxClient(trust_env=trusts_proxy_settings(base_url)),
+            http_client=bound_replies(openai.DefaultAsyncHttpxClient(trust_env=trusts_proxy_settings(base_url))),
         )
 
     def _body(self, request: Request, sample_index: int) -> dict[str, Any]:
@@ -119,14 +121,14 @@ class OpenAICompatibleBackend(Backend):
         except openai.APIStatusError as exc:
             if exc.status_code in _RETRYABLE_STATUS:
                 raise TransientBackendError(
-                    f"HTTP {exc.status_code} from {self._where()}", _retry_after(exc.response)
+                    f"HTTP {exc.status_code} from {self._where()}", _retry_after(exc.response), answered=True
                 ) from exc
             if exc.status_code in (401, 403, 404):  # credentials or model name: every request would fail
                 raise BackendError(f"{self._where()}: HTTP {exc.status_code}: {exc.message}") from None
             raise RequestError(f"{self._where()} rejected the request: HTTP {exc.status_code}: {exc.message}") from None
         except (openai.APIConnectionError, openai.APITimeoutError) as exc:
             raise TransientBackendError(f"{type(exc).__name__} talking to {self._where()}: {exc}") from exc
-        except ValueError as exc:  # a truncated or non-JSON body
+        except ValueError as exc:  # a truncated or non-JSON body, or one past the bound on a reply (ReplyTooLarge)
             raise MalformedReplyError(f"malformed reply from {self._where()}: {exc}") from exc
         return self._completion(response, time.perf_counter() - started)
 
@@ -211,18 +213,26 @@ def _token_logprobs(logprobs: Any) -> tuple[TokenLogprob, ...] | None:
 
 
 def _retry_after(response: Any) -> float | None:
-    """Seconds the server asked us to wait (Retry-After: seconds or an HTTP date; retry-after-ms)."""
+    """Seconds the server asked us to wait (Retry-After: seconds or an HTTP date; retry-after-ms), or None
+    when it said nothing usable: a value that is neither (``soon-ish``), not finite, or a date out of range
+    is a hint we cannot read, never an error (the back-off alone applies)."""
     headers = getattr(response, "headers", None) or {}
-    if "retry-after-ms" in headers:
-        try:
-            return float(headers["retry-after-ms"]) / 1000
-        except ValueError:
-            pass
+    milliseconds = _number(headers.get("retry-after-ms"))
+    if milliseconds is not None:
+        return max(0.0, milliseconds / 1000)
     value = headers.get("retry-after")
-    if value is None:
-        return None
+    seconds = _number(value)
+    if seconds is None and value:
+        try:
+            seconds = email.utils.parsedate_to_datetime(value).timestamp() - time.time()
+        except (TypeError, ValueError, OverflowError, IndexError):
+            return None
+    return None if seconds is None else max(0.0, seconds)
+
+
+def _number(value: str | None) -> float | None:
     try:
-        return max(0.0, float(value))
-    except ValueError:
-        parsed = email.utils.parsedate_to_datetime(value)
-        return max(0.0, parsed.timestamp() - time.time()) if parsed else None
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
