@@ -16,8 +16,9 @@ Per POST (a chat completion), by ``mode``:
 - ``"echo_model"``: a well-formed reply whose ``model`` field, like the id in the model list, holds
   the bearer token the request carried (secrets can come back outside the reply text);
 - ``"huge"``: a well-formed reply of ``huge_bytes`` bytes whatever ``max_tokens`` says (its text is that
-  many ``x``), written 1 MiB at a time, chunked (no length announced) unless ``chunked=False``; the
-  model list is as large (one model id of that many ``m``);
+  many ``x``), written 1 MiB at a time, chunked (no length announced) unless ``chunked=False``, and
+  gzipped with ``gzip=True`` (a bomb: small on the wire); the model list is as large (one model id of
+  that many ``m``);
 - ``"retry_after"``: a 429 with the header ``Retry-After: {retry_after}``.
 
 ``bad_first=N``: each distinct request body gets its mode's answer on its first N attempts and a
@@ -31,8 +32,10 @@ are the point: a framework would not let a handler trickle bytes or break the sc
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import threading
+import zlib
 from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -46,11 +49,12 @@ class HostileServer:
                  trickle_bytes: int = 10, trickle_gap: float = 1.0, bad_first: int | None = None,
                  only: str | None = None, delay: float = 0.0, reply: str = "Rating: [[3]]",
                  usage: dict[str, object] | None = None, models: list[str] | None = None,
-                 huge_bytes: int = 150 * 2**20, chunked: bool = True, retry_after: str = "1"):
+                 huge_bytes: int = 150 * 2**20, chunked: bool = True, gzip: bool = False, retry_after: str = "1"):
         self.mode = mode
         self.models = models or [MODEL]
         self.huge_bytes = huge_bytes
         self.chunked = chunked
+        self.gzip = gzip
         self.retry_after = retry_after
         self.reply = reply
         self.usage = usage or {}
@@ -194,28 +198,35 @@ def _handler_for(server: HostileServer) -> type[BaseHTTPRequestHandler]:
                 self.wfile.write(b"{}")
 
         def _huge(self, head: bytes, filler: bytes, tail: bytes = b"") -> None:
-            """A body of ``huge_bytes`` bytes: ``head``, the filler repeated, ``tail``; 1 MiB per write."""
+            """A body of ``huge_bytes`` bytes: ``head``, the filler repeated, ``tail``; 1 MiB per write (gzipped
+            as it goes with ``gzip``: a few hundred KB on the wire)."""
             size = max(0, server.huge_bytes - len(head) - len(tail))
             block = filler * 2**20
+            packer = zlib.compressobj(9, zlib.DEFLATED, 31) if server.gzip else None
+            chunked = server.chunked or packer is not None
             self.send_response(200)
             self.send_header("content-type", "application/json")
-            if server.chunked:
+            if packer is not None:
+                self.send_header("content-encoding", "gzip")
+            if chunked:
                 self.send_header("transfer-encoding", "chunked")
             else:
                 self.send_header("content-length", str(len(head) + size + len(tail)))
             self.end_headers()
+            parts = itertools.chain([head], (block[: min(len(block), size - start)] for start in range(0, size, len(block))),
+                                    [tail])
             try:
-                self._write(head)
-                for start in range(0, size, len(block)):
-                    self._write(block[: min(len(block), size - start)])
-                self._write(tail)
-                if server.chunked:
+                for part in parts:
+                    self._write(packer.compress(part) if packer else part, chunked)
+                if packer is not None:
+                    self._write(packer.flush(), chunked)
+                if chunked:
                     self.wfile.write(b"0\r\n\r\n")
             except OSError:  # the client stopped reading and closed the connection
                 pass
 
-        def _write(self, data: bytes) -> None:
-            if server.chunked and data:
+        def _write(self, data: bytes, chunked: bool) -> None:
+            if chunked and data:
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
             elif data:
                 self.wfile.write(data)

@@ -39,14 +39,14 @@ def _cached(path) -> int:
 
 # ---- 1. an oversized reply -------------------------------------------------------------------------------------
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize("chunked", [True, False], ids=["chunked", "content-length"])
-def test_an_oversized_reply_is_a_malformed_reply_never_cached_nor_written(tmp_path, chunked):
-    """A 150 MB reply (sent chunked, or announced by its Content-Length): each attempt stops reading at
-    the bound on one reply (4 MiB by default), is retried, then is that item's error; nothing is cached,
-    judgments.jsonl stays small, and the rerun tries again instead of reading back a 150 MB line. Before:
-    the reply was cached whole and written as one 157 MB line (885 MB peak for one reply)."""
+@pytest.mark.parametrize("sent", ["chunked", "content-length", "gzip"])
+def test_an_oversized_reply_is_a_malformed_reply_never_cached_nor_written(tmp_path, sent):
+    """A 150 MB reply (sent chunked, announced by its Content-Length, or gzipped: 150 KB on the wire):
+    each attempt stops reading at the bound on one reply (4 MiB by default, counted unpacked), is retried,
+    then is that item's error; nothing is cached and judgments.jsonl stays small. Before: the reply was
+    cached whole and written as one 157 MB line that no rerun could read (885 MB peak for one reply)."""
     data = save_items(make_items(2), tmp_path / "items.jsonl")
-    with HostileServer("huge", huge_bytes=HUGE, chunked=chunked) as server:
+    with HostileServer("huge", huge_bytes=HUGE, chunked=sent == "chunked", gzip=sent == "gzip") as server:
         done = run_capped("judge", "--data", data, *JUDGE, "--model", server.base_url, "--model-name", "m",
                           "--out", tmp_path / "run", "--cache-path", tmp_path / "cache.sqlite")
     assert done.returncode == 0, done.stderr
