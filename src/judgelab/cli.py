@@ -78,24 +78,42 @@ def main() -> None:
     _state["showwarning"], warnings.showwarning = warnings.showwarning, _show_warning
     _state.pop("signal_exit", None)
     in_main_thread = threading.current_thread() is threading.main_thread()  # where Python runs signal handlers
-    on_term = signal.signal(signal.SIGTERM, _terminate) if in_main_thread else None  # as cleanly as Ctrl-C
+    handled = _stop_on_signals() if in_main_thread else {}
     try:
         _main()
     finally:  # main() called in a process that goes on (tests) leaves warnings and signals as they were
         warnings.showwarning = _state["showwarning"]
-        if in_main_thread:
-            signal.signal(signal.SIGTERM, on_term)
+        for signum, before in handled.items():
+            signal.signal(signum, before)
+
+
+#: Signals that ask a process to end, by default killing it on the spot: `kill` (TERM), a closed terminal
+#: or SSH session (HUP), Ctrl-\ (QUIT), the user signals, timers and resource limits. Each stops a run as
+#: cleanly as Ctrl-C. Not the faults (SEGV, BUS, FPE, ILL, ABRT): those are no request.
+STOP_SIGNALS = ("SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGALRM", "SIGVTALRM", "SIGPROF",
+                "SIGXCPU", "SIGXFSZ", "SIGPWR")
+
+
+def _stop_on_signals() -> dict[int, object]:
+    """Install ``_terminate`` for each stop signal left at its default (one the process started ignoring,
+    as ``nohup`` ignores SIGHUP, stays ignored; one something else handles stays its); the handlers replaced."""
+    replaced = {}
+    for name in STOP_SIGNALS:
+        signum = getattr(signal, name, None)  # not every platform has every signal
+        if signum is not None and signal.getsignal(signum) is signal.SIG_DFL:
+            replaced[signum] = signal.signal(signum, _terminate)
+    return replaced
 
 
 def _terminate(signum: int, frame: object) -> None:
-    _state["signal_exit"] = Terminated.exit_code  # where click turns it into 130, as for Ctrl-C
-    raise Terminated()
+    _state["signal_exit"] = 128 + signum  # the shell's code for a death by this signal; click says 130 (Ctrl-C)
+    raise Terminated(signum)
 
 
 def _main() -> None:
     try:
         code = app(standalone_mode=False)
-        if isinstance(code, int) and code:  # click returns (not raises) 130 after Ctrl-C, and after SIGTERM
+        if isinstance(code, int) and code:  # click returns (not raises) 130 after Ctrl-C, and after a stop signal
             sys.exit(_state.get("signal_exit", code) if code == 130 else code)
     except JudgelabError as exc:
         if _state["debug"]:
@@ -106,7 +124,7 @@ def _main() -> None:
     except (typer.Exit, SystemExit) as exc:
         code = getattr(exc, "exit_code", getattr(exc, "code", 0))
         sys.exit(code or 0)
-    except typer.Abort:  # click's word for Ctrl-C (or SIGTERM: errors.Terminated) outside a run
+    except typer.Abort:  # click's word for Ctrl-C (or a stop signal: errors.Terminated) outside a run
         err_console.print("aborted")
         sys.exit(_state.get("signal_exit", 130))
     except Exception as exc:

@@ -60,10 +60,14 @@ class CapabilityError(JudgelabError):
 
 
 class Terminated(KeyboardInterrupt):
-    """SIGTERM, handled like Ctrl-C (the CLI raises it from its signal handler): the run stops the same
-    clean way (calls already sent finish into the cache, run.json says ``interrupted``); exit code 143."""
+    """SIGTERM, SIGHUP or another signal asking the process to end, handled like Ctrl-C (the CLI raises it
+    from its signal handler): the run stops the same clean way (calls already sent finish into the cache,
+    run.json says ``interrupted``); exit code 128 + the signal's number (143 for SIGTERM, 129 for SIGHUP)."""
 
-    exit_code = 143
+    def __init__(self, signum: int = 15):
+        super().__init__()
+        self.signum = signum
+        self.exit_code = 128 + signum
 
 
 class DataWarning(UserWarning):

@@ -40,8 +40,14 @@ def _wait_for(condition, timeout: float = 60) -> None:
         time.sleep(0.01)
 
 
+# Ctrl-C; `kill`; a closed terminal or SSH session; Ctrl-\; and the user signals: each a clean stop, exit 128 + N
+# (issue 40, item 5: SIGHUP, SIGQUIT and SIGUSR1 killed the process with run.json left `running`, 7 calls paid)
+STOPS = [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGHUP, 129), (signal.SIGQUIT, 131),
+         (signal.SIGUSR1, 138), (signal.SIGUSR2, 140)]
+
+
 @pytest.mark.timeout(120)
-@pytest.mark.parametrize(("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["INT", "TERM"])
+@pytest.mark.parametrize(("signum", "code"), STOPS, ids=[signal.Signals(s).name[3:] for s, _ in STOPS])
 def test_a_signal_mid_run_marks_the_run_interrupted_and_no_call_is_paid_twice(tmp_path, signum, code):
     items = make_items(N_ITEMS)
     data = save_items(items, tmp_path / "items.jsonl")
@@ -84,3 +90,24 @@ def test_the_wait_for_a_call_in_flight_is_bounded_and_a_second_ctrl_c_ends_it(tm
         process.communicate(timeout=60)
         assert process.returncode == 130 and time.monotonic() - started < 15
     assert not (tmp_path / "run").exists()  # nothing was judged: the folder it created is gone
+
+
+@pytest.mark.timeout(120)
+def test_a_run_started_with_sighup_ignored_goes_on_when_the_terminal_closes(tmp_path):
+    """``nohup judgelab judge ...`` (SIGHUP ignored, as nohup sets it) must outlive the terminal: a signal the
+    process was started ignoring stays ignored."""
+    data = save_items(make_items(3), tmp_path / "items.jsonl")
+
+    def ignore_hangup() -> None:
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+
+    with HostileServer("ok", delay=0.5) as server:
+        command = [*judge_command(data, tmp_path, server.base_url), "--model-name", "m", "--concurrency", "1"]
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                   preexec_fn=ignore_hangup)
+        _wait_for(lambda: server.posts >= 1 or process.poll() is not None)
+        process.send_signal(signal.SIGHUP)
+        out, err = process.communicate(timeout=60)
+    assert process.returncode == 0, err
+    assert json.loads((tmp_path / "run" / "run.json").read_text())["status"] == "finished"
+    assert server.posts == 3
