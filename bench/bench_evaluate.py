@@ -28,6 +28,7 @@ import argparse
 import json
 import time
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -154,6 +155,8 @@ def simulate(problem: Problem, fraction: float, draws: int, calibrations=("isoto
             acc["recommended"]["human_chosen"].append(float(choice.estimator == "human"))
             acc["recommended"]["provisional"].append(float(choice.provisional is not None))
         for name, est in estimates.items():
+            ci = np.array(est.info["posterior_interval"], dtype=float) if "posterior_interval" in est.info else est.ci
+            est = replace(est, ci=ci)  # shrunk: its posterior intervals, which are no per-system CIs
             given = np.isfinite(est.ci).all(axis=1)  # a declined interval (too few labels) is no miss: counted apart
             covered = (est.ci[:, 0] <= truth) & (truth <= est.ci[:, 1])
             acc[name]["coverage"].append(np.mean(covered[given]) if given.any() else np.nan)

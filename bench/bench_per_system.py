@@ -31,6 +31,7 @@ import argparse
 import json
 import time
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -96,11 +97,13 @@ class Tally:
 
     def add(self, estimates: dict, truth: np.ndarray) -> None:
         for name, est in estimates.items():
+            if "posterior_interval" in est.info:  # shrunk: its posterior intervals, which are no CIs
+                est = replace(est, ci=np.array(est.info["posterior_interval"], dtype=float))
             ok = np.all(np.isfinite(est.ci), axis=1)
             self.hits[name] += ok & (est.ci[:, 0] <= truth + 1e-9) & (truth - 1e-9 <= est.ci[:, 1])
             self.given[name] += ok
             self.width[name] += np.where(ok, est.ci[:, 1] - est.ci[:, 0], 0.0)
-            for method in est.info.get("intervals", ()):
+            for method in est.info.get("per_system", ()):
                 self.methods[f"{name}:{method}"] += 1
 
     def row(self, label: str, budget: float, draws: int, systems, labels: float) -> dict:
@@ -152,6 +155,64 @@ def trec_groups(judges: list[str]):
         yield "trec_dl2019", n, problems
 
 
+ARENA_SIZES = (200, 500, 1000, 2000)
+ARENA_ESTIMATORS = ("human", "corrected", "human population", "corrected population", "human t (before)",
+                    "corrected t (before)", "shrunk")
+
+
+def arena_groups(judges: list[str], sizes: tuple[int, ...]):
+    """Chatbot Arena's 18,833 comparisons with one judge's verdicts, per number of labelled comparisons."""
+    from bench.bench_pairwise import JUDGES, arena_data
+    from judgelab.data.labels import PREFERENCES
+    from judgelab.evaluate.preferences import comparisons
+
+    _, a, b, human, verdicts = arena_data()
+    human_pref = np.array([PREFERENCES[h] for h in human])
+    for short in judges:
+        judge_pref = np.array([PREFERENCES[v] for v in verdicts[short]])
+        full = comparisons(a, b, judge_pref, human_pref)
+        for n in sizes:
+            yield "chatbot_arena", n, {f"chatbot_arena@{JUDGES[short]}": full}
+
+
+def arena_group(problems: dict, n: int, draws: int) -> list[dict]:
+    """Per-system coverage of the win probability and the rank sets' simultaneous coverage, ``n`` labels a draw."""
+    from judgelab.evaluate.preferences import estimate, rank_sets
+
+    (label, full), = problems.items()
+    truth = estimate(full, "human", target="items").value  # every comparison labelled
+    truth_rank = np.argsort(np.argsort(-truth)) + 1.0
+    judge = estimate(full, "judge")
+    tally = Tally(len(full.systems))
+    sets = defaultdict(lambda: {"covered": 0, "size": 0.0})
+    rng = np.random.default_rng(0)
+    labels = 0
+    for k in range(draws):
+        mask = np.zeros(full.n, dtype=bool)
+        mask[rng.choice(full.n, n, replace=False)] = True
+        data = replace(full, human=np.where(mask, full.human, np.nan))
+        labels += n
+        found = {"human": estimate(data, "human", target="items", seed=k),
+                 "corrected": estimate(data, "corrected", target="items", seed=k),
+                 "human population": estimate(data, "human", seed=k),
+                 "corrected population": estimate(data, "corrected", seed=k),
+                 "human t (before)": estimate(data, "human", target="items", system_intervals="t"),
+                 "corrected t (before)": estimate(data, "corrected", target="items", system_intervals="t")}
+        before = found["corrected t (before)"]
+        found["shrunk"] = shrunk(replace(before, value=np.where(before.n_labelled >= 2, before.value, np.nan)),
+                                 judge.value, rule="posterior")
+        tally.add(found, truth)
+        for name in ("human", "corrected", "human t (before)", "corrected t (before)"):
+            ranked = rank_sets(found[name], "auto", seed=k, n_draws=2000)
+            best = np.where(np.isfinite(ranked.best), ranked.best, 1)
+            worst = np.where(np.isfinite(ranked.worst), ranked.worst, len(truth))
+            sets[name]["covered"] += bool(np.all((best <= truth_rank) & (truth_rank <= worst)))
+            sets[name]["size"] += float(np.mean(worst - best + 1))
+    row = tally.row(label, n, draws, full.systems, labels / draws)
+    row["sets"] = {name: {"simultaneous": v["covered"] / draws, "size": v["size"] / draws} for name, v in sets.items()}
+    return [row]
+
+
 def run(groups, draws: int, results: Path, fresh: bool) -> list[dict]:
     """Every group's rows, from the results file where a group is there already (a resumed run)."""
     done = defaultdict(list)
@@ -166,7 +227,8 @@ def run(groups, draws: int, results: Path, fresh: bool) -> list[dict]:
             key = (name, budget, draws)
             if not done[key]:
                 started = time.perf_counter()
-                for row in group(problems, budget, draws):
+                run_group = arena_group if name == "chatbot_arena" else group
+                for row in run_group(problems, budget, draws):
                     row["group"] = name
                     sink.write(json.dumps(row) + "\n")
                     done[key].append(row)
@@ -194,7 +256,7 @@ def summary(rows: list[dict]) -> list[dict]:
         groups[(f"{dataset}:{aspect}" if aspect else dataset, row["budget"])].append(row)
     out = []
     for (name, budget), members in groups.items():
-        for estimator in ESTIMATORS:
+        for estimator in dict.fromkeys(ESTIMATORS + ARENA_ESTIMATORS):
             pairs = [(h, g, w) for row in members if estimator in row["hits"]
                      for h, g, w in zip(row["hits"][estimator], row["given"][estimator], row["width"][estimator],
                                         strict=True)]
@@ -202,7 +264,8 @@ def summary(rows: list[dict]) -> list[dict]:
                 continue
             hits, given, width = (np.array(v) for v in zip(*pairs, strict=True))
             coverage = np.where(given > 0, hits / np.maximum(given, 1), np.nan)
-            reference = "human t system" if estimator.startswith("human") else "corrected t system"
+            side = "human" if estimator.startswith("human") else "corrected"
+            reference = next(name for name in (f"{side} t system", f"{side} t (before)") if name in members[0]["hits"])
             ref = [(g, w) for row in members for g, w in zip(row["given"][reference], row["width"][reference],
                                                              strict=True)]
             ref_width = sum(w for _, w in ref) / max(sum(g for g, _ in ref), 1)
@@ -223,6 +286,16 @@ def summary(rows: list[dict]) -> list[dict]:
     return out
 
 
+def rank_set_lines(rows: list[dict]) -> list[str]:
+    """Arena: the rank sets' simultaneous coverage and mean size, per judge and labels."""
+    out = []
+    for row in rows:
+        for name, v in row.get("sets", {}).items():
+            judge = row["cell"].partition("@")[2]
+            out.append(f"| {judge} | {row['budget']} | {name} | {v['simultaneous']:.3f} | {v['size']:.1f} |")
+    return out
+
+
 def _betting_share(members: list[dict], estimator: str) -> float:
     counts = defaultdict(int)
     for row in members:
@@ -234,7 +307,7 @@ def _betting_share(members: list[dict], estimator: str) -> float:
 
 
 def line(r: dict) -> str:
-    budget = f"{r['budget']:.0%}" if r["budget"] < 1 else f"{r['budget']:g} queries"
+    budget = f"{r['budget']:.0%}" if r["budget"] < 1 else f"{r['budget']:g} labels"
     cells = [r["set"], budget, r["estimator"], str(r["judges"]), f"{r['labels']:.0f}", f"{r['worst']:.3f}",
              f"{r['worst_bound']:.3f}", f"{r['mean']:.3f}", f"{r['under_goal']}/{r['pairs']}",
              f"{r['significantly_under']}", f"{r['declined']:.2f}", f"{r['width_ratio']:.2f}",
@@ -258,13 +331,23 @@ def doc(rows: list[dict], args, minutes: float) -> str:
            "width over the plain per-system t interval's at the same draws; `share betting`: systems given the "
            "betting interval by the rule.", "",
            "| " + " | ".join(HEAD) + " |", "|" + "---|" * len(HEAD)]
-    return "\n".join(out + [line(r) for r in lines])
+    out += [line(r) for r in lines]
+    sets = rank_set_lines(rows)
+    if sets:
+        out += ["", "Rank sets (Chatbot Arena, the default `auto` method): how often every model's true rank was "
+                "in its set at once, and the mean set size (positions of 20):", "",
+                "| judge | labelled comparisons | estimator | simultaneous coverage | mean size |", "|---|---|---|---|---|"]
+        out += sets
+    return "\n".join(out)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--items", action="store_true", help="HANNA (20 raters) and Topical-Chat (UniEval)")
     parser.add_argument("--trec", action="store_true", help="TREC DL 2019 runs, nine TREMA judges")
+    parser.add_argument("--arena", action="store_true", help="Chatbot Arena, three judges, 200-2,000 labels")
+    parser.add_argument("--arena-judges", nargs="*", default=["gpt-4", "claude-3-opus", "gpt-3.5"])
+    parser.add_argument("--arena-sizes", nargs="*", type=int, default=list(ARENA_SIZES))
     parser.add_argument("--sets", nargs="*", default=list(ITEM_SETS))
     parser.add_argument("--judges", type=int, default=None, help="only the first N judges of each set")
     parser.add_argument("--draws", type=int, default=300)
@@ -278,9 +361,14 @@ def main() -> None:
         rows += run(item_groups(args.sets, args.judges), args.draws, args.results, args.fresh)
     if args.trec:
         rows += run(trec_groups(list(TREC_JUDGES)), args.draws, args.results, args.fresh and not args.items)
+    if args.arena:
+        rows += run(arena_groups(args.arena_judges, tuple(args.arena_sizes)), args.draws, args.results,
+                    args.fresh and not (args.items or args.trec))
     for r in summary(rows):
         print(line(r), flush=True)
-    args.mode_flags = " ".join(flag for flag, on in (("--items", args.items), ("--trec", args.trec)) if on)
+    print("\n".join(rank_set_lines(rows)))
+    args.mode_flags = " ".join(flag for flag, on in (("--items", args.items), ("--trec", args.trec),
+                                                     ("--arena", args.arena)) if on)
     if args.write and rows:
         name = "bench_per_system_" + "_".join(f.strip("-") for f in args.mode_flags.split())
         write_doc_section(name, doc(rows, args, (time.perf_counter() - started) / 60),

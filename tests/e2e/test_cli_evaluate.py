@@ -88,10 +88,13 @@ def test_terminal_table_and_report_rewrite(hanna, hanna_judge, tmp_path):
     text = " ".join(done.stdout.split())  # an 80-column terminal: intervals as ± half-widths, lines wrapped
     assert "ranked by the shrunk estimate" in text and "± half-widths" in text and "Human" in text
     # HANNA's judge ranks its 11 systems well: the split-half check on the labels recommends shrunk
-    assert "rank: the shrunk estimate's, recommended: on 30 random halvings" in text
+    assert ("rank: the shrunk estimate's (in brackets: the corrected estimate's rank interval), recommended: on 30 "
+            "random halvings") in text
     assert "provisional ranking: 4.0 labels per system: below 8" in text  # 44 labels, 11 systems
     assert re.search(r"\b\d\.\d\d ±\d\.\d\d\b", text) and "…" not in done.stdout  # whole numbers, nothing cut
-    assert "pairs separable after Holm" in text and "as narrow as human-only ones with" in text
+    # four labels per system: betting intervals, whose width the judge's variance cannot narrow (no such claim)
+    assert "pairs separable after Holm" in text and "as narrow as human-only ones with" not in text
+    assert "else a betting interval ('b': valid at any number of labels, wider)" in text
     again = run("report", tmp_path / "out")
     assert again.returncode == 0, again.stderr
     assert "<h2>Systems</h2>" in (tmp_path / "out" / "report.html").read_text()
@@ -165,11 +168,14 @@ def test_runs_are_ranked_per_query_with_human_labels_on_a_few_queries(benchmarks
     assert set(out["estimators"]) == {"judge", "human", "corrected", "guided"}
     assert out["labels"]["n_labelled"] == 6 and len(out["unjudged_share"]) == 37
     assert all(0 <= share <= 1 for share in out["unjudged_share"].values())
-    for name in ("human", "corrected"):  # 6 labelled queries: values, no intervals, and how many more queries
+    for name in ("human", "corrected"):  # 6 labelled queries: betting intervals, valid at any number of queries
         runs = {k: v for k, v in out["estimators"][name].items() if k != "info"}
-        assert all(v["value"] is not None and v["ci"] == [None, None] for v in runs.values())
-        assert sum("intervals for runs need 9 (label 3 more)" in v["reason"] for v in runs.values()) >= 36
-    assert "corrected" not in out["pairs"] or not any(p["significant"] for p in out["pairs"]["corrected"])
+        assert all(v["value"] is not None and 0 <= v["ci"][0] <= v["ci"][1] <= 1 for v in runs.values())
+        assert set(out["estimators"][name]["info"]["per_system"]) == {"betting"}
+    old = json.loads(evaluate_runs(benchmarks_dir, trema_judge, tmp_path, 6, "--json", "--intervals", "t").stdout)
+    runs = {k: v for k, v in old["estimators"]["corrected"].items() if k != "info"}  # the t interval: declined
+    assert all(v["ci"] == [None, None] and "intervals for runs need 9 (label 3 more)" in v["reason"]
+               for v in runs.values())
     guided = {k: v for k, v in out["estimators"]["guided"].items() if k != "info"}
     assert sorted(v["rank"] for v in guided.values()) == list(range(1, 38))
     assert "guided" not in out["pairs"] and out["estimators"]["guided"]["info"]["level"] == 0.05  # 6 queries: declined
@@ -177,7 +183,7 @@ def test_runs_are_ranked_per_query_with_human_labels_on_a_few_queries(benchmarks
     assert terminal.returncode == 0, terminal.stderr
     text = " ".join(terminal.stdout.split())
     assert "ranked by the guided ranking" in text and "rank: the guided ranking (recommended for runs)" in text
-    assert "corrected for all 37 runs: 6 labelled queries: intervals for runs need 9 (label 3 more)" in text
+    assert "else a betting interval ('b': valid at any number of labels, wider)" in text
 
 
 def test_runs_get_intervals_from_nine_labelled_queries(benchmarks_dir, trema_judge, tmp_path):
@@ -200,7 +206,11 @@ def test_bad_input_is_a_clear_error_or_a_named_skip(hanna, hanna_judge, benchmar
     done = run("evaluate", "--data", hanna, "--judgments", hanna_judge, "--aspect", "coherence", "--human-ids", one,
                "--bootstrap", "50", "--json")
     assert done.returncode == 0, done.stderr
-    human = json.loads(done.stdout)["estimators"]["corrected"]["Human"]
+    human = json.loads(done.stdout)["estimators"]["corrected"]["Human"]  # one label: a betting interval, wide
+    assert human["value"] is not None and "reason" not in human and human["ci"][1] - human["ci"][0] > 2
+    done = run("evaluate", "--data", hanna, "--judgments", hanna_judge, "--aspect", "coherence", "--human-ids", one,
+               "--bootstrap", "50", "--json", "--intervals", "t")
+    human = json.loads(done.stdout)["estimators"]["corrected"]["Human"]  # the t interval needs two
     assert human["value"] is None and human["reason"] == "1 labelled unit (an interval needs 2)"
     no_runs = run("evaluate", "--data", benchmarks_dir / "trec_dl2019.jsonl", "--judgments", trema_judge)
     assert no_runs.returncode == 2 and "--runs" in no_runs.stderr
@@ -260,21 +270,25 @@ def test_equal_labels_give_a_value_without_an_interval_and_say_why(tmp_path):
         {"item_id": f"i{k}", "score": 4 if k < 15 else 2 + k % 2} for k in (0, 1, 2, 3, 15, 16, 17, 18)])
     args = ("evaluate", "--data", items, "--judgments", judged, "--human", labels, "--aspect", "q",
             "--variance", "system", "--bootstrap", "50")
-    shown = run(*args, "--out", tmp_path / "out")
+    shown = run(*args, "--out", tmp_path / "out", "--intervals", "t")  # the t interval: none from equal labels
     assert shown.returncode == 0, shown.stderr
     text = " ".join(shown.stdout.split())
     assert "4.00 (no interval)" in text and "human for A: its 4 labelled values are all equal" in text
     assert "shrunk for A, B: shrinkage needs 3 systems" in text and "…" not in shown.stdout
-    human = json.loads(run(*args, "--json").stdout)["estimators"]["human"]
+    human = json.loads(run(*args, "--json", "--intervals", "t").stdout)["estimators"]["human"]
     assert human["A"]["value"] == 4.0 and human["A"]["ci"] == [None, None] and "all equal" in human["A"]["reason"]
     assert None not in human["B"]["ci"] and "reason" not in human["B"]
+    # the default: four equal labels of 15 items on a 1-5 scale say little, and a betting interval says how little
+    human = json.loads(run(*args, "--json").stdout)["estimators"]["human"]
+    assert human["A"]["ci"][0] < 4.0 <= human["A"]["ci"][1] and human["A"]["ci"][1] - human["A"]["ci"][0] > 1
+    assert "reason" not in human["A"]
 
 
 def test_skewness_correction_can_be_turned_off(hanna, hanna_judge, tmp_path):
     ids = tmp_path / "ids.txt"
     assert run("sample", "--data", hanna, "--budget", "44", "--out", ids).returncode == 0
     base = ("evaluate", "--data", hanna, "--judgments", hanna_judge, "--aspect", "coherence", "--human-ids", ids,
-            "--bootstrap", "50", "--json")
+            "--bootstrap", "50", "--json", "--intervals", "t", "--variance", "pooled")  # the t interval's option
     on, off = (json.loads(run(*base, *flag).stdout) for flag in ((), ("--no-skewness-correction",)))
     assert on["options"]["skewness_correction"] is True and off["options"]["skewness_correction"] is False
     for system, plain in off["estimators"]["human"].items():

@@ -43,7 +43,13 @@ def _evaluate(arena, *extra):
 def test_win_probability_table_with_simultaneous_rank_sets(arena):
     shown = _evaluate(arena).stdout
     assert "win probability (ties half); 400 labelled comparisons" in shown
-    assert "rank sets hold for every system at once (auto: judge max-t, human max-t, corrected max-t)" in shown
+    out = json.loads(_evaluate(arena, "--json").stdout)
+    methods = out["rank_sets"]  # max-t where every system has a t interval; Bonferroni with a betting one
+    for name in ("human", "corrected"):
+        betting = "betting" in out["estimators"][name]["info"]["per_system"]
+        assert methods[name]["method"] == ("bonferroni" if betting else "max-t")
+    assert (f"rank sets hold for every system at once (auto: judge max-t, human {methods['human']['method']}, "
+            f"corrected {methods['corrected']['method']})") in shown
     out = json.loads(_evaluate(arena, "--json").stdout)
     assert set(out["estimators"]) == {"judge", "human", "corrected", "shrunk", "guided"} and len(out["systems"]) == 20
     # the recommended point ranking (shrunk, checked on halves of the labels) beside corrected's rank sets

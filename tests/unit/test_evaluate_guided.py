@@ -36,7 +36,7 @@ def test_three_labelled_queries_get_betting_intervals_where_the_t_interval_is_de
     for estimator in (human_only, corrected):
         est = estimator(problem, design, target="items")  # intervals="auto": betting below 10 queries
         assert np.isfinite(est.value).all() and np.isfinite(est.ci).all() and all(r is None for r in est.reason)
-        assert set(est.info["intervals"]) == {"betting"} and est.info["few_labelled_queries"]
+        assert set(est.info["per_system"]) == {"betting"} and est.info["few_labelled_queries"]
         assert np.all((est.ci[:, 0] >= 0) & (est.ci[:, 1] <= 1) & (est.ci[:, 1] > est.ci[:, 0]))
         old = estimator(problem, design, target="items", intervals="t")  # the t interval: declined below 9
         assert np.isnan(old.ci).all()

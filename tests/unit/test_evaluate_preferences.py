@@ -76,7 +76,8 @@ def test_corrected_two_systems_equals_ppi_python_point_estimate():
     judge = np.where(rng.random(n_all) < 0.7, human, rng.choice([0.0, 1.0], n_all))
     labelled = np.zeros(n_all, dtype=bool)
     labelled[rng.choice(n_all, n, replace=False)] = True
-    report = rank_systems(["x"] * n_all, ["y"] * n_all, judge, human, labelled=labelled)
+    report = rank_systems(["x"] * n_all, ["y"] * n_all, judge, human, labelled=labelled,
+                          system_intervals="t")  # the sandwich t interval, which ppi-python's normal one is compared to
     fixed = report.estimates["corrected"]
     lam = fixed.info["judge_weight"]
     theirs = ppi.ppi_mean_pointestimate(human[labelled], judge[labelled], judge, lam=lam)
@@ -228,12 +229,18 @@ def test_auto_rank_sets_use_bonferroni_while_systems_have_few_labels():
     few = rank_systems(a, b, judge, np.where(np.arange(3000) < 60, human, np.nan))  # ~20 per system
     assert np.median(few.estimates["corrected"].n_labelled) < 25
     assert {name: sets.method for name, sets in few.rank_sets.items() if name != "guided"} == {
-        "judge": "max-t", "human": "bonferroni", "corrected": "bonferroni", "shrunk": "bonferroni"}
-    assert few.rank_sets["corrected"].critical == pytest.approx(simultaneous_critical(np.eye(6), 0.05, "bonferroni"))
+        "judge": "max-t", "human": "bonferroni", "corrected": "bonferroni", "shrunk": "model"}  # shrunk: point ranks
+    # Bonferroni over the pairs' own p-values (guarded t, or betting curves): no one multiplier to report
+    assert few.rank_sets["corrected"].critical is None
+    old = rank_systems(a, b, judge, np.where(np.arange(3000) < 60, human, np.nan), system_intervals="t")
+    assert old.rank_sets["corrected"].critical == pytest.approx(simultaneous_critical(np.eye(6), 0.05, "bonferroni"))
     many = rank_systems(a, b, judge, np.where(np.arange(3000) < 600, human, np.nan))
     assert {many.rank_sets[name].method for name in ("judge", "human", "corrected")} == {"max-t"}
-    assert rank_systems(a, b, judge, np.where(np.arange(3000) < 60, human, np.nan),
-                        rank_method="max-t").rank_sets["corrected"].method == "max-t"
+    named = rank_systems(a, b, judge, np.where(np.arange(3000) < 60, human, np.nan), rank_method="max-t")
+    betting = "betting" in named.estimates["corrected"].info["per_system"]  # no joint normal law: Bonferroni
+    assert named.rank_sets["corrected"].method == ("bonferroni" if betting else "max-t")
+    assert rank_systems(a, b, judge, np.where(np.arange(3000) < 60, human, np.nan), rank_method="max-t",
+                        system_intervals="t").rank_sets["corrected"].method == "max-t"
 
 
 def test_recommended_point_ranking_is_checked_on_halves_of_the_labels():

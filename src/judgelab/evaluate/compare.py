@@ -63,7 +63,7 @@ def pairwise(estimates: SystemEstimates, alpha: float | None = None) -> Pairs:
     value = estimates.value
     difference = value[:, None] - value[None, :]
     size = len(value)
-    methods = estimates.info.get("intervals")
+    methods = estimates.info.get("per_system")
     if estimates.replicates is not None:
         low, high, p = _bootstrap_pairs(estimates.replicates, difference, estimates.confidence)
     elif methods is not None:
@@ -82,7 +82,7 @@ def pairwise(estimates: SystemEstimates, alpha: float | None = None) -> Pairs:
 def _per_system_pairs(estimates: SystemEstimates, difference: np.ndarray):
     """(low, high, p) of every difference when each system's interval is a t or a betting one."""
     size = len(difference)
-    methods = estimates.info["intervals"]
+    methods = estimates.info["per_system"]
     curves = estimates.info.get("curves")
     confidence = estimates.confidence
     with np.errstate(invalid="ignore"):
@@ -101,6 +101,9 @@ def _per_system_pairs(estimates: SystemEstimates, difference: np.ndarray):
             else:
                 continue
             p[t, s], low[t, s], high[t, s] = p[s, t], -high[s, t], -low[s, t]
+    if curves is not None:  # two values on a scale differ by at most its length
+        length = curves.grid[-1] - curves.grid[0]
+        low, high = np.clip(low, -length, length), np.clip(high, -length, length)
     return low, high, p
 
 

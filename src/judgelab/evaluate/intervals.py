@@ -238,4 +238,6 @@ def per_system(samples: list[Sample | None], value: np.ndarray, ci: np.ndarray, 
             bet = rectified_bet(sample.labels, sample.predicted_labelled, sample.predicted_all, scale,
                                 sample.population is None, grid, confidence, order)
         methods[s], value[s], ci[s], makers[s] = "betting", bet.value, (bet.low, bet.high), bet.curve
+    if scale is not None:  # the value lies on the scale: an estimate or a bound off it is never nearer the truth
+        value, ci = np.clip(value, *scale), np.clip(ci, *scale)
     return Chosen(value, ci, tuple(methods), Curves(grid, makers) if grid is not None else None)

@@ -71,6 +71,8 @@ from judgelab.evaluate.choose import SPLITS, Choice, choose_by_halves, kendall_t
 from judgelab.evaluate.compare import Pairs, pairwise, ranks_of
 from judgelab.evaluate.estimators import SystemEstimates, shrunk, shrunk_values
 from judgelab.evaluate.guided import guided_ranking
+from judgelab.evaluate.intervals import INTERVALS as SYSTEM_INTERVALS
+from judgelab.evaluate.intervals import T_GUARD, T_MIN_LABELS, Sample, guarded_t, per_system
 from judgelab.evaluate.sample_file import SampleFile
 from judgelab.evaluate.sampling import pair_stratum
 from judgelab.evaluate.systems import SystemsReport
@@ -298,8 +300,9 @@ def _mean_judge(data: Comparisons, sides: _Sides, confidence: float) -> SystemEs
 
 
 def _mean_labelled(data: Comparisons, sides: _Sides, lam: float | None, target: str, confidence: float,
-                   name: str) -> SystemEstimates:
-    """Human only (``lam`` 0) or corrected (``lam`` None: power-tuned)."""
+                   name: str, system_intervals: str = "auto", seed: int = 0) -> SystemEstimates:
+    """Human only (``lam`` 0) or corrected (``lam`` None: power-tuned); ``system_intervals``: as
+    :func:`judgelab.evaluate.estimators.human_only`'s ``intervals``."""
     rows = data.labelled
     n = int(rows.sum())
     human = np.nan_to_num(data.human)
@@ -321,7 +324,35 @@ def _mean_labelled(data: Comparisons, sides: _Sides, lam: float | None, target: 
               for c in counts]
     estimates = _estimates(name, data, value, cov, all_counts, counts, reason, confidence)
     estimates.info.update(judge_weight=float(lam), target=target)
-    return estimates
+    if system_intervals == "t":
+        return estimates
+    return _per_system_means(estimates, data, sides, lam, judge, target, system_intervals, seed)
+
+
+def _per_system_means(estimates: SystemEstimates, data: Comparisons, sides: _Sides, lam: float, judge: np.ndarray,
+                      target: str, system_intervals: str, seed: int) -> SystemEstimates:
+    """Each system's interval by the rule of :mod:`judgelab.evaluate.intervals`, from its side scores:
+    its preference on the labelled comparisons it takes part in (the judge's, times lambda, on all of
+    them). A uniform sample of comparisons is a uniform sample of each system's, so a betting interval
+    without replacement from the system's comparisons holds for ``target="items"``."""
+    samples = []
+    for s in range(sides.k):
+        own_a, own_b = sides.in_a & (sides.a == s), sides.in_b & (sides.b == s)
+        mine = own_a | own_b
+        human_side = np.where(own_a, data.human, 1 - data.human)
+        judge_side = lam * np.where(own_a, judge, 1 - judge)
+        rows = mine & data.labelled
+        samples.append(Sample(human_side[rows], judge_side[rows] if lam > 0 else None,
+                              judge_side[mine] if lam > 0 else None,
+                              int(mine.sum()) if target == "items" else None))
+    df = np.diag(estimates.df)
+    chosen = per_system(samples, estimates.value, estimates.ci, estimates.se, df, (0.0, 1.0), estimates.confidence,
+                        system_intervals, data.probability is None, seed)
+    reason = tuple(None if method == "betting" else r for r, method in zip(estimates.reason, chosen.methods,
+                                                                           strict=True))
+    info = estimates.info | {"per_system": chosen.methods, "interval_rule": system_intervals, "curves": chosen.curves}
+    return replace(estimates, value=np.where(np.isfinite(estimates.value) | (np.array(chosen.methods) == "betting"),
+                                             chosen.value, np.nan), ci=chosen.ci, reason=reason, info=info)
 
 
 def _tuned(cross: np.ndarray, judge: np.ndarray) -> float:
@@ -385,6 +416,27 @@ def _bt_labelled(data: Comparisons, lam: float | None, target: str, confidence: 
     estimates = _bt_estimates(name, data, fit, cov, all_counts, counts, confidence, counts)
     estimates.info.update(judge_weight=float(lam), target=target)
     return estimates
+
+
+def _bt_per_system(estimates: SystemEstimates) -> SystemEstimates:
+    """A label-based Bradley-Terry strength is no mean of bounded values, so it has no betting interval:
+    its sandwich t interval, guarded as :mod:`judgelab.evaluate.intervals`'s t branch, from
+    :data:`T_MIN_LABELS` labelled comparisons of the system on; fewer, no interval, and why."""
+    ci, reason, methods = estimates.ci.copy(), list(estimates.reason), []
+    df = np.diag(estimates.df)
+    for s, n in enumerate(estimates.n_labelled):
+        if reason[s] is not None or not np.isfinite(estimates.value[s]):
+            methods.append(None)
+        elif n < T_MIN_LABELS:
+            ci[s] = np.nan
+            reason[s] = (f"{n} labelled comparison(s): a Bradley-Terry interval needs {T_MIN_LABELS} of the system's "
+                         f"(label {T_MIN_LABELS - n} more), or read its win rate (--estimand win-prob)")
+            methods.append(None)
+        else:
+            ci[s] = guarded_t(estimates.value[s], estimates.se[s], df[s], estimates.confidence)
+            methods.append("t")
+    info = estimates.info | {"per_system": tuple(methods), "interval_rule": "auto", "curves": None}
+    return replace(estimates, ci=ci, reason=tuple(reason), info=info)
 
 
 def _logistic_weight(strength: np.ndarray, data: Comparisons) -> np.ndarray:
@@ -540,6 +592,8 @@ def rank_sets(estimates: SystemEstimates, method: str = "auto", *, pairs: Pairs 
     method = resolved_method(estimates, method)
     value = estimates.value
     alpha = 1 - estimates.confidence
+    if estimates.info.get("per_system") is not None:
+        return _rank_sets_per_system(estimates, method, pairs or pairwise(estimates), seed, n_draws)
     if method == "holm":
         rank, best, worst = (pairs or pairwise(estimates)).rank_intervals(value)
         return RankSets(method, rank, best, worst, None)
@@ -549,6 +603,49 @@ def rank_sets(estimates: SystemEstimates, method: str = "auto", *, pairs: Pairs 
     critical = simultaneous_critical(cov, alpha, method, seed=seed, n_draws=n_draws) if k > 1 else 0.0
     rank, best, worst = (np.full(len(value), np.nan) for _ in range(3))
     rank[valid], best[valid], worst[valid] = sets_from(value[valid], cov, critical)
+    return RankSets(method, rank, best, worst, critical)
+
+
+def _rank_sets_per_system(estimates: SystemEstimates, method: str, pairs: Pairs, seed: int,
+                          n_draws: int) -> RankSets:
+    """Rank sets from the intervals each system actually has (:mod:`judgelab.evaluate.intervals`).
+
+    A system without an interval (too few labels, or none with spread) takes the whole range of ranks
+    and places no other system: it is known to be somewhere. Among the others, ``max-t`` (every system
+    with a t interval) turns the largest studentised difference's critical value into each pair's own t
+    critical value at the pair's degrees of freedom, at the guarded level of the t branch; with a
+    betting system, or ``bonferroni``, a pair is ordered when its p-value (t, guarded, or from the two
+    systems' betting curves) is below alpha over the number of pairs; ``holm`` steps down over them."""
+    value = estimates.value
+    alpha = 1 - estimates.confidence
+    has = np.array([m is not None for m in estimates.info["per_system"]]) & np.isfinite(value)
+    ranked = np.isfinite(value)
+    k = int(ranked.sum())
+    rank = ranks_of(value)
+    difference = value[:, None] - value[None, :]
+    mask = has[:, None] & has[None, :] & ~np.eye(len(value), dtype=bool)
+    if method == "max-t" and "betting" in estimates.info["per_system"]:
+        method = "bonferroni"  # a betting interval has no joint normal law to take the maximum over
+    critical = None
+    if method == "holm":
+        surely = pairs.significant & mask
+    elif method == "bonferroni":
+        n_pairs = max(int(mask.sum()) // 2, 1)
+        with np.errstate(invalid="ignore"):
+            surely = mask & (pairs.p_value < alpha / n_pairs)
+    else:
+        sub = np.ix_(has, has)
+        critical = simultaneous_critical(estimates.cov[sub], T_GUARD * alpha, "max-t", seed=seed, n_draws=n_draws) \
+            if has.sum() > 1 else 0.0
+        tail = 2 * stats.norm.sf(critical)
+        d = np.diag(estimates.cov)
+        se = np.sqrt(np.clip(d[:, None] + d[None, :] - 2 * estimates.cov, 0, None))
+        per_pair = stats.t.isf(tail / 2, np.maximum(estimates.df, 1.0))
+        with np.errstate(invalid="ignore"):
+            surely = mask & (np.abs(difference) > per_pair * se)
+    above = surely & (difference < 0)  # [i, j]: j surely above i
+    best = np.where(ranked, 1 + above.sum(axis=1), np.nan)
+    worst = np.where(ranked, k - above.sum(axis=0), np.nan)
     return RankSets(method, rank, best, worst, critical)
 
 
@@ -635,7 +732,7 @@ def rank_systems(system_a: Sequence, system_b: Sequence, judge: Sequence, human:
                  target: str = "population", rank_method: str = "auto", confidence: float = 0.95,
                  judge_weight: float | None = None, seed: int = 0, ids: Sequence[str] | None = None,
                  probability: Sequence[float] | None = None, intervals: str = "sandwich",
-                 n_resamples: int = 1000) -> PreferenceReport:
+                 n_resamples: int = 1000, system_intervals: str = "auto") -> PreferenceReport:
     """Per-system estimates, intervals, Holm-corrected pairwise differences and simultaneous rank sets.
 
     ``system_a``/``system_b``: who was shown first/second in each comparison; ``judge``/``human``:
@@ -645,20 +742,23 @@ def rank_systems(system_a: Sequence, system_b: Sequence, judge: Sequence, human:
     ``probability``: each comparison's inclusion probability when the labelled ones were not drawn
     uniformly (``judgelab sample`` stratified by pair, or active): labels weigh 1 / it.
     ``intervals``: for Bradley-Terry, ``sandwich`` (default) or ``bootstrap`` (``n_resamples``
-    resamples of the comparisons, each refitted: :func:`bootstrap_bt`).
+    resamples of the comparisons, each refitted: :func:`bootstrap_bt`). ``system_intervals``: each
+    system's interval by the rule of :mod:`judgelab.evaluate.intervals` (``auto``), always a betting
+    one (``betting``, win rates), or the sandwich t intervals of earlier releases (``t``).
     """
     data = comparisons(system_a, system_b, judge, human, labelled, probability)
     return leaderboard(data, estimand=estimand, baseline=baseline, target=target, rank_method=rank_method,
                        confidence=confidence, judge_weight=judge_weight, seed=seed,
                        n_units=len(ids) if ids is not None else data.n, intervals=intervals,
-                       n_resamples=n_resamples)
+                       n_resamples=n_resamples, system_intervals=system_intervals)
 
 
 def leaderboard(data: Comparisons, *, estimand: str = "win-prob", baseline: str | None = None,
                 target: str = "population", rank_method: str = "auto", confidence: float = 0.95,
                 judge_weight: float | None = None, seed: int = 0, n_units: int | None = None,
                 coverage: dict[str, Any] | None = None, label_source: str | None = None,
-                design: str | None = None, intervals: str = "sandwich", n_resamples: int = 1000) -> PreferenceReport:
+                design: str | None = None, intervals: str = "sandwich", n_resamples: int = 1000,
+                system_intervals: str = "auto") -> PreferenceReport:
     """:func:`rank_systems` on checked :class:`Comparisons`. ``design``: how the labelled comparisons
     were drawn, as the report names it (default: uniform, or weighted with inclusion probabilities)."""
     _check_intervals(data, estimand, target, intervals, n_resamples)
@@ -677,9 +777,15 @@ def leaderboard(data: Comparisons, *, estimand: str = "win-prob", baseline: str 
         raise ConfigError("no comparison has a judge verdict")
     require_connected(data)
     estimates = _estimators(data, estimand, baseline, target, confidence, judge_weight,
-                            {"intervals": intervals, "n_resamples": n_resamples, "seed": seed})
-    pairs = {name: pairwise(est) for name, est in estimates.items()}
-    sets = {name: rank_sets(est, rank_method, pairs=pairs[name], seed=seed) for name, est in estimates.items()}
+                            {"intervals": intervals, "n_resamples": n_resamples, "seed": seed,
+                             "system_intervals": system_intervals})
+    # shrunk is a model's point estimate: no tests or rank sets that hold per system (its point ranks only)
+    pairs = {name: pairwise(est) for name, est in estimates.items() if name != "shrunk"}
+    sets = {name: rank_sets(est, rank_method, pairs=pairs[name], seed=seed) for name, est in estimates.items()
+            if name != "shrunk"}
+    if "shrunk" in estimates:
+        unknown = np.full(len(data.systems), np.nan)
+        sets["shrunk"] = RankSets("model", ranks_of(estimates["shrunk"].value), unknown, unknown, None)
     recommended = None
     if "corrected" in estimates:  # a ranking only (no interval, no rank set): the judge's order unless contradicted
         estimates["guided"] = guided_ranking(estimates["corrected"], estimates["judge"])
@@ -692,7 +798,8 @@ def leaderboard(data: Comparisons, *, estimand: str = "win-prob", baseline: str 
               "unlabelled_sample_ids": 0}
     coverage = coverage or {"units": data.n, "judged": int(data.judged.sum()),
                             "without_verdict": int((~data.judged).sum())}
-    options = {"estimand": estimand, "baseline": baseline, "target": target, "rank_method": rank_method,
+    options = {"system_intervals": system_intervals, "estimand": estimand, "baseline": baseline, "target": target,
+               "rank_method": rank_method,
                "confidence": confidence, "judge_weight": judge_weight, "seed": seed, "intervals": intervals}
     if intervals == "bootstrap":
         options["n_resamples"] = n_resamples
@@ -758,19 +865,25 @@ def _estimators(data: Comparisons, estimand: str, baseline: str | None, target: 
                                              confidence=confidence, judge_weight=judge_weight,
                                              start=judge.value, **intervals) for name in names[1:]}
     if "corrected" in out:  # a point ranking that leans on the judge where labels are few: a model, no guarantee
-        out["shrunk"] = shrunk(out["corrected"], judge.value, rule=COMPARISONS_SHRINK_RULE)
+        fixed = out["corrected"]  # as measured: systems with a value and a sandwich variance, under MIN_LABELS none
+        fixed = replace(fixed, value=np.where(fixed.n_labelled >= MIN_LABELS, fixed.value, np.nan))
+        out["shrunk"] = shrunk(fixed, judge.value, rule=COMPARISONS_SHRINK_RULE)
     return out
 
 
 def estimate(data: Comparisons, estimator: str, *, estimand: str = "win-prob", baseline: str | None = None,
              target: str = "population", confidence: float = 0.95, judge_weight: float | None = None,
              start: np.ndarray | None = None, intervals: str = "sandwich", n_resamples: int = 1000,
-             seed: int = 0) -> SystemEstimates:
+             seed: int = 0, system_intervals: str = "auto") -> SystemEstimates:
     """One estimator (``judge``, ``human``, ``corrected``) of one estimand, without the checks and
     rank sets of :func:`leaderboard` (for simulations that call it thousands of times).
     ``start``: Bradley-Terry strengths to tune lambda at (default: the judge-only fit's).
     ``intervals``: Bradley-Terry's ``sandwich`` (default) or ``bootstrap`` (:func:`bootstrap_bt`,
-    ``n_resamples`` resamples drawn with ``seed``)."""
+    ``n_resamples`` resamples drawn with ``seed``). ``system_intervals``: how the label-based
+    estimates' per-system intervals are chosen (:mod:`judgelab.evaluate.intervals`: ``auto``,
+    ``betting`` for the win rates, ``t`` the sandwich t intervals as before)."""
+    if system_intervals not in SYSTEM_INTERVALS:
+        raise ConfigError(f"intervals {system_intervals!r}: choose {', '.join(SYSTEM_INTERVALS)}")
     if estimator not in ESTIMATORS:
         raise ConfigError(f"estimator {estimator!r}: choose {', '.join(ESTIMATORS)}")
     lam = 0.0 if estimator == "human" else judge_weight
@@ -781,6 +894,8 @@ def estimate(data: Comparisons, estimator: str, *, estimand: str = "win-prob", b
             if start is None and estimator == "corrected" and judge_weight is None:
                 start = _bt_judge(data, confidence).value
             out = _bt_labelled(data, lam, target, confidence, start, estimator)
+            if system_intervals != "t":
+                out = _bt_per_system(out)
         if intervals != "bootstrap" or not np.isfinite(out.value).any():
             return out
         if estimator != "judge":
@@ -795,7 +910,7 @@ def estimate(data: Comparisons, estimator: str, *, estimand: str = "win-prob", b
     base = None if baseline is None or estimand != "baseline-win-rate" else data.systems.index(baseline)
     sides = _Sides.of(data, base)
     out = _mean_judge(data, sides, confidence) if estimator == "judge" else _mean_labelled(
-        data, sides, lam, target, confidence, estimator)
+        data, sides, lam, target, confidence, estimator, system_intervals, seed)
     return out if base is None else _without_baseline(out, base, baseline)
 
 
@@ -819,7 +934,7 @@ def evaluate_comparisons(items: Iterable[Item], judgments: Iterable[Judgment], *
                          estimand: str = "win-prob", baseline: str | None = None, target: str = "population",
                          rank_method: str = "auto", confidence: float = 0.95, seed: int = 0,
                          sample: SampleFile | None = None, intervals: str = "sandwich",
-                         n_resamples: int = 1000) -> PreferenceReport:
+                         n_resamples: int = 1000, system_intervals: str = "auto") -> PreferenceReport:
     """:func:`rank_systems` on comparison items (``system_a``, ``system_b``) and a judge's verdicts.
 
     A judgment judged in both orders (``judgelab judge`` with a pairwise judge and ``swap``) counts
@@ -831,7 +946,7 @@ def evaluate_comparisons(items: Iterable[Item], judgments: Iterable[Judgment], *
                                                      human_ids=human_ids, sample=sample)
     return leaderboard(data, estimand=estimand, baseline=baseline, target=target, rank_method=rank_method,
                        confidence=confidence, seed=seed, coverage=coverage, label_source=source, design=design,
-                       intervals=intervals, n_resamples=n_resamples)
+                       intervals=intervals, n_resamples=n_resamples, system_intervals=system_intervals)
 
 
 def comparison_data(items: Iterable[Item], judgments: Iterable[Judgment], *, judge: str | None = None,

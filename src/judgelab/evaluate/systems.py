@@ -91,7 +91,12 @@ class SystemsReport:
         human, fixed = self.estimates["human"], self.estimates["corrected"]
         with np.errstate(divide="ignore", invalid="ignore"):
             ratio = (human.se / fixed.se) ** 2
-        return {s: json_number(n * r) for s, n, r in zip(self.systems, human.n_labelled, ratio, strict=True)}
+        # a betting interval's width is set by the scale, not by the variance: the ratio says nothing of it
+        plain = ("t",) * len(ratio)  # estimates made with --intervals t
+        t_both = [a == "t" and b == "t" for a, b in zip(human.info.get("per_system", plain),
+                                                        fixed.info.get("per_system", plain), strict=True)]
+        return {s: json_number(n * r) if ok else None
+                for s, n, r, ok in zip(self.systems, human.n_labelled, ratio, t_both, strict=True)}
 
     def table(self):
         """One row per (system, estimator): estimate, interval, sizes, rank and rank interval."""
@@ -214,7 +219,7 @@ def evaluate(items: Iterable[Item], judgments: Iterable[Judgment], *, aspect: st
         return evaluate_comparisons(items, judgments, judge=judge, human=human, human_ids=human_ids,
                                     estimand=estimand, baseline=baseline, target=target, rank_method=rank_method,
                                     confidence=confidence, seed=seed, sample=sample, intervals=bt_intervals,
-                                    n_resamples=n_resamples)
+                                    n_resamples=n_resamples, system_intervals=intervals)
     if estimand != "win-prob" or baseline is not None or rank_method != "auto" or bt_intervals != "sandwich":
         raise ConfigError("--estimand, --baseline, --rank-method and --bt-intervals are for comparisons between "
                           "systems (items with system_a and system_b)")
@@ -258,7 +263,8 @@ def evaluate(items: Iterable[Item], judgments: Iterable[Judgment], *, aspect: st
                            "difference is significant (evaluate/guided.py)"}
     pairs_omitted = None
     if n_systems <= MAX_PAIRWISE_SYSTEMS:
-        pairs = {name: pairwise(est) for name, est in estimates.items() if name != "guided"}  # a ranking: no tests
+        # guided is a ranking, shrunk a model's point estimate: neither has tests that hold per pair
+        pairs = {name: pairwise(est) for name, est in estimates.items() if name not in ("guided", "shrunk")}
     else:
         pairs = {}
         pairs_omitted = (f"{n_systems} systems: pairwise differences and rank intervals are computed for up to "

@@ -46,6 +46,7 @@ from judgelab.evaluate import preferences
 from judgelab.evaluate.compare import pairwise
 from judgelab.evaluate.design import stratified_design
 from judgelab.evaluate.estimators import SystemEstimates, corrected, human_only, judge_only
+from judgelab.evaluate.intervals import T_GUARD, T_MIN_LABELS
 from judgelab.evaluate.problem import from_items
 from judgelab.evaluate.sample_file import SampleFile
 from judgelab.evaluate.systems import ALL, _item_problem, evaluate
@@ -54,6 +55,7 @@ from judgelab.metrics.results import json_number
 
 ESTIMATORS = ("auto", "corrected", "human", "judge")
 PAIRINGS = ("auto", "paired", "unpaired")
+POWER = 0.8  # compare --plan: the chance of catching the regression it plans for
 MIN_PAIRS = 2  # an interval needs two paired inputs (labelled ones, for the label-based estimators)
 JUDGE_ONLY_WARNING = ("judge-only has no bias correction: without human labels the interval covers the judge's "
                       "difference, not the humans'; label both outputs of a random sample of inputs to correct it")
@@ -85,6 +87,28 @@ class Comparison:
     measure: str | None = None  # what the difference is, when it is not a difference of mean scores
     # the interval's kind when it is not the estimator's usual one (an exact one where verdicts show no spread)
     interval: str | None = None
+    se: float | None = None  # the difference's design-based standard error, which plan() scales
+
+    def plan(self, regression: float, power: float = POWER) -> dict[str, Any]:
+        """How many labels (as these were: inputs with both outputs, items, or comparisons) would catch a
+        true regression of ``regression`` (the candidate that much worse) with probability ``power``:
+        the design-based standard error of the labels so far, scaled by sqrt(labels now / labels then),
+        with the t branch's guarded quantile (docs/compare.md); at least T_MIN_LABELS."""
+        if not regression > self.margin:
+            raise ConfigError(f"--plan {regression:g}: a regression to catch must exceed the margin ({self.margin:g})")
+        if self.estimator == "judge" or not self.n_labelled or self.se is None:
+            raise ConfigError("--plan scales the labels so far: label a small random pilot first (judgelab sample "
+                              "--budget 20) and give it with --human or --human-ids")
+        quantile = stats.norm.isf(T_GUARD * self.alpha / 2) + stats.norm.ppf(power)
+        needed = self.n_labelled * (self.se * quantile / (regression - self.margin)) ** 2
+        total = max(math.ceil(needed), T_MIN_LABELS)
+        unit = {"head-to-head": "labelled comparisons between the two", "via others": "labelled comparisons",
+                None: "labelled inputs (both outputs)" if self.paired else "labelled items of the two systems"}
+        return {"regression": regression, "power": power, "labels": total, "unit": unit[self.basis],
+                "so_far": self.n_labelled,
+                "text": f"to catch a regression of {regression:g} (margin {self.margin:g}) with {power:.0%} power: "
+                        f"about {total} {unit[self.basis]} ({max(total - self.n_labelled, 0)} more than the "
+                        f"{self.n_labelled} so far; from their spread, at the {1 - self.alpha:.0%} level)"}
 
     @property
     def passed(self) -> bool:
@@ -129,7 +153,7 @@ class Comparison:
                 "n_labelled": self.n_labelled, "margin": self.margin, "alpha": self.alpha,
                 "higher_is_better": self.higher_is_better, "decision": self.decision, "passed": self.passed,
                 "warnings": list(self.warnings), "basis": self.basis, "measure": self.measure,
-                "interval": self.interval}
+                "interval": self.interval, "se": json_number(self.se) if self.se is not None else None}
 
     def junit_xml(self) -> str:
         """One JUnit testcase: a failure (with the figures) when the candidate is worse."""
@@ -222,11 +246,11 @@ def compare_systems(items: Iterable[Item], judgments: Iterable[Judgment], *, bas
     common = {"n_resamples": n_resamples, "seed": seed, "confidence": 1 - alpha,
               "skewness_correction": skewness_correction, "calibration": calibration, "target": target}
     if paired:
-        value, low, high, n, n_labelled, reason = _paired(kept, built, baseline, candidate, chosen, **common)
+        value, low, high, n, n_labelled, reason, se = _paired(kept, built, baseline, candidate, chosen, **common)
     else:
         report = evaluate(kept, judgments, aspect=aspect, judge=judge, human=human, human_ids=human_ids,
                           sample=sample, **common)
-        value, low, high, n, n_labelled, reason = _unpaired(report.estimates[chosen], baseline, candidate)
+        value, low, high, n, n_labelled, reason, se = _unpaired(report.estimates[chosen], baseline, candidate)
     if reason is not None or not (math.isfinite(low) and math.isfinite(high)):
         raise ConfigError(f"the {chosen} estimate of {candidate} - {baseline} has no interval: "
                           f"{reason or 'no verdicts to compare'}")
@@ -236,7 +260,7 @@ def compare_systems(items: Iterable[Item], judgments: Iterable[Judgment], *, bas
                         "(left out of the judge's means)")
     return Comparison(baseline, candidate, value, low, high, chosen, estimator_reason, paired, pairing_reason, n,
                       n_labelled, margin, alpha, higher_is_better, decide(low, high, margin, higher_is_better),
-                      built.aspect, tuple(warnings))
+                      built.aspect, tuple(warnings), se=_finite(se))
 
 
 # -- comparisons between systems (system_a/system_b, verdicts a/b/tie) ---------------------------------
@@ -268,16 +292,20 @@ def _compare_comparisons(items: list[Item], judgments: Iterable[Judgment], *, ba
         raise ConfigError(f"--pairing paired (head-to-head): {met}; an interval needs {preferences.MIN_LABELS}")
     confidence = 1 - alpha
     interval = interval_why = None
+    informative, informative_why = _head_to_head_informative(data, b, c, rows, chosen)
+    if pairing == "auto" and enough and not informative:
+        enough, met = False, f"{met}; {informative_why}"
     if enough and pairing != "unpaired":
-        value, low, high, reason, n, n_labelled, interval, interval_why = _head_to_head(
+        value, low, high, reason, n, n_labelled, interval, interval_why, se = _head_to_head(
             data.restricted(meet), baseline, candidate, chosen, target, confidence)
         basis, measure = "head-to-head", f"win rate of {candidate} against {baseline} - 1/2"
         why = (f"the {n} comparisons between {candidate} and {baseline}"
                + ("" if chosen == "judge" else f" ({n_labelled} labelled)") + "; ties count half")
     else:
-        value, low, high, reason, n, n_labelled = _via_others(data, b, c, chosen, target, confidence, seed)
+        value, low, high, reason, n, n_labelled, se = _via_others(data, b, c, chosen, target, confidence, seed)
         basis, measure = "via others", f"win probability of {candidate} - that of {baseline}"
-        fallback = "chosen with --pairing unpaired" if pairing == "unpaired" else f"{met}, too few for head-to-head"
+        fallback = "chosen with --pairing unpaired" if pairing == "unpaired" else (
+            met if "via the others" in met else f"{met}, too few for head-to-head")
         why = (f"{fallback}: each one's win probability against the opponents it met ({n} comparisons, {n_labelled} "
                 "labelled; ties half); comparable as far as the two met opponents alike")
     if reason is not None or not (math.isfinite(low) and math.isfinite(high)):
@@ -292,7 +320,28 @@ def _compare_comparisons(items: list[Item], judgments: Iterable[Judgment], *, ba
     return Comparison(baseline, candidate, float(value), float(low), float(high), chosen, estimator_reason,
                       basis == "head-to-head", why, n, n_labelled, margin, alpha, True,
                       decide(low, high, margin), None, tuple(warnings), basis=basis, measure=measure,
-                      interval=interval)
+                      interval=interval, se=_finite(se))
+
+
+def _head_to_head_informative(data, b: int, c: int, rows: np.ndarray, estimator: str) -> tuple[bool, str]:
+    """Head-to-head only when it rests on at least half as many verdicts as the comparison via the others
+    does, and on at least T_MIN_LABELS: a rule on counts, fixed in advance. Via the others, the difference
+    of two win probabilities averages each system's own verdicts, which weigh like ``n_b n_c / (n_b + n_c)``
+    of them (two means' variances add); a head-to-head win rate shows a gap in strength at least as large
+    (under Bradley-Terry, a strength gap d moves it by about d/4, and a win probability against other
+    opponents by d p(1 - p) <= d/4), so it is preferred down to half that count. With 200 labels among 20
+    systems a pair meets in one or two labelled comparisons while each system has about twenty."""
+    counted = data.judged if estimator == "judge" else data.labelled
+    n_b = int((counted & ((data.a == b) | (data.b == b))).sum())
+    n_c = int((counted & ((data.a == c) | (data.b == c))).sum())
+    effective = n_b * n_c / (n_b + n_c) if n_b and n_c else 0.0
+    n_head = int(rows.sum())
+    others = n_b + n_c - 2 * n_head  # verdicts with a third system
+    if others == 0 or (n_head >= T_MIN_LABELS and n_head >= effective / 2):
+        return True, ""
+    return False, (f"via the others: {n_head} head-to-head against an effective {effective:.0f} via their "
+                   f"{n_b} and {n_c} verdicts with all opponents (head-to-head needs half as many, and "
+                   f"{T_MIN_LABELS})")
 
 
 def _check_pairwise_options(items: list[Item], higher_is_better: bool, sample: SampleFile | None,
@@ -318,12 +367,12 @@ def _head_to_head(head, baseline: str, candidate: str, estimator: str, target: s
     edge = _edge_interval(head, candidate, estimator, confidence)
     if edge is not None:
         value, low, high, n, n_labelled, why = edge
-        return value, low, high, None, n, n_labelled, EXACT, why
+        return value, low, high, None, n, n_labelled, EXACT, why, None
     result = preferences.estimate(head, estimator, estimand="baseline-win-rate", baseline=baseline, target=target,
                                   confidence=confidence)
     k = head.systems.index(candidate)
     return (result.value[k] - 0.5, result.ci[k, 0] - 0.5, result.ci[k, 1] - 0.5, result.reason[k], head.n,
-            int(result.n_labelled[k]), None, None)
+            int(result.n_labelled[k]), None, None, float(result.se[k]))
 
 
 EXACT = "Clopper-Pearson"
@@ -381,12 +430,12 @@ def _via_others(data, b: int, c: int, estimator: str, target: str, confidence: f
     if estimator not in report.pairs:
         labelled = int(connected.labelled.sum())
         return (np.nan, np.nan, np.nan, f"{labelled} labelled comparison(s): an interval needs "
-                f"{preferences.MIN_LABELS}", 0, labelled)
+                f"{preferences.MIN_LABELS}", 0, labelled, None)
     pairs, estimates = report.pairs[estimator], report.estimates[estimator]
     i, j = connected.systems.index(data.systems[c]), connected.systems.index(data.systems[b])
     involved = np.isin(connected.a, [i, j]) | np.isin(connected.b, [i, j])
     return (pairs.difference[i, j], pairs.low[i, j], pairs.high[i, j], estimates.reason[i] or estimates.reason[j],
-            int(involved.sum()), int((involved & connected.labelled).sum()))
+            int(involved.sum()), int((involved & connected.labelled).sum()), _difference_se(estimates, i, j))
 
 
 def _require_systems(systems: list[str], baseline: str, candidate: str) -> None:
@@ -507,7 +556,9 @@ def _paired(items: list[Item], built, baseline: str, candidate: str, estimator: 
         labelled = built.labelled[rows_b] & built.labelled[rows_c]
         human = np.where(labelled, per_item_human[rows_c] - per_item_human[rows_b], np.nan)
     name = f"{candidate} - {baseline}"
-    problem = from_items(shared, [name] * len(shared), shared, judge, human)
+    scale = built.problem.scale
+    spread = None if scale is None else (scale[0] - scale[1], scale[1] - scale[0])  # a difference of two ratings
+    problem = from_items(shared, [name] * len(shared), shared, judge, human, spread)
     if estimator == "judge":
         estimates = judge_only(problem, n_resamples=n_resamples, seed=seed, confidence=confidence)
     else:
@@ -517,7 +568,7 @@ def _paired(items: list[Item], built, baseline: str, candidate: str, estimator: 
         estimates = (human_only(labelled_problem, design, **options) if estimator == "human" else
                      corrected(labelled_problem, design, calibration=calibration, seed=seed, **options))
     return (float(estimates.value[0]), float(estimates.ci[0, 0]), float(estimates.ci[0, 1]), len(shared),
-            int(estimates.n_labelled[0]), estimates.reason[0])
+            int(estimates.n_labelled[0]), estimates.reason[0], float(estimates.se[0]))
 
 
 def _unpaired(estimates: SystemEstimates, baseline: str, candidate: str):
@@ -527,7 +578,20 @@ def _unpaired(estimates: SystemEstimates, baseline: str, candidate: str):
     reason = estimates.reason[c] or estimates.reason[b]
     return (float(pairs.difference[c, b]), float(pairs.low[c, b]), float(pairs.high[c, b]),
             int(estimates.n_units[b] + estimates.n_units[c]), int(estimates.n_labelled[b] + estimates.n_labelled[c]),
-            reason)
+            reason, _difference_se(estimates, c, b))
+
+
+def _difference_se(estimates: SystemEstimates, i: int, j: int) -> float | None:
+    """The design-based standard error of ``value[i] - value[j]`` (what a plan scales), if there is one."""
+    if estimates.cov is not None:
+        return float(np.sqrt(max(estimates.cov[i, i] + estimates.cov[j, j] - 2 * estimates.cov[i, j], 0.0)))
+    if estimates.replicates is not None:
+        return float(np.nanstd(estimates.replicates[:, i] - estimates.replicates[:, j], ddof=1))
+    return None
+
+
+def _finite(value: float | None) -> float | None:
+    return value if value is not None and math.isfinite(value) and value > 0 else None
 
 
 __all__ = ["Comparison", "compare_systems", "decide"]
