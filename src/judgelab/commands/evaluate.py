@@ -115,7 +115,15 @@ def evaluate(
     target: Annotated[str, typer.Option(
         "--target", help="'population': new sources like these; 'items': exactly these items.")] = "population",
     variance: Annotated[str, typer.Option(
-        "--variance", help="'pooled' across systems (few labels each) or per 'system'.")] = "pooled",
+        "--variance", help="Each 'system' its own variance (default), or one 'pooled' across systems (intervals "
+                           "that hold on average over systems, not for each; with --intervals t).")] = "system",
+    intervals: Annotated[str, typer.Option(
+        "--intervals", help="Each system's interval: auto (a guarded t interval from 10 labels with a mean away from "
+                            "the scale's ends, else a betting interval valid at any number of labels), betting, or t "
+                            "(the design-based t interval of earlier releases).")] = "auto",
+    scale: Annotated[str | None, typer.Option(
+        "--scale", help="The human scores' range LOW,HIGH (e.g. 1,5) when the items declare none: betting intervals "
+                        "need it.")] = None,
     skewness_correction: Annotated[bool, typer.Option(
         "--skewness-correction/--no-skewness-correction",
         help="Centre human/corrected intervals with Johnson's skewness correction (off: plain t intervals).")] = True,
@@ -153,7 +161,8 @@ def evaluate(
                           runs=runs, measure=measure, unjudged=unjudged, calibration=calibration, target=target,
                           variance=variance, n_resamples=bootstrap, seed=seed, confidence=confidence,
                           skewness_correction=skewness_correction, estimand=estimand, baseline=baseline,
-                          rank_method=rank_method, bt_intervals=bt_intervals)
+                          rank_method=rank_method, bt_intervals=bt_intervals, intervals=intervals,
+                          scale=parse_scale(scale))
     written = None
     if out is not None:
         from judgelab.report.systems import write_systems_report
@@ -168,6 +177,20 @@ def evaluate(
             console.print(renderable, soft_wrap=isinstance(renderable, str))
     if written is not None:
         typer.echo(f"report: {written}", err=as_json)
+
+
+def parse_scale(text: str | None) -> tuple[float, float] | None:
+    """``--scale 1,5`` -> (1.0, 5.0); a clear error for anything else."""
+    if text is None:
+        return None
+    parts = text.replace(" ", "").split(",")
+    try:
+        low, high = (float(part) for part in parts)
+    except ValueError:
+        raise ConfigError(f"--scale {text!r}: give LOW,HIGH, e.g. 1,5") from None
+    if not (math.isfinite(low) and math.isfinite(high) and low < high):
+        raise ConfigError(f"--scale {text!r}: give two finite numbers, LOW < HIGH")
+    return low, high
 
 
 def _cell(value: float, ci, n: int | None = None, *, compact: bool = False) -> str:
@@ -187,7 +210,11 @@ def _estimate_cell(est, k: int, name: str, compact: bool) -> str:
     if not math.isfinite(est.value[k]):
         return "n/a"
     text = _cell(est.value[k], est.ci[k], int(est.n_labelled[k]) if name == "human" else None, compact=compact)
-    return text + (" (no interval)" if est.reason[k] else "")
+    betting = (est.info.get("per_system") or ())[k:k + 1] == ("betting",)
+    return text + (" (no interval)" if est.reason[k] else BETTING_MARK if betting else "")
+
+
+BETTING_MARK = " b"  # a betting interval: the table's note says what it is
 
 
 def _reason_lines(report) -> list[str]:
@@ -235,6 +262,8 @@ def systems_tables(report, width: int = 120) -> list[Any]:
     main = next(name for name in candidates if name in estimates)
     point = recommended if comparisons and recommended in estimates and recommended != main else None
     rank, best, worst = report.ranks(main)
+    if main == "shrunk" and "corrected" in report.pairs:  # a model's point ranking; the rank intervals that hold
+        _, best, worst = report.ranks("corrected")
     order = sorted(range(len(report.systems)), key=lambda k: (math.isnan(rank[k]), rank[k]))
     what = report.measure or f"aspect {report.aspect or '-'}"
     lines: list[Any] = [f"[bold]{len(report.systems)} {'runs' if report.kind == 'queries' else 'systems'}[/], "
@@ -263,7 +292,9 @@ def systems_tables(report, width: int = 120) -> list[Any]:
     lines.append(table)
     lines += _reason_lines(report)
     if main == recommended and main != "guided":
-        lines.append(f"rank: the [bold]{main}[/] estimate's, recommended: {escape(report.recommended['reason'])}")
+        interval = " (in brackets: the corrected estimate's rank interval)" if main == "shrunk" else ""
+        lines.append(f"rank: the [bold]{main}[/] estimate's{interval}, recommended: "
+                     f"{escape(report.recommended['reason'])}")
     if (report.recommended or {}).get("provisional"):
         lines.append(f"[yellow]provisional ranking[/]: {escape(report.recommended['provisional'])}")
     if point_rank is not None:
@@ -277,11 +308,14 @@ def systems_tables(report, width: int = 120) -> list[Any]:
         counts = ", ".join(f"{name} {int(pairs.significant.sum() // 2)}" for name, pairs in report.pairs.items())
         lines.append(f"pairs separable after Holm's correction (of {len(report.systems) * (len(report.systems) - 1) // 2}): "
                      f"{counts}")
-    effective = report.effective_labels()
+    effective = {k: v for k, v in (report.effective_labels() or {}).items() if v is not None}
     if effective:
-        total = sum(v for v in effective.values() if v is not None)
-        lines.append(f"the corrected intervals are as narrow as human-only ones with [bold]{total:.0f}[/] labels "
-                     f"({report.labels['n_labelled']} labelled)")
+        total = sum(effective.values())
+        labelled = sum(int(n) for s, n in zip(report.systems, estimates["corrected"].n_labelled, strict=True)
+                       if s in effective)
+        where = "" if len(effective) == len(report.systems) else f" (the {len(effective)} systems with t intervals)"
+        lines.append(f"the corrected t intervals are as narrow as human-only ones with [bold]{total:.0f}[/] labels "
+                     f"where {labelled} were labelled{where}")
     if report.skipped:
         lines.append("[yellow]skipped[/]: " + "; ".join(f"{escape(k)} ({v})" for k, v in report.skipped.items()))
     if report.unjudged_share:
@@ -299,14 +333,25 @@ def systems_tables(report, width: int = 120) -> list[Any]:
                      + ("judge/human/corrected intervals: percentiles of "
                         f"{report.options.get('n_resamples')} resamples of the comparisons, each refitted (unless "
                         "a line above says an estimator kept its t intervals); "
-                        if kind else "human/corrected: t intervals from the labelled comparisons, a random sample "
-                        "(weighted by its inclusion probabilities when `judgelab sample` drew it); ")
+                        if kind else _per_system_note(report) + " ")
                      + "shrunk: hierarchical Bayes toward the judge, a model without that guarantee.[/]")
         return lines
     lines.append("[dim]judge-only intervals resample sources and stay on the judge's scale: they do not cover the "
-                 "judge's bias. human/corrected: design-based t intervals; "
-                 + ("guided: a ranking, no interval.[/]" if main == "guided" else "shrunk: hierarchical Bayes (a model).[/]"))
+                 f"judge's bias. {_per_system_note(report)} "
+                 + ("guided: a ranking, no interval.[/]" if main == "guided" else
+                    "shrunk: hierarchical Bayes (a model): a point estimate; its posterior intervals (in the JSON) "
+                    "hold on average over systems, not for each, so none is shown.[/]"))
     return lines
+
+
+def _per_system_note(report) -> str:
+    """What the human/corrected intervals are, as chosen per system (evaluate/intervals.py)."""
+    rule = report.options.get("intervals") if report.kind != "comparisons" else report.options.get("system_intervals")
+    if rule == "t":
+        return "human/corrected: design-based t intervals (--intervals t);"
+    return ("human/corrected: each system's own interval, a t interval guarded to 97% from 10 labels with a mean "
+            f"away from the scale's ends, else a betting interval ('{BETTING_MARK.strip()}': valid at any number of "
+            "labels, wider);")
 
 
 # -- sample -------------------------------------------------------------------------------------------
