@@ -8,6 +8,12 @@ replaced atomically keeps the mode of the file it replaces.
 ``read_run_record`` is the one reader of a run folder's ``run.json`` (the runner's resume, the
 report, ``meta``, ``optimize``, ``qrels``): it lives here, beside the writers and free of heavy
 imports, so the runner and the commands need not import the report package to read it.
+
+One rule for every path a user names: a file read is a regular file (``regular_file``), no larger
+than the input bound (``within_bound``, ``read_text``; ``judgelab.data.io`` streams the rest line by
+line under it), and a file written is missing or a regular file (``writable_file``, checked by
+``open_private`` and ``write_atomic``). Opening a FIFO blocks until another process opens its other
+end (SIGTERM cannot end a process blocked in ``open()``), and a device such as ``/dev/zero`` never ends.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from judgelab.errors import ConfigError, DataError
+from judgelab.limits import max_input_bytes, over_limit
 
 PRIVATE_FILE = 0o600
 PRIVATE_DIR = 0o700
@@ -46,8 +53,9 @@ def private_dir(path: str | Path) -> Path:
 
 
 def open_private(path: str | Path, flags: int) -> int:
-    """``os.open`` that creates a missing file ``0600`` (and its folder ``0700``); returns the descriptor."""
-    path = Path(path)
+    """``os.open`` that creates a missing file ``0600`` (and its folder ``0700``); returns the descriptor.
+    Only a regular file is opened (``writable_file``)."""
+    path = writable_file(path)
     private_dir(path.parent)
     return os.open(path, flags | os.O_CREAT, PRIVATE_FILE)
 
@@ -95,17 +103,27 @@ def write_atomic(path: str | Path, data: str | bytes, *, fsync: bool = True) -> 
 
     Raises ``OSError`` (callers turn it into their own located error).
     """
-    path = Path(path)
     payload = data.encode("utf-8") if isinstance(data, str) else data
+    with staged_file(path) as staged, open(staged, "wb") as fh:
+        fh.write(payload)
+        fh.flush()
+        if fsync:
+            os.fsync(fh.fileno())
+    return Path(path)
+
+
+@contextlib.contextmanager
+def staged_file(path: str | Path) -> Iterator[Path]:
+    """A private file beside ``path`` for the block to write: when the block succeeds it replaces
+    ``path`` (keeping the mode of the file it replaces), and whatever happens it is gone. Several
+    outputs published together stage each, so a failure leaves every one as it was."""
+    path = writable_file(path)
     private_dir(path.parent)
     mode = path.stat().st_mode & 0o777 if path.exists() else PRIVATE_FILE
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)  # created 0600
+    os.close(fd)
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(payload)
-            fh.flush()
-            if fsync:
-                os.fsync(fh.fileno())
+        yield Path(tmp)
         if mode != PRIVATE_FILE:
             os.chmod(tmp, mode)
         os.replace(tmp, path)
@@ -113,7 +131,6 @@ def write_atomic(path: str | Path, data: str | bytes, *, fsync: bool = True) -> 
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    return path
 
 
 def restrict_tree(path: str | Path) -> Path:
@@ -171,6 +188,10 @@ _NOT_A_FILE = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a charact
                (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
 
 
+def _special(mode: int) -> str:
+    return next((name for test, name in _NOT_A_FILE if test(mode)), "a special file")
+
+
 def regular_file(path: str | Path) -> Path:
     """``path`` if it names a regular file (symlinks followed); else a DataError saying what it is.
 
@@ -189,20 +210,64 @@ def regular_file(path: str | Path) -> Path:
     if stat.S_ISDIR(mode):
         raise DataError("is a directory, not a data file", path)
     if not stat.S_ISREG(mode):
-        what = next((name for test, name in _NOT_A_FILE if test(mode)), "a special file")
-        raise DataError(f"is {what}, not a regular file (judgelab reads its input files whole, and a streamed "
-                        "one twice): save the data to a file first", path)
+        raise DataError(f"is {_special(mode)}, not a regular file (judgelab reads its input files whole, and a "
+                        "streamed one twice): save the data to a file first", path)
     return path
+
+
+def writable_file(path: str | Path) -> Path:
+    """``path`` if judgelab may write a file there: nothing yet, or a regular file (symlinks followed);
+    else a ConfigError saying what is there. Opening a FIFO to write blocks until a reader comes, and
+    a device is no place to keep a result."""
+    path = Path(path)
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return path
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot write here: {exc.strerror}") from None
+    if not stat.S_ISREG(mode):
+        what = "a directory" if stat.S_ISDIR(mode) else _special(mode)
+        raise ConfigError(f"{path}: is {what}, not a regular file: give the path of a file to write (a new one, "
+                          "or one to replace)")
+    return path
+
+
+def within_bound(path: str | Path, where: str | None = None) -> int:
+    """``max_input_bytes()``, once ``path`` is known to be a regular file no larger than it."""
+    size = regular_file(path).stat().st_size
+    bound = max_input_bytes()
+    if size > bound:
+        raise DataError(over_limit(f"the file ({size:,} bytes)", bound), where or path)
+    return bound
+
+
+def read_text(path: str | Path) -> str:
+    """The text of a UTF-8 file a user names (``--criteria @FILE``, an id list, a config, a JSON record),
+    read whole: a regular file within the input bound, else a DataError naming it."""
+    path = Path(path)
+    within_bound(path)
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise DataError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", path) from None
+    except OSError as exc:
+        raise DataError(f"cannot read: {exc.strerror}", path) from None
+
+
+def text_or_file(value: str) -> str:
+    """``value``, or the text of the file it names as ``@FILE`` (``--criteria @FILE``)."""
+    return read_text(value[1:]) if value.startswith("@") else value
 
 
 def read_json(path: str | Path) -> Any:
     """The JSON document in ``path``, or None when there is no such file; bad JSON is a
     ``DataError`` naming the file and line."""
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         return None
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(read_text(path))
     except json.JSONDecodeError as exc:
         raise DataError(f"bad JSON ({exc.msg})", path, exc.lineno) from None
 

@@ -20,6 +20,7 @@ from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
 from judgelab.errors import ConfigError, DataError
 from judgelab.evaluate.sample_file import read_id
+from judgelab.files import read_text, text_or_file, writable_file
 
 # Short definitions shown to annotators when no --criteria is given (the usual NLG aspects, in the
 # words of their common definitions: SummEval, Topical-Chat, SF-RES, HANNA, TREC).
@@ -254,6 +255,7 @@ def build_task(data: str | os.PathLike, aspect: str | Sequence[str], out: str | 
     one text per aspect (``@FILE`` reads a file)."""
     if sum(option is not None and option is not False for option in (scale, labels, pairwise)) > 1:
         raise ConfigError("give one of --scale, --labels and --pairwise")
+    writable_file(out)  # the labels file: read, locked and appended to once the server starts
     names = parse_aspects(aspect)
     texts = _criteria_per_aspect(names, criteria)
     dataset = load_items(data)
@@ -333,10 +335,7 @@ def _selected(items: list[Item], ids: str | os.PathLike | None, sample: int | No
 
 def _from_ids_file(items: list[Item], path: Path) -> list[Item]:
     by_id = {item.id: item for item in items}
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise DataError(f"cannot read: {exc.strerror}", path) from None
+    lines = read_text(path).splitlines()  # a regular file within the input bound
     wanted: list[str] = []
     for number, line in enumerate(lines, start=1):
         if not line.strip() or line.strip().startswith("#"):
@@ -411,7 +410,7 @@ def _check_showable(items: list[Item], kind: str, data: str | os.PathLike) -> No
 
 def _criteria(aspect: str, criteria: str | None, data_aspects: list[str], kind: str = "pointwise") -> str:
     if criteria is not None:
-        text = _text_or_file(criteria).strip()
+        text = text_or_file(criteria).strip()
         if not text:
             raise ConfigError("--criteria is empty")
         return text
@@ -424,16 +423,6 @@ def _criteria(aspect: str, criteria: str | None, data_aspects: list[str], kind: 
     known = sorted(set(DEFINITIONS) | set(data_aspects))
     raise ConfigError(f"unknown aspect {aspect!r}: give its criteria with --criteria TEXT or --criteria @FILE "
                       f"(aspects with built-in criteria or in the data: {', '.join(known)})")
-
-
-def _text_or_file(value: str) -> str:
-    if not value.startswith("@"):
-        return value
-    path = Path(value[1:])
-    try:
-        return path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"--criteria {value}: cannot read ({exc.strerror})") from None
 
 
 def _judgments(path: str | os.PathLike, aspect: str, items: list[Item]) -> dict[str, Judgment]:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated
 
@@ -72,21 +75,19 @@ def compare(
     """Candidate - baseline with its interval; exit 1 when the candidate is significantly worse by more than --margin."""
     from judgelab.commands._common import console
     from judgelab.evaluate.two_systems import compare_systems
+    from judgelab.files import writable_file
 
     if bootstrap < 1:
         raise ConfigError("--bootstrap must be 1 or more: the judge-only interval is a bootstrap one")
-    for path in (junit, markdown):
-        if path is not None and path.is_dir():
-            raise ConfigError(f"{path} is a folder: give a file path")
+    for path in (junit, markdown):  # before the work: a folder, a FIFO or a device is no report file
+        if path is not None:
+            writable_file(path)
     items, judged, labels, ids, sample_file, aspect = _load(data, judgments, human, human_ids, aspect, field)
     result = compare_systems(items, judged, baseline=baseline, candidate=candidate, margin=margin, alpha=alpha,
                              higher_is_better=higher_is_better, estimator=estimator, pairing=pairing, aspect=aspect,
                              judge=judge, human=labels, human_ids=ids, sample=sample_file, calibration=calibration, target=target,
                              n_resamples=bootstrap, seed=seed)
-    if junit is not None:
-        _write(junit, result.junit_xml(), append=False)
-    if markdown is not None:
-        _write(markdown, result.markdown(), append=True)
+    _publish(result, junit, markdown)
     if as_json:
         typer.echo(json.dumps(result.to_dict(), indent=2))
     else:
@@ -101,16 +102,24 @@ def compare(
         raise typer.Exit(1)
 
 
-def _write(path: Path, text: str, *, append: bool) -> None:
-    """Markdown appends (a job summary collects several steps); JUnit replaces the file, atomically."""
-    from judgelab.files import write_atomic
+def _publish(result, junit: Path | None, markdown: Path | None) -> None:
+    """Both reports or neither, so the CI status never disagrees with the job's summary: the JUnit file
+    is staged beside its path, the markdown appended (a job summary collects several steps), and only
+    then is the JUnit file moved in; a failure on either leaves both as they were."""
+    from judgelab.files import open_private, staged_file
 
+    with _writing(junit), (staged_file(junit) if junit else contextlib.nullcontext()) as staged:
+        if staged is not None:
+            staged.write_text(result.junit_xml(), encoding="utf-8")
+        if markdown is not None:
+            with _writing(markdown), os.fdopen(open_private(markdown, os.O_WRONLY | os.O_APPEND), "a",
+                                               encoding="utf-8") as handle:
+                handle.write(result.markdown())
+
+
+@contextlib.contextmanager
+def _writing(path: Path | None) -> Iterator[None]:
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if append:
-            with open(path, "a", encoding="utf-8") as handle:
-                handle.write(text)
-        else:
-            write_atomic(path, text)
+        yield
     except OSError as exc:
         raise ConfigError(f"cannot write {path}: {exc.strerror or exc}") from None

@@ -141,9 +141,6 @@ def _save(judge_config: JudgeConfig, path: Path) -> None:
 
 
 def _text_or_file(value: str | None) -> str | None:
-    if value and value.startswith("@"):
-        path = Path(value[1:])
-        if not path.is_file():
-            raise ConfigError(f"--criteria {value}: file not found")
-        return path.read_text(encoding="utf-8")
-    return value
+    from judgelab.files import text_or_file
+
+    return value and text_or_file(value)

@@ -38,7 +38,7 @@ from judgelab.csv_cells import read_cell, safe_cell
 from judgelab.data.item import Item, ItemKind
 from judgelab.data.judgment import Judgment
 from judgelab.errors import ConfigError, DataError, DataWarning
-from judgelab.files import open_private, regular_file, write_atomic
+from judgelab.files import open_private, regular_file, within_bound, write_atomic
 from judgelab.limits import max_input_bytes, over_limit
 
 if TYPE_CHECKING:
@@ -194,7 +194,7 @@ def iter_lines(path: PathLike, *, whole: bool = True) -> Iterator[tuple[int, byt
     """
     where, bound = str(path), max_input_bytes()
     if whole and Path(path).suffix.lower() != ".gz":
-        _within_bound(Path(path), where)  # refused by its size, before reading
+        within_bound(Path(path), where)  # refused by its size, before reading
     total = 0
     with open_binary(path) as handle:
         # readline with a limit: a line is never read past the bound
@@ -434,7 +434,7 @@ def _value_at(record: Mapping[str, Any], field: str) -> Any:
 def _read_bytes(path: Path, where: str, gz: bool) -> bytes:
     """The file's bytes (unpacked for ``.gz``), refused past ``max_input_bytes()``: a plain file by its
     size on disk, before reading; a gzip file as it unpacks, so a bomb never takes more than the bound."""
-    bound = _within_bound(path, where)
+    bound = within_bound(path, where)
     too_large = "too large to read into memory; `judgelab judge --stream` reads JSON lines one at a time"
     try:
         data = _unpacked(path, where, bound) if gz else path.read_bytes()
@@ -448,15 +448,6 @@ def _read_bytes(path: Path, where: str, gz: bool) -> bytes:
         raise DataError("the file is UTF-16 (it starts with a UTF-16 byte-order mark); save it as UTF-8",
                         where, 1)
     return data
-
-
-def _within_bound(path: Path, where: str) -> int:
-    """``max_input_bytes()``, once ``path`` is known to be a regular file no larger than it."""
-    size = regular_file(path).stat().st_size
-    bound = max_input_bytes()
-    if size > bound:
-        raise DataError(over_limit(f"the file ({size:,} bytes)", bound), where)
-    return bound
 
 
 def _unpacked(path: Path, where: str, bound: int) -> bytes:
@@ -640,7 +631,7 @@ def _parquet_rows(path: Path, schema: _Schema, where: str, *, check: bool = Fals
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    bound = _within_bound(path, where)
+    bound = within_bound(path, where)
     try:
         # the row groups' uncompressed size, from the footer: a compressed bomb is refused unread
         metadata = pq.ParquetFile(path).metadata

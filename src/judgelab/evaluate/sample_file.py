@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from judgelab.errors import DataError
-from judgelab.files import write_atomic
+from judgelab.files import read_text, write_atomic
 
 _HEADER = re.compile(r"#\s*judgelab sample:\s*(.*)")
 
@@ -33,10 +33,7 @@ class SampleFile:
 
 def read_sample(path: str | Path) -> SampleFile:
     path = Path(path)
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DataError(f"cannot read the id list: {exc}", path=path) from None
+    lines = read_text(path).splitlines()  # a regular file within the input bound
     ids, probabilities, header = [], [], {}
     seen: dict[str, int] = {}
     for number, line in enumerate(lines, 1):

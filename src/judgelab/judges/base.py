@@ -31,7 +31,7 @@ from pydantic import (
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
 from judgelab.errors import ConfigError, JudgelabError, RequestError
-from judgelab.files import private_dir, regular_file, write_atomic
+from judgelab.files import private_dir, read_text, write_atomic
 from judgelab.llm.client import Client
 from judgelab.llm.location import check_server_url
 from judgelab.llm.types import Completion, Request, Usage
@@ -287,9 +287,9 @@ def load_judge(path: str | Path) -> JudgeConfig:
 
     Errors name the file, the line and the field (``best.yaml:7: field 'strategy.scale': ...``).
     """
-    path = regular_file(path)  # a FIFO would block the read
+    path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path)  # a regular file (a FIFO would block the read) within the input bound
         data = yaml.safe_load(text)
     except yaml.MarkedYAMLError as exc:
         raise ConfigError(f"{path}:{_yaml_error_line(exc)}: not valid YAML: {_yaml_problem(exc)}") from exc

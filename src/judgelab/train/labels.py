@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from judgelab.data.dataset import Dataset
-from judgelab.data.io import judgments_file, load_judgments
+from judgelab.data.io import iter_lines, judgments_file, load_judgments
 from judgelab.data.item import Item
 from judgelab.errors import ConfigError, DataError
 
@@ -126,8 +126,7 @@ def _published_field(path: Path, aspect: str) -> str | None:
     ratings (its first row has a ``prediction``); None for this toolkit's judgments."""
     if not path.name.endswith((".jsonl", ".json")):
         return None
-    with path.open(encoding="utf-8") as handle:
-        first = next((line for line in handle if line.strip()), "")
+    first = next((line for _, line in iter_lines(path, whole=False) if line.strip()), b"")  # a line within the bound
     try:
         record = json.loads(first)
     except json.JSONDecodeError:

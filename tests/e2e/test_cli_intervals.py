@@ -1,0 +1,76 @@
+"""Per-system intervals from the command line: --intervals, --scale and compare --plan, and their bad input."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from tests.e2e.cli import run_cli, write_jsonl
+
+
+def items_and_judgments(tmp_path, scale=True):
+    rng = np.random.default_rng(0)
+    items, judgments = [], []
+    for g in range(40):
+        for system, shift in (("base", 0.0), ("cand", -0.6)):
+            y = float(np.clip(np.round(3 + rng.normal(0, 0.7) + shift), 1, 5))
+            row = {"id": f"{system}-{g}", "system_id": system, "group_id": f"g{g}", "output": "o", "scores": {"q": y}}
+            if scale:
+                row["scale"] = [1, 5]
+            items.append(row)
+            judgments.append({"item_id": row["id"], "score": y + float(rng.normal(0, 0.5))})
+    return write_jsonl(tmp_path / "items.jsonl", items), write_jsonl(tmp_path / "judgments.jsonl", judgments)
+
+
+def ids_file(tmp_path, n_inputs):
+    path = tmp_path / "ids.txt"
+    path.write_text("".join(f"{s}-{g}\n" for g in range(n_inputs) for s in ("base", "cand")))
+    return path
+
+
+def test_each_system_interval_is_named_and_stays_on_the_scale(tmp_path):
+    items, judgments = items_and_judgments(tmp_path)
+    done = run_cli("evaluate", "--data", items, "--judgments", judgments, "--aspect", "q", "--human-ids",
+                   ids_file(tmp_path, 4), "--json", "--bootstrap", "50")
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["options"]["intervals"] == "auto" and out["options"]["variance"] == "system"
+    for name in ("human", "corrected"):
+        est = out["estimators"][name]
+        assert est["info"]["per_system"] == ["betting", "betting"]  # 4 labels each
+        assert all(1 <= est[s]["ci"][0] < est[s]["ci"][1] <= 5 for s in ("base", "cand"))
+    assert out["estimators"]["shrunk"]["base"]["ci"] == [None, None] if "shrunk" in out["estimators"] else True
+
+
+def test_bad_interval_options_exit_2_naming_the_option(tmp_path):
+    items, judgments = items_and_judgments(tmp_path, scale=False)
+    base = ("evaluate", "--data", items, "--judgments", judgments, "--aspect", "q", "--human-ids", ids_file(tmp_path, 4))
+    betting = run_cli(*base, "--intervals", "betting")
+    assert betting.returncode == 2 and "betting intervals need the labels' scale" in betting.stderr
+    assert betting.stdout == ""
+    for bad in ("5,1", "1", "a,b", "1,inf"):
+        done = run_cli(*base, "--scale", bad)
+        assert done.returncode == 2 and "--scale" in done.stderr, (bad, done.stderr)
+    unknown = run_cli(*base, "--intervals", "wide")
+    assert unknown.returncode == 2 and "intervals 'wide'" in unknown.stderr
+    given = run_cli(*base, "--scale", "1,5", "--intervals", "betting", "--json", "--bootstrap", "50")
+    assert given.returncode == 0, given.stderr
+    assert json.loads(given.stdout)["estimators"]["human"]["info"]["per_system"] == ["betting", "betting"]
+
+
+def test_compare_plan_says_how_many_labels_catch_a_regression(tmp_path):
+    items, judgments = items_and_judgments(tmp_path)
+    base = ("compare", "--data", items, "--judgments", judgments, "--aspect", "q", "--baseline", "base",
+            "--candidate", "cand", "--human-ids", ids_file(tmp_path, 12))
+    done = run_cli(*base, "--plan", "0.4", "--json")
+    assert done.returncode in (0, 1), done.stderr  # the gate's own decision stands
+    plan = json.loads(done.stdout)["plan"]
+    assert plan["labels"] >= 10 and plan["unit"] == "labelled inputs (both outputs)" and plan["so_far"] == 12
+    text = run_cli(*base, "--plan", "0.4")
+    assert "plan: to catch a regression of 0.4 (margin 0) with 80% power: about" in " ".join(text.stdout.split())
+    bad = run_cli(*base, "--plan", "-1")
+    assert bad.returncode == 2 and "--plan" in bad.stderr
+    blind = run_cli("compare", "--data", items, "--judgments", judgments, "--aspect", "q", "--baseline", "base",
+                    "--candidate", "cand", "--plan", "0.4")
+    assert blind.returncode == 2 and "pilot" in blind.stderr
