@@ -46,7 +46,6 @@ def _command(option: str, path: Path, data: dict[str, Path], out: Path) -> list[
         "annotate --out": [*annotate, "--out", path],
         "compare --markdown": [*compare, "--markdown", path],
         "compare --junit": [*compare, "--junit", path],
-        "evaluate --out": [*evaluate, "--out", path],
     }[option]
 
 
