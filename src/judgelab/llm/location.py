@@ -13,6 +13,8 @@ import ipaddress
 import socket
 from urllib.parse import SplitResult, urlsplit, urlunsplit
 
+import httpx
+
 from judgelab.errors import ConfigError
 from judgelab.redact import remember_url
 
@@ -84,10 +86,13 @@ def trusts_proxy_settings(base_url: str | None) -> bool:
 
 
 def _split(url: str) -> SplitResult:
+    """The URL's parts, once both ``urlsplit`` and the HTTP client that will send it accept it: ``urlsplit``
+    alone reads ``http://[::1]]:80`` as host ::1 and drops tabs, which httpx refuses at the first request."""
     try:
         parts = urlsplit(url)
         parts.port  # noqa: B018 - raises on a port that is not a number in range
-    except ValueError as exc:
+        httpx.URL(url)
+    except (ValueError, httpx.InvalidURL) as exc:
         raise ConfigError(f"model URL {without_userinfo(url)!r} is not a valid URL: {exc}") from None
     return parts
 
