@@ -6,18 +6,25 @@ from pathlib import Path
 
 from judgelab.redact import redact
 
+#: The most characters an error message keeps. Messages quote what they refuse (a value, a list of names),
+#: and data can be any size: a 1 MB verdict made a 1,000,104-character error line.
+MAX_MESSAGE = 2_000
+_HEAD, _TAIL = 1_400, 500  # kept around the cut: the start names the file, line and field; the end what to do
+
 
 class JudgelabError(Exception):
     """Base class: a problem with the user's input or environment, not a bug.
 
-    The message is redacted as it is made (``judgelab.redact``): an error is what a judgment records,
-    a report shows and the CLI prints, so a key or password a server echoes goes no further.
+    The message is redacted and bounded as it is made: an error is what a judgment records, a report
+    shows and the CLI prints, so a key or password a server echoes goes no further (``judgelab.redact``),
+    and a message past ``MAX_MESSAGE`` characters loses its middle (after the redaction: no cut can
+    expose part of a secret).
     """
 
     exit_code = 2
 
     def __init__(self, *args: object):
-        super().__init__(*(redact(arg) if isinstance(arg, str) else arg for arg in args))
+        super().__init__(*(bounded(redact(arg)) if isinstance(arg, str) else arg for arg in args))
 
 
 class DataError(JudgelabError):
@@ -70,5 +77,16 @@ class Terminated(KeyboardInterrupt):
         self.exit_code = 128 + signum
 
 
+def bounded(text: str) -> str:
+    """``text``, or its start and end with what was left out between them when longer than ``MAX_MESSAGE``."""
+    if len(text) <= MAX_MESSAGE:
+        return text
+    return f"{text[:_HEAD]} … [{len(text) - _HEAD - _TAIL:,} characters left out] … {text[-_TAIL:]}"
+
+
 class DataWarning(UserWarning):
-    """Data was repaired or something was dropped on read (e.g. a crash-truncated last line)."""
+    """Data was repaired or something was dropped on read (e.g. a crash-truncated last line). Its message is
+    redacted and bounded as an error's is: the CLI prints it as one ``warning:`` line."""
+
+    def __init__(self, *args: object):
+        super().__init__(*(bounded(redact(arg)) if isinstance(arg, str) else arg for arg in args))

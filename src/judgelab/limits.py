@@ -100,3 +100,7 @@ Folds = Annotated[int, Field(ge=2)]
 ExampleCount = Literal[3, 5, 10]
 #: ``--port``: a TCP port (0: any free one).
 Port = Annotated[int, Field(ge=0, le=65_535)]
+#: ``--concurrency``: calls in flight at once. vLLM batches up to 256 sequences by default; more only queues
+#: at the server, and each call in flight may hold a reply of up to a 32nd of the input bound.
+MAX_CONCURRENCY = 256
+Concurrency = Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)]

@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from judgelab.data.item import Item
+from judgelab.limits import MAX_CONCURRENCY
 from judgelab.llm.client import Client
 from judgelab.llm.pricing import Price
 from judgelab.llm.resolve import make_client
@@ -22,6 +23,8 @@ HUMAN_HELP = ("Human labels to use instead of the items' scores (annotate's labe
               "item_id and value/score/label); the mean over annotators per item.")
 console = Console()
 err_console = Console(stderr=True)
+CONCURRENCY_HELP = (f"Calls to a server in flight at once, 1 to {MAX_CONCURRENCY} (default 8; the embedded model "
+                    "answers one at a time).")
 TIMEOUT_HELP = ("Seconds one request attempt to a server may take, connecting to the last byte of the reply "
                 "(default 120); past it the attempt is retried.")
 

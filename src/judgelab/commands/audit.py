@@ -11,7 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from judgelab import limits
-from judgelab.commands._common import TIMEOUT_HELP, client_from_options
+from judgelab.commands._common import CONCURRENCY_HELP, TIMEOUT_HELP, client_from_options
 from judgelab.commands._numbers import checked
 from judgelab.errors import ConfigError
 
@@ -51,7 +51,7 @@ def audit(
     cache: Annotated[bool, typer.Option(
         "--cache/--no-cache", help="Use the completion cache (what makes a rerun of the probes resume).")] = True,
     cache_path: Annotated[Path | None, typer.Option("--cache-path", help="Cache file.")] = None,
-    concurrency: Annotated[int | None, typer.Option("--concurrency", callback=checked(limits.Count), help="Parallel calls (servers).")] = None,
+    concurrency: Annotated[int | None, typer.Option("--concurrency", callback=checked(limits.Concurrency), help=CONCURRENCY_HELP)] = None,
     timeout: Annotated[float | None, typer.Option("--timeout", callback=checked(limits.Seconds), help=TIMEOUT_HELP)] = None,
     bootstrap: Annotated[int, typer.Option("--bootstrap", callback=checked(limits.Resamples), help="Bootstrap resamples (cluster intervals).")] = 1000,
     seed: Annotated[int, typer.Option("--seed", callback=checked(limits.Seed), help="Seed of the bootstrap.")] = 0,

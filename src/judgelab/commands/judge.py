@@ -8,7 +8,7 @@ import typer
 from pydantic import ValidationError
 
 from judgelab import limits
-from judgelab.commands._common import TIMEOUT_HELP, client_from_options, print_run
+from judgelab.commands._common import CONCURRENCY_HELP, TIMEOUT_HELP, client_from_options, print_run
 from judgelab.commands._numbers import checked
 from judgelab.data import load_items
 from judgelab.errors import ConfigError
@@ -43,7 +43,7 @@ def judge(
     examples_from: Path | None = typer.Option(None, "--examples-from", help="Labelled items for in-context examples (default: --data)."),
     out: Path | None = typer.Option(None, "--out", "-o", help="Run folder (rerun into it to resume)."),
     limit: int | None = typer.Option(None, "--limit", callback=checked(limits.Count), help="Judge only the first N items."),
-    concurrency: int | None = typer.Option(None, "--concurrency", callback=checked(limits.Count), help="Parallel calls (servers)."),
+    concurrency: int | None = typer.Option(None, "--concurrency", callback=checked(limits.Concurrency), help=CONCURRENCY_HELP),
     rpm: float | None = typer.Option(None, "--rpm", callback=checked(limits.Positive), help="Requests per minute limit."),
     timeout: float | None = typer.Option(None, "--timeout", callback=checked(limits.Seconds), help=TIMEOUT_HELP),
     cache: bool = typer.Option(True, "--cache/--no-cache", help="Use the completion cache (what makes reruns resume)."),

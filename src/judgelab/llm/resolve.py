@@ -32,6 +32,7 @@ MODEL_STRING_HELP = (
     "'openai:<model>', 'vllm:<hub id or folder>' (CUDA GPU, vllm extra), "
     "or an OpenAI-compatible base URL such as http://127.0.0.1:8000/v1 with --model-name"
 )
+SERVER_PREFIXES = ("openai:", "http://", "https://")  # model strings that name a server
 
 
 def make_backend(model: str | None = None, model_name: str | None = None, timeout: float | None = None,
@@ -78,6 +79,7 @@ def make_backend(model: str | None = None, model_name: str | None = None, timeou
 
 
 _LIST_TIMEOUT = 10.0  # seconds for the whole /models answer
+_NAMES_SHOWN = 10  # of a server's models, when it serves several
 
 
 def _only_served_model(base_url: str, api_key: str | None, deadline: float) -> str:
@@ -91,7 +93,9 @@ def _only_served_model(base_url: str, api_key: str | None, deadline: float) -> s
     except (httpx.HTTPError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ConfigError(f"cannot list models at {where}/models ({exc}); pass --model-name") from exc
     if len(names) != 1:
-        raise ConfigError(f"{where} serves {len(names)} models ({', '.join(map(str, names))}); pass --model-name")
+        more = len(names) - _NAMES_SHOWN
+        shown = ", ".join(names[:_NAMES_SHOWN]) + (f" and {more:,} more" if more > 0 else "")
+        raise ConfigError(f"{where} serves {len(names):,} models ({shown}); pass --model-name")
     return names[0]
 
 
@@ -126,8 +130,13 @@ def make_client(
     timeout: float | None = None,
 ) -> Client:
     """One call from a model string to a ready client. ``cache=True``: the shared cache; False: none.
-    ``timeout``: the deadline of one request attempt to a server, in seconds (default 120)."""
-    backend = make_backend(model, model_name, timeout, **(backend_options or {}))
+    ``timeout``: the deadline of one request attempt to a server, in seconds (default 120).
+    ``max_concurrency``: calls in flight at once; a server takes what is asked (its backend's 8 is a
+    default), a model in this process no more than it serves."""
+    options = dict(backend_options or {})
+    if max_concurrency is not None and (model or "").startswith(SERVER_PREFIXES):
+        options.setdefault("max_concurrency", max_concurrency)
+    backend = make_backend(model, model_name, timeout, **options)
     if cache is True:
         cache = default_cache_path()
     store = CompletionCache(cache) if cache else None
