@@ -63,7 +63,7 @@ def test_evaluate_tables_quote_formula_names_and_keep_numbers(hostile_systems, t
     (negative differences too) stay numbers."""
     items, judgments = hostile_systems
     code, err = run_main_in_process(capsys, "evaluate", "--data", items, "--judgments", judgments, "--aspect",
-                                    "coherence", "--bootstrap", "20", "--out", tmp_path / "report")
+                                    "coherence", "--bootstrap", "50", "--out", tmp_path / "report")
     assert code == 0, err
     systems, pairs = _cells(tmp_path / "report" / "systems.csv"), _cells(tmp_path / "report" / "pairs.csv")
     _no_formula(systems)
@@ -120,7 +120,7 @@ def test_sample_then_evaluate_with_ids_holding_tabs_and_line_breaks(tmp_path, ca
     assert code == 0, err
     assert set(read_sample(ids).ids) == {r["id"] for r in rows}
     code, err = run_main_in_process(capsys, "evaluate", "--data", items, "--judgments", judgments, "--aspect",
-                                    "coherence", "--human-ids", ids, "--bootstrap", "20", "--json")
+                                    "coherence", "--human-ids", ids, "--bootstrap", "50", "--json")
     assert code == 0, err
 
 

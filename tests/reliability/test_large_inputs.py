@@ -58,7 +58,7 @@ def test_one_long_group_id_among_20000_items(command, tmp_path):
     """The same with one long ``group_id`` among pointwise items: the clusters of ``evaluate`` and the
     groups of ``meta``'s group-level figures."""
     data, judgments = _pointwise(tmp_path, 20_000, "G" * LONG)
-    done = run_capped(command, "--data", data, "--judgments", judgments, "--bootstrap", "20", "--json")
+    done = run_capped(command, "--data", data, "--judgments", judgments, "--bootstrap", "50", "--json")
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.peak_mib < 600, f"peak RSS {done.peak_mib:.0f} MiB"
 

@@ -32,7 +32,7 @@ def _data(folder: Path) -> dict[str, Path]:
 
 def _command(option: str, path: Path, data: dict[str, Path], out: Path) -> list[object]:
     items, judgments = data["items"], data["judgments"]
-    evaluate = ["evaluate", "--data", items, "--judgments", judgments, "--bootstrap", "10"]
+    evaluate = ["evaluate", "--data", items, "--judgments", judgments, "--bootstrap", "50"]
     annotate = ["annotate", "--data", items, "--aspect", "coherence", "--port", "0"]
     compare = ["compare", "--data", items, "--judgments", judgments, "--baseline", "s0", "--candidate", "s1",
                "--bootstrap", "100"]

@@ -80,6 +80,10 @@ def agreement(
 
     if level not in (None, "ordinal", "interval", "nominal"):
         raise ConfigError(f"--level {level!r}: choose ordinal, interval or nominal")
+    if bootstrap:  # 0: no interval
+        from judgelab.metrics.bootstrap import check_resamples
+
+        check_resamples(bootstrap, 0.95, "--bootstrap")
     read = load_labels(labels)
     aspect = labels_aspect(read, aspect)
     if data is not None:

@@ -77,8 +77,6 @@ def compare(
     from judgelab.evaluate.two_systems import compare_systems
     from judgelab.files import writable_file
 
-    if bootstrap < 1:
-        raise ConfigError("--bootstrap must be 1 or more: the judge-only interval is a bootstrap one")
     for path in (junit, markdown):  # before the work: a folder, a FIFO or a device is no report file
         if path is not None:
             writable_file(path)

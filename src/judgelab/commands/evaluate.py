@@ -151,7 +151,10 @@ def evaluate(
     (system_a, system_b, verdicts a/b/tie; docs/pairwise.md)."""
     from judgelab.commands._common import console
     from judgelab.evaluate import evaluate as run_evaluate
+    from judgelab.metrics.bootstrap import check_resamples
 
+    if bootstrap:  # 0: no judge-only intervals
+        check_resamples(bootstrap, confidence, "--bootstrap")
     if out is not None:
         from judgelab.report.systems import check_systems_folder
 
@@ -210,11 +213,12 @@ def _estimate_cell(est, k: int, name: str, compact: bool) -> str:
     if not math.isfinite(est.value[k]):
         return "n/a"
     text = _cell(est.value[k], est.ci[k], int(est.n_labelled[k]) if name == "human" else None, compact=compact)
-    betting = (est.info.get("per_system") or ())[k:k + 1] == ("betting",)
-    return text + (" (no interval)" if est.reason[k] else BETTING_MARK if betting else "")
+    kind = (est.info.get("per_system") or (None,) * (k + 1))[k]
+    return text + (" (no interval)" if est.reason[k] else MARKS.get(kind, ""))
 
 
 BETTING_MARK = " b"  # a betting interval: the table's note says what it is
+MARKS = {"betting": BETTING_MARK, "sequence": " s"}  # s: a confidence sequence (--intervals sequence)
 
 
 def _reason_lines(report) -> list[str]:
@@ -349,6 +353,9 @@ def _per_system_note(report) -> str:
     rule = report.options.get("intervals") if report.kind != "comparisons" else report.options.get("system_intervals")
     if rule == "t":
         return "human/corrected: design-based t intervals (--intervals t);"
+    if rule == "sequence":
+        return ("human/corrected: each system's confidence sequence ('s'), valid however many labels were taken and "
+                "whenever the labelling stopped (--intervals sequence; labels in the order they were given);")
     return ("human/corrected: each system's own interval, a t interval guarded to 97% from 10 labels with a mean "
             f"away from the scale's ends, else a betting interval ('{BETTING_MARK.strip()}': valid at any number of "
             "labels, wider);")

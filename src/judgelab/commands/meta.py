@@ -63,8 +63,11 @@ def meta(
     from judgelab.commands._common import console
     from judgelab.data.io import load_items, load_judgments
     from judgelab.metrics import meta_evaluate
+    from judgelab.metrics.bootstrap import check_resamples
     from judgelab.report import check_meta_folder, write_meta_report
 
+    if bootstrap:  # 0: no intervals
+        check_resamples(bootstrap, 0.95, "--bootstrap")
     if ties not in ("half", "wrong"):
         raise ConfigError(f"--ties {ties!r}: choose half or wrong")
     if alpha_level not in ("ordinal", "nominal", "interval"):

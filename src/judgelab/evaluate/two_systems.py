@@ -51,6 +51,7 @@ from judgelab.evaluate.problem import from_items
 from judgelab.evaluate.sample_file import SampleFile
 from judgelab.evaluate.systems import ALL, _item_problem, evaluate
 from judgelab.metrics.align import items_of_one_kind
+from judgelab.metrics.bootstrap import check_resamples
 from judgelab.metrics.results import json_number
 
 ESTIMATORS = ("auto", "corrected", "human", "judge")
@@ -241,6 +242,8 @@ def compare_systems(items: Iterable[Item], judgments: Iterable[Judgment], *, bas
     built = _item_problem(kept, judgments, aspect, judge, human, human_ids)
     has_labels = built.labelled is not None and bool(built.labelled.any())
     chosen, estimator_reason = _estimator(estimator, has_labels, built.label_source)
+    if chosen == "judge":  # its interval is a percentile one
+        check_resamples(n_resamples, 1 - alpha, "--bootstrap, n_resamples")
     paired, pairing_reason = _pairing(kept, baseline, candidate, pairing, built.labelled if has_labels else None,
                                       chosen, sample)
     common = {"n_resamples": n_resamples, "seed": seed, "confidence": 1 - alpha,
