@@ -213,12 +213,11 @@ def _estimate_cell(est, k: int, name: str, compact: bool) -> str:
     if not math.isfinite(est.value[k]):
         return "n/a"
     text = _cell(est.value[k], est.ci[k], int(est.n_labelled[k]) if name == "human" else None, compact=compact)
-    kind = (est.info.get("per_system") or (None,) * (k + 1))[k]
-    return text + (" (no interval)" if est.reason[k] else MARKS.get(kind, ""))
+    betting = (est.info.get("per_system") or ())[k:k + 1] == ("betting",)
+    return text + (" (no interval)" if est.reason[k] else BETTING_MARK if betting else "")
 
 
 BETTING_MARK = " b"  # a betting interval: the table's note says what it is
-MARKS = {"betting": BETTING_MARK, "sequence": " s"}  # s: a confidence sequence (--intervals sequence)
 
 
 def _reason_lines(report) -> list[str]:
@@ -353,9 +352,6 @@ def _per_system_note(report) -> str:
     rule = report.options.get("intervals") if report.kind != "comparisons" else report.options.get("system_intervals")
     if rule == "t":
         return "human/corrected: design-based t intervals (--intervals t);"
-    if rule == "sequence":
-        return ("human/corrected: each system's confidence sequence ('s'), valid however many labels were taken and "
-                "whenever the labelling stopped (--intervals sequence; labels in the order they were given);")
     return ("human/corrected: each system's own interval, a t interval guarded to 97% from 10 labels with a mean "
             f"away from the scale's ends, else a betting interval ('{BETTING_MARK.strip()}': valid at any number of "
             "labels, wider);")
