@@ -12,6 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.e2e.cli import run_main_in_process, write_jsonl
 
@@ -102,3 +104,124 @@ def test_the_python_gate_refuses_too_few_resamples_alike(entry, tmp_path):
         items, judgments = load_items(items), load_judgments(judgments)
     with pytest.raises(ConfigError, match=r"1 resample\(s\) \(--bootstrap, n_resamples\): a 95% percentile interval"):
         gate(items, judgments, baseline="base", candidate="same", n_resamples=1)
+
+
+# ---- 7. system names that inject Markdown or HTML into the job summary ---------------------------------------------
+INJECTING = {  # what a pull request could name its system, and what it tried
+    "cr": "evil\r# All quality gates passed\r![ok](http://evil.example/pixel.png)",
+    "pipe": "a | b | c",
+    "link": "[click here](http://evil.example/)",
+    "image": "![](http://evil.example/pixel.png)",
+    "html": "<details><summary>fine</summary><img src=x onerror=alert(1)></details>",
+    "backtick": "x` <b>bold</b> `y",
+    "newline": "one\n\n# Two",
+}
+ALLOWED_TAGS = {"h3", "p", "table", "thead", "tbody", "tr", "th", "td", "blockquote"}
+
+
+def _render(markdown: str) -> str:
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark").enable("table").render(markdown)
+
+
+def _summary_shape(html: str) -> tuple[list[str], list[list[str]]]:
+    """The headings' texts and the table's body rows (cell texts) of a rendered summary; every tag checked."""
+    from html.parser import HTMLParser
+
+    class Shape(HTMLParser):
+        def __init__(self):
+            super().__init__(convert_charrefs=True)
+            self.headings, self.rows, self.tags, self._text, self._in = [], [], set(), [], None
+
+        def handle_starttag(self, tag, attrs):
+            self.tags.add(tag)
+            if tag in ("h1", "h2", "h3", "h4", "h5", "h6", "td"):
+                self._in, self._text = tag, []
+            if tag == "tr":
+                self.rows.append([])
+
+        def handle_endtag(self, tag):
+            if tag == self._in == "td":
+                self.rows[-1].append("".join(self._text))
+            elif tag == self._in:
+                self.headings.append("".join(self._text))
+            self._in = None if tag == self._in else self._in
+
+        def handle_data(self, data):
+            self._text.append(data)
+
+    shape = Shape()
+    shape.feed(html)
+    assert shape.tags <= ALLOWED_TAGS, shape.tags - ALLOWED_TAGS
+    return shape.headings, [row for row in shape.rows if row]
+
+
+@pytest.mark.parametrize("case", INJECTING)
+def test_a_system_name_renders_as_text_in_the_job_summary(case, tmp_path, capsys):
+    """A carriage return in a name ended the heading and the table row (a CommonMark renderer showed an
+    ``<h1>`` "All quality gates passed" and an ``<img>`` to another host); links, images and ``<details>``
+    in cells; a backtick ended the heading's code span. Names are escaped (every ASCII punctuation mark
+    behind a backslash, control characters as visible escapes): one heading, one table, text only."""
+    from judgelab.printable import printable
+
+    name = INJECTING[case]
+    items, judgments = _two_systems(tmp_path, candidate=name)
+    summary = tmp_path / "summary.md"
+    code, err = run_main_in_process(capsys, "compare", "--data", items, "--judgments", judgments, "--baseline", "base",
+                                    "--candidate", name, "--markdown", summary)
+    assert code in (0, 1), err
+    headings, rows = _summary_shape(_render(summary.read_text()))
+    assert headings == [f"judgelab compare: {printable(name)} vs base"], headings
+    assert len(rows) == 6 and all(len(row) == 2 for row in rows), rows
+
+
+def _a_comparison():
+    import tempfile
+
+    from judgelab.data.io import load_items, load_judgments
+    from judgelab.evaluate.two_systems import compare_systems
+
+    with tempfile.TemporaryDirectory() as folder:
+        items, judgments = _two_systems(Path(folder))
+        return compare_systems(load_items(items), load_judgments(judgments), baseline="base", candidate="cand",
+                               n_resamples=200)
+
+
+COMPARISON = _a_comparison()
+NAMES = st.text(st.sampled_from("ab \t\r\n\x00\x1b\x7f\x85|`*_~[]()<>!&#;:\\-+=.'\"/{}@$%^?,\u2028\uffff\U0001f600é"),
+                min_size=1, max_size=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(candidate=NAMES, baseline=NAMES)
+def test_any_names_give_one_heading_and_one_table_of_text(candidate, baseline):
+    from dataclasses import replace
+
+    from judgelab.printable import printable
+
+    shown = replace(COMPARISON, candidate=candidate, baseline=baseline, aspect=candidate,
+                    pairing_reason=f"{candidate} and {baseline} answer the same inputs",
+                    warnings=(f"{baseline}: a warning",))
+    html = _render(shown.markdown())
+    headings, rows = _summary_shape(html)
+    expected = f"judgelab compare: {printable(candidate)} vs {printable(baseline)} ({printable(candidate)})"
+    assert [" ".join(h.split()) for h in headings] == [" ".join(expected.split())], (headings, expected)
+    assert len(rows) == 6 and all(len(row) == 2 for row in rows), rows
+
+
+# ---- 10. JUnit XML from names with control characters ---------------------------------------------------------------
+@settings(max_examples=200, deadline=None)
+@given(candidate=st.text(st.characters(exclude_categories=()), min_size=1, max_size=10))
+def test_junit_xml_is_well_formed_whatever_the_names(candidate):
+    """A control character or U+FFFF in a system name made JUnit XML that is not well formed (CI readers
+    dropped it). Characters XML cannot hold are written as visible escapes; the file parses, as UTF-8."""
+    from dataclasses import replace
+    from xml.etree import ElementTree
+
+    from judgelab.printable import printable
+
+    xml = replace(COMPARISON, candidate=candidate).junit_xml()
+    root = ElementTree.fromstring(xml.encode("utf-8"))
+    case = root.find("testsuite/testcase")
+    assert case.get("name") == f"{printable(candidate, keep=chr(9) + chr(10))} not worse than base (margin 0)"

@@ -53,6 +53,8 @@ from judgelab.evaluate.systems import ALL, _item_problem, evaluate
 from judgelab.metrics.align import items_of_one_kind
 from judgelab.metrics.bootstrap import check_resamples
 from judgelab.metrics.results import json_number
+from judgelab.printable import markdown_text as _md
+from judgelab.printable import printable
 
 ESTIMATORS = ("auto", "corrected", "human", "judge")
 PAIRINGS = ("auto", "paired", "unpaired")
@@ -162,12 +164,12 @@ class Comparison:
                                     failures=str(int(not self.passed)), errors="0", skipped="0")
         properties = ElementTree.SubElement(suite, "properties")
         for name, value in self.to_dict().items():
-            ElementTree.SubElement(properties, "property", name=name, value=str(value))
+            ElementTree.SubElement(properties, "property", name=name, value=_xml(value))
         case = ElementTree.SubElement(suite, "testcase", classname="judgelab.compare",
-                                      name=f"{self.candidate} not worse than {self.baseline} (margin {self.margin:g})")
-        details = self.details()
+                                      name=_xml(f"{self.candidate} not worse than {self.baseline} (margin {self.margin:g})"))
+        details = _xml(self.details())
         if not self.passed:
-            failure = ElementTree.SubElement(case, "failure", message=self.summary(), type="regression")
+            failure = ElementTree.SubElement(case, "failure", message=_xml(self.summary()), type="regression")
             failure.text = details
         ElementTree.SubElement(case, "system-out").text = details
         root = ElementTree.Element("testsuites")
@@ -187,15 +189,18 @@ class Comparison:
                 ("estimator", f"{self.estimator}: {self.estimator_reason}"),
                 (self.design_heading, f"{self.design}: {self.pairing_reason}"),
                 ("units", f"{self.n} ({self.n_labelled} labelled)")]
-        lines = [f"### judgelab compare: `{_md(self.candidate)}` vs `{_md(self.baseline)}`"
+        # names come from data a pull request can change: every text but the decision's own mark is escaped
+        lines = [f"### judgelab compare: {_md(self.candidate)} vs {_md(self.baseline)}"
                  + (f" ({_md(self.aspect)})" if self.aspect else ""), "", "| | |", "|---|---|"]
-        lines += [f"| {name} | {_md(value)} |" for name, value in rows]
+        lines += [f"| {name} | {value if name == 'decision' else _md(value)} |" for name, value in rows]
         lines += [""] + [f"> :warning: {_md(w)}" for w in self.warnings]
         return "\n".join(lines).rstrip() + "\n"
 
 
-def _md(text: str) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+def _xml(text: object) -> str:
+    """Text XML 1.0 can hold (no control character but tab and line feed, no U+FFFF): JUnit readers
+    drop a file that is not well formed."""
+    return printable(text, keep="\t\n")
 
 
 def decide(low: float, high: float, margin: float, higher_is_better: bool = True) -> str:
