@@ -3,9 +3,11 @@ end a Markdown table row nor make a JUnit file that is not well-formed XML.
 
 ``printable`` writes control characters (C0, DEL, C1: a carriage return, an escape sequence, NUL), lone
 surrogates and the noncharacters XML refuses (U+FFFE, U+FFFF) as visible escapes, as Python's ``repr``
-does (``\\r``, ``\\x1b``, ``\\ud800``, ``\\uffff``); ``markdown_text`` also puts a backslash before every
-ASCII punctuation mark, which CommonMark then shows as itself (no link, image, HTML, emphasis, code span,
-table cell or heading can start in the text).
+does (``\\r``, ``\\x1b``, ``\\ud800``, ``\\uffff``); ``markdown_text`` also puts a backslash before each
+mark that starts or ends markup in the middle of a line, which CommonMark then shows as itself: no link,
+image, HTML, entity, emphasis, code span, table cell, heading end, GitHub emoji (``:x:``), mention or math
+can start in the text. Marks that act only at the start of a line (``-``, ``+``, ``=``, ``1.``) are left:
+the text is one line inside a heading or a table cell.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ import functools
 import re
 
 _NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
-_PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")  # CommonMark: any ASCII punctuation may be backslash-escaped
+# CommonMark lets a backslash make any ASCII punctuation literal; these act mid-line (":" before a name: emoji)
+_MARKUP = re.compile(r"[\\`*_~\[\]!<>&|#@$]|:(?=[\w+-])")
 
 
 @functools.cache
@@ -37,4 +40,4 @@ def printable(text: object, keep: str = "") -> str:
 
 def markdown_text(text: object) -> str:
     """``text`` for a Markdown (CommonMark, GitHub) document, shown as itself on one line."""
-    return _PUNCTUATION.sub(r"\\\1", printable(text))
+    return _MARKUP.sub(lambda mark: "\\" + mark.group(), printable(text))

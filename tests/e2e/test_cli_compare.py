@@ -60,7 +60,7 @@ def test_a_regression_fails_with_junit_and_markdown(hanna, hanna_judge, labelled
     table = dict(line.strip("|").split("|")[:2] for line in summary.read_text().splitlines()
                  if line.startswith("| ") and "|---" not in line)
     assert table[" decision "].strip() == ":x: worse" and table[" estimator "].strip().startswith("corrected:")
-    assert summary.read_text().startswith("### judgelab compare: `HINT` vs `GPT-2 (tag)` (coherence)")
+    assert summary.read_text().startswith("### judgelab compare: HINT vs GPT-2 (tag) (coherence)")  # names escaped, no code span
 
 
 def test_no_regression_passes_and_markdown_appends(hanna, hanna_judge, labelled_ids, tmp_path):

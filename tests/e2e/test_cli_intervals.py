@@ -74,3 +74,22 @@ def test_compare_plan_says_how_many_labels_catch_a_regression(tmp_path):
     blind = run_cli("compare", "--data", items, "--judgments", judgments, "--aspect", "q", "--baseline", "base",
                     "--candidate", "cand", "--plan", "0.4")
     assert blind.returncode == 2 and "pilot" in blind.stderr
+
+
+def test_until_decided_exits_3_until_the_labels_decide_and_compare_reads_a_sequence(tmp_path):
+    items, judgments = items_and_judgments(tmp_path)
+    base = ("evaluate", "--data", items, "--judgments", judgments, "--aspect", "q", "--bootstrap", "50",
+            "--until-decided", "best")
+    few = run_cli(*base, "--human-ids", ids_file(tmp_path, 3))
+    assert few.returncode == 3, few.stderr
+    assert "not decided (which system is best; confidence sequences at 0.975 each)" in " ".join(few.stdout.split())
+    many = run_cli(*base, "--human-ids", ids_file(tmp_path, 38), "--json", "--target", "items")  # 38 of 40 inputs
+    decision = json.loads(many.stdout)["decision"]
+    assert many.returncode == 0 and decision["decided"] and decision["answer"].startswith("base is best")
+    compare = run_cli("compare", "--data", items, "--judgments", judgments, "--aspect", "q", "--baseline", "base",
+                      "--candidate", "cand", "--human-ids", ids_file(tmp_path, 30), "--sequential", "--json")
+    result = json.loads(compare.stdout)
+    assert result["interval"] == "confidence-sequence" and result["estimator"] == "human"
+    blind = run_cli("compare", "--data", items, "--judgments", judgments, "--aspect", "q", "--baseline", "base",
+                    "--candidate", "cand", "--sequential")
+    assert blind.returncode == 2 and "--sequential" in blind.stderr

@@ -124,6 +124,10 @@ def evaluate(
     scale: Annotated[str | None, typer.Option(
         "--scale", help="The human scores' range LOW,HIGH (e.g. 1,5) when the items declare none: betting intervals "
                         "need it.")] = None,
+    until_decided: Annotated[str | None, typer.Option(
+        "--until-decided", help="'best': say whether the labels so far (in the order given) decide which system is "
+                                "best, by confidence sequences valid however long you label; exit 0 decided, 3 not "
+                                "yet.")] = None,
     skewness_correction: Annotated[bool, typer.Option(
         "--skewness-correction/--no-skewness-correction",
         help="Centre human/corrected intervals with Johnson's skewness correction (off: plain t intervals).")] = True,
@@ -165,7 +169,7 @@ def evaluate(
                           variance=variance, n_resamples=bootstrap, seed=seed, confidence=confidence,
                           skewness_correction=skewness_correction, estimand=estimand, baseline=baseline,
                           rank_method=rank_method, bt_intervals=bt_intervals, intervals=intervals,
-                          scale=parse_scale(scale))
+                          scale=parse_scale(scale), until_decided=until_decided)
     written = None
     if out is not None:
         from judgelab.report.systems import write_systems_report
@@ -180,6 +184,11 @@ def evaluate(
             console.print(renderable, soft_wrap=isinstance(renderable, str))
     if written is not None:
         typer.echo(f"report: {written}", err=as_json)
+    if report.decision is not None and not report.decision["decided"]:
+        raise typer.Exit(NOT_DECIDED)
+
+
+NOT_DECIDED = 3  # --until-decided: the labels so far do not decide the question (keep labelling)
 
 
 def parse_scale(text: str | None) -> tuple[float, float] | None:
@@ -213,11 +222,12 @@ def _estimate_cell(est, k: int, name: str, compact: bool) -> str:
     if not math.isfinite(est.value[k]):
         return "n/a"
     text = _cell(est.value[k], est.ci[k], int(est.n_labelled[k]) if name == "human" else None, compact=compact)
-    betting = (est.info.get("per_system") or ())[k:k + 1] == ("betting",)
-    return text + (" (no interval)" if est.reason[k] else BETTING_MARK if betting else "")
+    kind = (est.info.get("per_system") or (None,) * (k + 1))[k]
+    return text + (" (no interval)" if est.reason[k] else MARKS.get(kind, ""))
 
 
 BETTING_MARK = " b"  # a betting interval: the table's note says what it is
+MARKS = {"betting": BETTING_MARK, "sequence": " s"}  # s: a confidence sequence (--intervals sequence)
 
 
 def _reason_lines(report) -> list[str]:
@@ -325,6 +335,14 @@ def systems_tables(report, width: int = 120) -> list[Any]:
         worst_run = max(report.unjudged_share, key=lambda k: report.unjudged_share[k])
         lines.append(f"unjudged documents in the top ranks: up to {report.unjudged_share[worst_run]:.0%} "
                      f"({escape(worst_run)}); runs scored with --unjudged {report.options['unjudged']}")
+    if report.decision is not None:
+        decision = report.decision
+        more = (f" (about {decision['more_per_system']} more labels per system, if the values stay)"
+                if decision.get("more_per_system") else "")
+        colour = "green" if decision["decided"] else "yellow"
+        lines.append(f"[{colour}]{'decided' if decision['decided'] else 'not decided'}[/] (which system is best; "
+                     f"confidence sequences at {decision['confidence_per_system']:.4g} each): "
+                     f"{escape(decision['answer'])}{more}")
     if report.labels.get("unlabelled_sample_ids"):
         lines.append(f"[yellow]{report.labels['unlabelled_sample_ids']} sampled ids have no label[/]: taken as "
                      "missing at random")
@@ -352,6 +370,9 @@ def _per_system_note(report) -> str:
     rule = report.options.get("intervals") if report.kind != "comparisons" else report.options.get("system_intervals")
     if rule == "t":
         return "human/corrected: design-based t intervals (--intervals t);"
+    if rule == "sequence":
+        return ("human/corrected: each system's confidence sequence ('s'), valid however many labels were taken and "
+                "whenever the labelling stopped (--intervals sequence; labels in the order they were given);")
     return ("human/corrected: each system's own interval, a t interval guarded to 97% from 10 labels with a mean "
             f"away from the scale's ends, else a betting interval ('{BETTING_MARK.strip()}': valid at any number of "
             "labels, wider);")

@@ -9,7 +9,7 @@ import numpy as np
 from scipy import stats
 
 from judgelab.evaluate.estimators import SystemEstimates
-from judgelab.evaluate.intervals import T_GUARD, difference_interval, difference_pvalue
+from judgelab.evaluate.intervals import BETTING_KINDS, T_GUARD, difference_interval, difference_pvalue
 
 
 @dataclass(frozen=True)
@@ -94,7 +94,7 @@ def _per_system_pairs(estimates: SystemEstimates, difference: np.ndarray):
         for t in range(s + 1, size):
             if methods[s] is None or methods[t] is None:
                 low[s, t] = high[s, t] = p[s, t] = np.nan
-            elif "betting" in (methods[s], methods[t]):
+            elif methods[s] in BETTING_KINDS or methods[t] in BETTING_KINDS:
                 p[s, t] = difference_pvalue(curves.pvalue[s], curves.pvalue[t])
                 low[s, t], high[s, t] = difference_interval(curves.pvalue[s], curves.pvalue[t], curves.grid,
                                                             1 - confidence)

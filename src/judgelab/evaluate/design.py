@@ -21,20 +21,23 @@ class Design:
     labelled: np.ndarray  # (U,) bool
     probability: np.ndarray  # (U,) inclusion probability in (0, 1]; meaningful where labelled
     method: str = "stratified"  # "stratified" (uniform within strata) or "active"
+    # (U,) each labelled unit's place in the order the labels were given (None: unknown); confidence
+    # sequences read the labels in that order
+    order: np.ndarray | None = None
 
     @property
     def n_labelled(self) -> int:
         return int(self.labelled.sum())
 
 
-def stratified_design(problem: Problem, labelled: np.ndarray) -> Design:
-    """Labels taken as a uniform draw within each stratum: pi = n_h / N_h."""
+def stratified_design(problem: Problem, labelled: np.ndarray, order: np.ndarray | None = None) -> Design:
+    """Labels taken as a uniform draw within each stratum: pi = n_h / N_h (``order``: see :class:`Design`)."""
     labelled = np.asarray(labelled, dtype=bool)
     probability = np.zeros(problem.n_units)
     for stratum in np.unique(problem.strata):
         members = problem.strata == stratum
         probability[members] = labelled[members].sum() / members.sum()
-    return Design(labelled, probability, "stratified")
+    return Design(labelled, probability, "stratified", order)
 
 
 def recorded_design(problem: Problem, labelled: np.ndarray, probability: np.ndarray, method: str) -> Design:

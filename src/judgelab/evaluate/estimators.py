@@ -47,7 +47,7 @@ from scipy import special, stats
 from judgelab.errors import ConfigError
 from judgelab.evaluate.calibrate import cross_fit
 from judgelab.evaluate.design import Design
-from judgelab.evaluate.intervals import INTERVALS, Sample, per_system
+from judgelab.evaluate.intervals import BETTING_KINDS, INTERVALS, Sample, per_system
 from judgelab.evaluate.problem import Problem
 from judgelab.metrics.bootstrap import GroupBootstrap, percentile_ci
 from judgelab.metrics.results import json_number
@@ -187,8 +187,9 @@ def corrected(problem: Problem, design: Design, *, calibration: str = "auto", ta
 def _check_intervals(intervals: str, problem: Problem) -> None:
     if intervals not in INTERVALS:
         raise ConfigError(f"intervals {intervals!r}: choose {', '.join(INTERVALS)}")
-    if intervals == "betting" and problem.scale is None:
-        raise ConfigError("betting intervals need the labels' scale: give the items a scale ([low, high]) or --scale")
+    if intervals in BETTING_KINDS and problem.scale is None:
+        raise ConfigError(f"{'confidence sequences' if intervals == 'sequence' else 'betting intervals'} need the "
+                          "labels' scale: give the items a scale ([low, high]) or --scale")
 
 
 def _per_system(estimates: SystemEstimates, problem: Problem, design: Design, labelled: np.ndarray,
@@ -198,6 +199,9 @@ def _per_system(estimates: SystemEstimates, problem: Problem, design: Design, la
     samples = []
     for s in range(len(problem.systems)):
         rows, units = labelled[:, s], problem.present[:, s]
+        if design.order is not None:  # the order the labels were given: what a confidence sequence reads
+            rows = np.flatnonzero(rows)
+            rows = rows[np.argsort(design.order[rows], kind="stable")]
         samples.append(Sample(problem.human[rows, s],
                               None if predicted is None else predicted[rows, s],
                               None if predicted is None else predicted[units, s],
@@ -205,7 +209,7 @@ def _per_system(estimates: SystemEstimates, problem: Problem, design: Design, la
     df = np.diag(estimates.df) if estimates.df is not None else np.full(len(samples), np.inf)
     chosen = per_system(samples, estimates.value, estimates.ci, estimates.se, df, problem.scale,
                         estimates.confidence, intervals, design.method == "stratified", seed)
-    reason = tuple(None if method == "betting" else r for r, method in zip(estimates.reason, chosen.methods,
+    reason = tuple(None if method in BETTING_KINDS else r for r, method in zip(estimates.reason, chosen.methods,
                                                                            strict=True))
     info = estimates.info | {"per_system": chosen.methods, "interval_rule": intervals, "curves": chosen.curves}
     if problem.kind == "queries":  # the guided ranking tests at a stricter level with few queries

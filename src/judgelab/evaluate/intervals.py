@@ -45,6 +45,7 @@ from functools import cached_property, partial
 import numpy as np
 from scipy import stats
 
+from judgelab.errors import ConfigError
 from judgelab.metrics.betting import betting_interval, betting_pvalues
 
 T_MIN_LABELS = 10
@@ -53,7 +54,8 @@ T_GUARD = 0.6  # the t branch spends this share of the error rate (0.03 of a 95%
 JUDGE_TERM_SHARE = 0.2  # population target, betting: the judge's mean over the units gets this share of alpha
 CURVE_POINTS = 401  # p-value curves over the scale, for differences between systems
 JUDGE_SPLITS = 41  # population target: values of the judge's mean tried when splitting a candidate value
-INTERVALS = ("auto", "betting", "t")
+INTERVALS = ("auto", "betting", "t", "sequence")
+BETTING_KINDS = ("betting", "sequence")  # per-system constructions tested from their p-value curves
 
 
 class Curves:
@@ -110,19 +112,23 @@ class Bet:
 
 
 def human_bet(labels: np.ndarray, scale: tuple[float, float], population: int | None, grid: np.ndarray,
-              confidence: float, seed: int) -> Bet:
-    """The labels' own betting interval (``population``: sampled without replacement from that many)."""
-    interval = betting_interval(labels, scale, confidence=confidence, population=population, order_seed=seed)
+              confidence: float, seed: int | None, anytime: bool = False) -> Bet:
+    """The labels' own betting interval (``population``: sampled without replacement from that many).
+    ``seed``: shuffle the labels first (a sample drawn at once); None with ``anytime``: they are in the
+    order they were collected, and the interval is the confidence sequence's, valid however the
+    labelling was stopped."""
+    options = {"confidence": confidence, "population": population, "order_seed": seed, "anytime": anytime}
+    interval = betting_interval(labels, scale, **options)
     return Bet(float(np.mean(labels)), interval.low, interval.high,
-               lambda: betting_pvalues(labels, scale, grid, confidence=confidence, population=population,
-                                       order_seed=seed))
+               lambda: betting_pvalues(labels, scale, grid, **options))
 
 
 def rectified_bet(labels: np.ndarray, predicted_labelled: np.ndarray, predicted_all: np.ndarray,
                   scale: tuple[float, float], population: bool, grid: np.ndarray, confidence: float,
-                  seed: int) -> Bet:
+                  seed: int | None, anytime: bool = False) -> Bet:
     """Prediction-powered betting: the rectifier's interval plus the predictions' mean over every unit
-    (``population``: that mean is estimated too, at :data:`JUDGE_TERM_SHARE` of the error rate)."""
+    (``population``: that mean is estimated too, at :data:`JUDGE_TERM_SHARE` of the error rate; it is
+    known before any label, so only the rectifier's part is sequential with ``anytime``)."""
     lo, hi = scale
     g_all = np.clip(predicted_all, lo, hi)
     residual = labels - np.clip(predicted_labelled, lo, hi)
@@ -130,31 +136,30 @@ def rectified_bet(labels: np.ndarray, predicted_labelled: np.ndarray, predicted_
     shift = float(g_all.mean())
     value = shift + float(residual.mean())
     if not population:  # items: the predictions' mean over the system's units is known exactly
-        n_all = len(g_all)
-        interval = betting_interval(residual, bounds, confidence=confidence, population=n_all, order_seed=seed)
+        options = {"confidence": confidence, "population": len(g_all), "order_seed": seed, "anytime": anytime}
+        interval = betting_interval(residual, bounds, **options)
         return Bet(value, max(lo, interval.low + shift), min(hi, interval.high + shift),
-                   lambda: betting_pvalues(residual, bounds, grid - shift, confidence=confidence, population=n_all,
-                                           order_seed=seed))
+                   lambda: betting_pvalues(residual, bounds, grid - shift, **options))
     # population: theta = E[g] + E[human - g], each with its own betting interval; a union bound joins them
     alpha, share = 1 - confidence, JUDGE_TERM_SHARE
-    judge_mean = betting_interval(g_all, scale, confidence=1 - share * alpha, order_seed=seed)
-    rest = betting_interval(residual, bounds, confidence=1 - (1 - share) * alpha, order_seed=seed)
+    judge_mean = betting_interval(g_all, scale, confidence=1 - share * alpha, order_seed=seed or 0)
+    rest = betting_interval(residual, bounds, confidence=1 - (1 - share) * alpha, order_seed=seed, anytime=anytime)
     return Bet(value, max(lo, judge_mean.low + rest.low), min(hi, judge_mean.high + rest.high),
-               partial(_population_curve, residual, bounds, g_all, scale, grid, confidence, seed))
+               partial(_population_curve, residual, bounds, g_all, scale, grid, confidence, seed, anytime))
 
 
-def _population_curve(residual, bounds, g_all, scale, grid, confidence, seed) -> np.ndarray:
+def _population_curve(residual, bounds, g_all, scale, grid, confidence, seed, anytime) -> np.ndarray:
     """The p-value of theta = c under the union bound of :func:`rectified_bet`: the best split c = c_g +
     c_r of the two tests, each at its share of alpha ({c: p(c) > alpha} is the sum of the two intervals)."""
     alpha, share = 1 - confidence, JUDGE_TERM_SHARE
     # the judge's mean over many units is known to a narrow interval: splits outside a very wide one
     # (level 1 - alpha / 1000) cannot carry a p-value above alpha / 1000, so they are not tried
-    wide = betting_interval(g_all, scale, confidence=1 - share * alpha / 1000, order_seed=seed)
+    wide = betting_interval(g_all, scale, confidence=1 - share * alpha / 1000, order_seed=seed or 0)
     judge_grid = np.linspace(wide.low, wide.high, JUDGE_SPLITS)
-    p_judge = betting_pvalues(g_all, scale, judge_grid, confidence=1 - share * alpha, order_seed=seed)
+    p_judge = betting_pvalues(g_all, scale, judge_grid, confidence=1 - share * alpha, order_seed=seed or 0)
     offsets = grid[:, None] - judge_grid[None, :]
     p_rest = betting_pvalues(residual, bounds, offsets.ravel(), confidence=1 - (1 - share) * alpha,
-                             order_seed=seed).reshape(offsets.shape)
+                             order_seed=seed, anytime=anytime).reshape(offsets.shape)
     return np.minimum(1.0, np.max(np.minimum(p_judge[None, :] / share, p_rest / (1 - share)), axis=1))
 
 
@@ -215,6 +220,9 @@ def per_system(samples: list[Sample | None], value: np.ndarray, ci: np.ndarray, 
     t branch uses; ``ci``: the intervals to start from (kept where no construction applies). Units
     drawn with unequal probabilities (``uniform`` False) keep the t branch: a betting interval needs
     the labelled units to be a uniform draw from the system's."""
+    if intervals == "sequence" and not uniform:
+        raise ConfigError("confidence sequences need labels drawn uniformly within each system: this design drew "
+                          "them with unequal probabilities (judgelab sample --active)")
     grid = curve_grid(scale) if scale is not None else None
     value, ci = value.copy(), ci.copy()
     methods: list[str | None] = [None] * len(value)
@@ -223,7 +231,9 @@ def per_system(samples: list[Sample | None], value: np.ndarray, ci: np.ndarray, 
         if sample is None or len(sample.labels) == 0:
             continue
         spread = bool(se[s] > 0)
-        method = "t" if not uniform else ("betting" if intervals == "betting" else rule(sample.labels, scale, spread))
+        sequential = intervals == "sequence"
+        method = "t" if not uniform else ("betting" if intervals in ("betting", "sequence") else
+                                          rule(sample.labels, scale, spread))
         if method == "t":
             if not (spread and np.isfinite(value[s]) and len(sample.labels) >= 2):
                 continue  # no spread and no scale: no interval
@@ -231,13 +241,15 @@ def per_system(samples: list[Sample | None], value: np.ndarray, ci: np.ndarray, 
             if grid is not None:
                 makers[s] = partial(t_curve, grid, value[s], se[s], df[s])
             continue
-        order = int(np.random.default_rng([seed, s]).integers(2 ** 31))
+        # a sample drawn at once is shuffled (reproducibly); a sequence keeps the order it was labelled in
+        order = None if sequential else int(np.random.default_rng([seed, s]).integers(2 ** 31))
         if sample.predicted_all is None:
-            bet = human_bet(sample.labels, scale, sample.population, grid, confidence, order)
+            bet = human_bet(sample.labels, scale, sample.population, grid, confidence, order, sequential)
         else:
             bet = rectified_bet(sample.labels, sample.predicted_labelled, sample.predicted_all, scale,
-                                sample.population is None, grid, confidence, order)
-        methods[s], value[s], ci[s], makers[s] = "betting", bet.value, (bet.low, bet.high), bet.curve
+                                sample.population is None, grid, confidence, order, sequential)
+        methods[s], value[s], ci[s], makers[s] = ("sequence" if sequential else "betting", bet.value,
+                                                   (bet.low, bet.high), bet.curve)
     if scale is not None:  # the value lies on the scale: an estimate or a bound off it is never nearer the truth
         value, ci = np.clip(value, *scale), np.clip(ci, *scale)
     return Chosen(value, ci, tuple(methods), Curves(grid, makers) if grid is not None else None)

@@ -71,8 +71,8 @@ from judgelab.evaluate.choose import SPLITS, Choice, choose_by_halves, kendall_t
 from judgelab.evaluate.compare import Pairs, pairwise, ranks_of
 from judgelab.evaluate.estimators import SystemEstimates, shrunk, shrunk_values
 from judgelab.evaluate.guided import guided_ranking
+from judgelab.evaluate.intervals import BETTING_KINDS, T_GUARD, T_MIN_LABELS, Sample, guarded_t, per_system
 from judgelab.evaluate.intervals import INTERVALS as SYSTEM_INTERVALS
-from judgelab.evaluate.intervals import T_GUARD, T_MIN_LABELS, Sample, guarded_t, per_system
 from judgelab.evaluate.sample_file import SampleFile
 from judgelab.evaluate.sampling import pair_stratum
 from judgelab.evaluate.systems import SystemsReport
@@ -348,10 +348,10 @@ def _per_system_means(estimates: SystemEstimates, data: Comparisons, sides: _Sid
     df = np.diag(estimates.df)
     chosen = per_system(samples, estimates.value, estimates.ci, estimates.se, df, (0.0, 1.0), estimates.confidence,
                         system_intervals, data.probability is None, seed)
-    reason = tuple(None if method == "betting" else r for r, method in zip(estimates.reason, chosen.methods,
+    reason = tuple(None if method in BETTING_KINDS else r for r, method in zip(estimates.reason, chosen.methods,
                                                                            strict=True))
     info = estimates.info | {"per_system": chosen.methods, "interval_rule": system_intervals, "curves": chosen.curves}
-    return replace(estimates, value=np.where(np.isfinite(estimates.value) | (np.array(chosen.methods) == "betting"),
+    return replace(estimates, value=np.where(np.isfinite(estimates.value) | np.isin(chosen.methods, BETTING_KINDS),
                                              chosen.value, np.nan), ci=chosen.ci, reason=reason, info=info)
 
 
@@ -624,7 +624,7 @@ def _rank_sets_per_system(estimates: SystemEstimates, method: str, pairs: Pairs,
     rank = ranks_of(value)
     difference = value[:, None] - value[None, :]
     mask = has[:, None] & has[None, :] & ~np.eye(len(value), dtype=bool)
-    if method == "max-t" and "betting" in estimates.info["per_system"]:
+    if method == "max-t" and set(estimates.info["per_system"]) & set(BETTING_KINDS):
         method = "bonferroni"  # a betting interval has no joint normal law to take the maximum over
     critical = None
     if method == "holm":

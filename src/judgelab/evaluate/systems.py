@@ -31,6 +31,7 @@ from judgelab.evaluate.guided import guided_ranking
 from judgelab.evaluate.ir import runs_without_judgments, score_runs
 from judgelab.evaluate.problem import Problem, from_items, from_queries
 from judgelab.evaluate.sample_file import SampleFile
+from judgelab.evaluate.sequential import QUESTIONS, decide_best, per_system_level
 from judgelab.limits import max_input_bytes, over_limit
 from judgelab.metrics.align import items_of_one_kind, judge_value, judgments_by_item, select_judgments
 from judgelab.metrics.ir import read_runs
@@ -70,6 +71,8 @@ class SystemsReport:
     pairs_omitted: str | None = None  # why ``pairs`` is empty (too many systems)
     #: the estimator whose ranking is recommended and why ({"estimator", "reason", ...}); None: judge only
     recommended: dict[str, Any] | None = None
+    #: ``until_decided``'s answer from confidence sequences (evaluate/sequential.py); None: not asked
+    decision: dict[str, Any] | None = None
 
     @property
     def systems(self) -> tuple[str, ...]:
@@ -147,6 +150,8 @@ class SystemsReport:
             out["pairs_omitted"] = self.pairs_omitted
         if self.recommended:
             out["recommended"] = self.recommended
+        if self.decision:
+            out["decision"] = self.decision
         if effective is not None:
             n = self.labels["n_labelled"]
             total = sum(v for v in effective.values() if v is not None)
@@ -189,7 +194,7 @@ def evaluate(items: Iterable[Item], judgments: Iterable[Judgment], *, aspect: st
              n_resamples: int = 1000, seed: int = 0, confidence: float = 0.95,
              skewness_correction: bool = True, estimand: str = "win-prob", baseline: str | None = None,
              rank_method: str = "auto", bt_intervals: str = "sandwich", intervals: str = "auto",
-             scale: tuple[float, float] | None = None) -> SystemsReport:
+             scale: tuple[float, float] | None = None, until_decided: str | None = None) -> SystemsReport:
     """Estimate every system's mean human score from a judge's verdicts and (optionally) a few labels.
 
     ``items``: pointwise items with ``system_id`` (or none: one system), or relevance items with
@@ -202,7 +207,9 @@ def evaluate(items: Iterable[Item], judgments: Iterable[Judgment], *, aspect: st
     See :mod:`judgelab.evaluate.estimators` for ``calibration``, ``target``, ``variance`` and
     ``skewness_correction``; :mod:`judgelab.evaluate.intervals` for ``intervals`` (``auto``: each
     system's own interval, t or betting, by a rule fixed in advance). ``scale``: the human values'
-    ``(low, high)`` when the items do not declare it (betting intervals need it).
+    ``(low, high)`` when the items do not declare it (betting intervals need it). ``until_decided``:
+    ``"best"`` adds whether the labels so far, read in the order they were given, decide which system
+    is best (:mod:`judgelab.evaluate.sequential`: confidence sequences, valid however long one labels).
 
     Comparisons between systems (pairwise items with ``system_a``/``system_b``) go to
     :func:`judgelab.evaluate.preferences.evaluate_comparisons` with ``estimand``, ``baseline``,
@@ -210,7 +217,12 @@ def evaluate(items: Iterable[Item], judgments: Iterable[Judgment], *, aspect: st
     ``n_resamples`` refits; docs/pairwise.md).
     """
     items, kind = items_of_one_kind(items)
+    if until_decided is not None and until_decided not in QUESTIONS:
+        raise ConfigError(f"--until-decided {until_decided!r}: choose {', '.join(QUESTIONS)}")
     if kind == "pairwise":
+        if until_decided is not None:
+            raise ConfigError("--until-decided is for pointwise items and runs; for comparisons, judgelab compare "
+                              "--sequential decides between two systems")
         if items[0].system_a is None:
             raise ConfigError("pairwise items without system_a/system_b compare two outputs, not systems; name the "
                               "systems compared (system_a, system_b) to rank them")
@@ -231,7 +243,7 @@ def evaluate(items: Iterable[Item], judgments: Iterable[Judgment], *, aspect: st
         if runs is not None:
             raise ConfigError("--runs scores TREC runs and needs relevance items (qid, docid)")
         built = _item_problem(items, judgments, aspect, judge, human, human_ids, scale)
-    design = _design(built.problem, built.labelled, sample)
+    design = _design(built.problem, built.labelled, sample, built.notes.get("order"))
     n_systems = len(built.problem.systems)
     if design is not None and n_systems > MAX_LABELLED_SYSTEMS:
         raise ConfigError(f"{n_systems} systems: the estimates that use human labels (human, corrected) are computed "
@@ -261,6 +273,11 @@ def evaluate(items: Iterable[Item], judgments: Iterable[Judgment], *, aspect: st
             estimates["guided"] = guided_ranking(estimates["corrected"], estimates["judge"])
             recommended = {"estimator": "guided", "reason": "runs: the judge's order except where a corrected "
                            "difference is significant (evaluate/guided.py)"}
+    decision = None
+    if until_decided is not None:
+        if design is None:
+            raise ConfigError("--until-decided needs the labels so far (--human or --human-ids)")
+        decision = _decide(labelled_problem, design, confidence=confidence, target=target, seed=seed)
     pairs_omitted = None
     if n_systems <= MAX_PAIRWISE_SYSTEMS:
         # guided is a ranking, shrunk a model's point estimate: neither has tests that hold per pair
@@ -279,7 +296,16 @@ def evaluate(items: Iterable[Item], judgments: Iterable[Judgment], *, aspect: st
     if kind == "relevance":
         options |= {"measure": measure, "unjudged": unjudged}
     return SystemsReport(built.problem.kind, built.aspect, built.measure, estimates, pairs, labels, built.coverage,
-                         built.skipped, built.unjudged_share, options, pairs_omitted, recommended)
+                         built.skipped, built.unjudged_share, options, pairs_omitted, recommended, decision)
+
+
+def _decide(problem: Problem, design: Design, *, confidence: float, target: str, seed: int) -> dict[str, Any]:
+    """Which system is best, from each system's confidence sequence of its labels at a level that holds
+    for all of them at once (evaluate/sequential.py: the labels' own, as a judge widens a sequence's
+    range before it narrows its variance)."""
+    level = per_system_level(confidence, len(problem.systems))
+    own = human_only(problem, design, intervals="sequence", confidence=level, target=target, seed=seed)
+    return decide_best(problem.systems, own.value, own.ci, own.n_labelled, level).to_dict()
 
 
 @dataclass
@@ -295,11 +321,12 @@ class _Built:
     notes: dict[str, Any] = field(default_factory=dict)
 
 
-def _design(problem: Problem, labelled: np.ndarray | None, sample: SampleFile | None) -> Design | None:
+def _design(problem: Problem, labelled: np.ndarray | None, sample: SampleFile | None,
+            order: np.ndarray | None = None) -> Design | None:
     if labelled is None:
         return None
     if sample is None or sample.probabilities is None or sample.method == "stratified":
-        return stratified_design(problem, labelled)  # uniform within strata: n_h / N_h of the labels at hand
+        return stratified_design(problem, labelled, order)  # uniform within strata: n_h / N_h of the labels at hand
     probability = np.zeros(problem.n_units)
     probability[problem.index(sample.ids)] = sample.probabilities
     return recorded_design(problem, labelled, probability, sample.method)
@@ -376,7 +403,7 @@ def _item_labels(problem: Problem, items: list[Item], aspect: str | None, human,
         matrix = np.full(problem.n_units, np.nan)
         matrix[positions] = values
         labelled = np.isfinite(matrix)
-        notes = {}
+        notes = {"order": _order(problem.n_units, positions)}
         if human_ids is not None and human_ids != ALL:
             drawn = np.zeros(problem.n_units, dtype=bool)
             drawn[problem.index(list(human_ids))] = True
@@ -386,16 +413,28 @@ def _item_labels(problem: Problem, items: list[Item], aspect: str | None, human,
                                 f"(e.g. {', '.join(outside[:3])}); label the sampled items, or leave out the id list")
             notes["unlabelled_sample_ids"] = int((drawn & ~labelled).sum())
         return labelled, matrix, "labels file", notes
+    notes = {}
     if human_ids == ALL:
         labelled = np.isfinite(own)
     else:
+        listed = problem.index(list(human_ids))
         labelled = np.zeros(problem.n_units, dtype=bool)
-        labelled[problem.index(list(human_ids))] = True
+        labelled[listed] = True
+        notes["order"] = _order(problem.n_units, listed)
         unscored = [problem.units[k] for k in np.flatnonzero(labelled & ~np.isfinite(own))]
         if unscored:
             raise DataError(f"{len(unscored)} listed item(s) have no human score for aspect {aspect!r} "
                             f"(e.g. {', '.join(unscored[:3])})")
-    return labelled, None, "items' own scores", {}
+    return labelled, None, "items' own scores", notes
+
+
+def _order(n_units: int, positions: np.ndarray) -> np.ndarray:
+    """Each unit's place in the order its label was given (inf: not labelled); a repeated id keeps its first."""
+    order = np.full(n_units, np.inf)
+    for place, unit in enumerate(positions):
+        if not np.isfinite(order[unit]):
+            order[unit] = place
+    return order
 
 
 def _number(value: Any, item_id: str) -> float:
@@ -442,14 +481,17 @@ def _query_problem(items: list[Item], judgments: Iterable[Judgment], judge: str 
     counts = judge_scores.measure.startswith("Num")  # NumRel, NumRet...: counts, not on [0, 1]
     problem = from_queries(queries, judge_scores.runs, judge_scores.values, human_values,
                            scale=None if counts else (0.0, 1.0))
-    labelled = None
+    labelled, notes = None, {}
     if labelled_queries is not None:
-        labelled = (np.array([q in labelled_queries for q in queries], dtype=bool)  # no str array of the ids
+        wanted = set(labelled_queries)
+        labelled = (np.array([q in wanted for q in queries], dtype=bool)  # no str array of the ids
                     & np.isfinite(human_values).any(axis=1))
+        place = {q: k for k, q in enumerate(queries)}
+        notes["order"] = _order(len(queries), [place[q] for q in labelled_queries if q in place])
     coverage = {"units": len(queries), "judged_pairs": len(judge_qrels), "items": len(items),
                 "judgments_without_label": len(skipped_judgments)}
     share = dict(zip(judge_scores.runs, judge_scores.unjudged_share.tolist(), strict=True))
-    return _Built(problem, labelled, "relevance", coverage, source, judge_scores.measure, skipped, share)
+    return _Built(problem, labelled, "relevance", coverage, source, judge_scores.measure, skipped, share, notes)
 
 
 def _query_labels(items: list[Item], human, human_ids, queries: list[str]):
@@ -474,7 +516,10 @@ def _query_labels(items: list[Item], human, human_ids, queries: list[str]):
                  if str(item.qid) in wanted and isinstance(item.label, int)]
         source = "items' own labels"
     qrels = qrels_from_labels(*zip(*pairs, strict=True)) if pairs else []
-    return {str(q) for q, _, _ in pairs}, qrels, source
+    given = list(dict.fromkeys(map(str, human_ids))) if human is None and human_ids != ALL else []
+    # the queries in the order their labels were given (a confidence sequence reads them so)
+    labelled = {str(q) for q, _, _ in pairs}
+    return [q for q in dict.fromkeys(given + [str(q) for q, _, _ in pairs]) if q in labelled], qrels, source
 
 
 __all__ = ["ALL", "SystemsReport", "evaluate"]

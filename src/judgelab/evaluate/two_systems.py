@@ -222,7 +222,7 @@ def compare_systems(items: Iterable[Item], judgments: Iterable[Judgment], *, bas
                     judge: str | None = None, human: Mapping[str, Any] | None = None,
                     human_ids: Iterable[str] | str | None = None, sample: SampleFile | None = None,
                     calibration: str = "auto", target: str = "population", n_resamples: int = 1000, seed: int = 0,
-                    skewness_correction: bool = True) -> Comparison:
+                    skewness_correction: bool = True, sequential: bool = False) -> Comparison:
     """Estimate ``candidate - baseline`` and decide whether the candidate is worse by more than ``margin``.
 
     Inputs as :func:`judgelab.evaluate.evaluate` takes them (``human``: {item id: value};
@@ -230,7 +230,10 @@ def compare_systems(items: Iterable[Item], judgments: Iterable[Judgment], *, bas
     labels were drawn). ``estimator``: ``auto`` (corrected with labels, judge-only without),
     ``corrected``, ``human``, ``judge``. ``pairing``: ``auto`` (paired when the systems share their
     inputs), ``paired`` (required: an error without shared inputs), ``unpaired``. ``calibration``,
-    ``target``, ``skewness_correction``: as in :mod:`judgelab.evaluate.estimators`.
+    ``target``, ``skewness_correction``: as in :mod:`judgelab.evaluate.estimators`. ``sequential``:
+    the labels were gathered in rounds and looked at (optional stopping): the interval is a confidence
+    sequence over the labels in the order they were given, valid however the labelling was stopped
+    (:mod:`judgelab.evaluate.sequential`).
     """
     _check_options(baseline, candidate, margin, alpha, estimator, pairing)
     items, kind = items_of_one_kind(items)
@@ -238,7 +241,7 @@ def compare_systems(items: Iterable[Item], judgments: Iterable[Judgment], *, bas
         return _compare_comparisons(items, judgments, baseline=baseline, candidate=candidate, margin=margin,
                                     alpha=alpha, higher_is_better=higher_is_better, estimator=estimator,
                                     pairing=pairing, judge=judge, human=human, human_ids=human_ids, sample=sample,
-                                    target=target, seed=seed)
+                                    target=target, seed=seed, sequential=sequential)
     if kind != "pointwise":
         raise ConfigError(f"compare takes items with a system_id or comparisons between systems; these are {kind} "
                           "items (compare TREC runs with judgelab evaluate --runs)")
@@ -246,13 +249,15 @@ def compare_systems(items: Iterable[Item], judgments: Iterable[Judgment], *, bas
     kept, human, human_ids, sample = _two_systems(items, baseline, candidate, human, human_ids, sample)
     built = _item_problem(kept, judgments, aspect, judge, human, human_ids)
     has_labels = built.labelled is not None and bool(built.labelled.any())
-    chosen, estimator_reason = _estimator(estimator, has_labels, built.label_source)
+    chosen, estimator_reason = _estimator(estimator, has_labels, built.label_source, sequential)
+    _check_sequential(sequential, chosen)
     if chosen == "judge":  # its interval is a percentile one
         check_resamples(n_resamples, 1 - alpha, "--bootstrap, n_resamples")
     paired, pairing_reason = _pairing(kept, baseline, candidate, pairing, built.labelled if has_labels else None,
                                       chosen, sample)
     common = {"n_resamples": n_resamples, "seed": seed, "confidence": 1 - alpha,
-              "skewness_correction": skewness_correction, "calibration": calibration, "target": target}
+              "skewness_correction": skewness_correction, "calibration": calibration, "target": target,
+              "intervals": "sequence" if sequential else "auto"}
     if paired:
         value, low, high, n, n_labelled, reason, se = _paired(kept, built, baseline, candidate, chosen, **common)
     else:
@@ -268,7 +273,16 @@ def compare_systems(items: Iterable[Item], judgments: Iterable[Judgment], *, bas
                         "(left out of the judge's means)")
     return Comparison(baseline, candidate, value, low, high, chosen, estimator_reason, paired, pairing_reason, n,
                       n_labelled, margin, alpha, higher_is_better, decide(low, high, margin, higher_is_better),
-                      built.aspect, tuple(warnings), se=_finite(se))
+                      built.aspect, tuple(warnings), se=_finite(se), interval=SEQUENCE if sequential else None)
+
+
+SEQUENCE = "confidence-sequence"  # Comparison.interval under --sequential
+
+
+def _check_sequential(sequential: bool, estimator: str) -> None:
+    if sequential and estimator == "judge":
+        raise ConfigError("--sequential reads human labels in the order they were given: give --human or "
+                          "--human-ids (the judge-only interval has no labels to stop on)")
 
 
 # -- comparisons between systems (system_a/system_b, verdicts a/b/tie) ---------------------------------
@@ -279,7 +293,7 @@ PAIRWISE_JUDGE_WARNING = ("judge-only has no bias correction: without human labe
 def _compare_comparisons(items: list[Item], judgments: Iterable[Judgment], *, baseline: str, candidate: str,
                          margin: float, alpha: float, higher_is_better: bool, estimator: str, pairing: str,
                          judge: str | None, human, human_ids, sample: SampleFile | None, target: str,
-                         seed: int) -> Comparison:
+                         seed: int, sequential: bool = False) -> Comparison:
     """The gate on comparisons: head-to-head (the candidate's win rate against the baseline minus
     1/2, ties half) where the two meet, else via the other systems (the difference of their win
     probabilities). Estimators and intervals are :mod:`judgelab.evaluate.preferences`'."""
@@ -287,7 +301,9 @@ def _compare_comparisons(items: list[Item], judgments: Iterable[Judgment], *, ba
     data, coverage, source, _ = preferences.comparison_data(items, judgments, judge=judge, human=human,
                                                          human_ids=human_ids, sample=sample)
     _require_systems(list(data.systems), baseline, candidate)
-    chosen, estimator_reason = _estimator(estimator, bool(data.labelled.any()), source)
+    chosen, estimator_reason = _estimator(estimator, bool(data.labelled.any()), source, sequential)
+    _check_sequential(sequential, chosen)
+    system_intervals = "sequence" if sequential else "auto"
     if not data.judged.any():
         raise ConfigError("no comparison has a judge verdict")
     b, c = data.systems.index(baseline), data.systems.index(candidate)
@@ -305,12 +321,13 @@ def _compare_comparisons(items: list[Item], judgments: Iterable[Judgment], *, ba
         enough, met = False, f"{met}; {informative_why}"
     if enough and pairing != "unpaired":
         value, low, high, reason, n, n_labelled, interval, interval_why, se = _head_to_head(
-            data.restricted(meet), baseline, candidate, chosen, target, confidence)
+            data.restricted(meet), baseline, candidate, chosen, target, confidence, system_intervals)
         basis, measure = "head-to-head", f"win rate of {candidate} against {baseline} - 1/2"
         why = (f"the {n} comparisons between {candidate} and {baseline}"
                + ("" if chosen == "judge" else f" ({n_labelled} labelled)") + "; ties count half")
     else:
-        value, low, high, reason, n, n_labelled, se = _via_others(data, b, c, chosen, target, confidence, seed)
+        value, low, high, reason, n, n_labelled, se = _via_others(data, b, c, chosen, target, confidence, seed,
+                                                                  system_intervals)
         basis, measure = "via others", f"win probability of {candidate} - that of {baseline}"
         fallback = "chosen with --pairing unpaired" if pairing == "unpaired" else (
             met if "via the others" in met else f"{met}, too few for head-to-head")
@@ -328,7 +345,7 @@ def _compare_comparisons(items: list[Item], judgments: Iterable[Judgment], *, ba
     return Comparison(baseline, candidate, float(value), float(low), float(high), chosen, estimator_reason,
                       basis == "head-to-head", why, n, n_labelled, margin, alpha, True,
                       decide(low, high, margin), None, tuple(warnings), basis=basis, measure=measure,
-                      interval=interval, se=_finite(se))
+                      interval=SEQUENCE if sequential else interval, se=_finite(se))
 
 
 def _head_to_head_informative(data, b: int, c: int, rows: np.ndarray, estimator: str) -> tuple[bool, str]:
@@ -367,17 +384,19 @@ def _check_pairwise_options(items: list[Item], higher_is_better: bool, sample: S
         raise ConfigError(f"--target {target!r}: choose {', '.join(preferences.TARGETS)}")
 
 
-def _head_to_head(head, baseline: str, candidate: str, estimator: str, target: str, confidence: float):
+def _head_to_head(head, baseline: str, candidate: str, estimator: str, target: str, confidence: float,
+                  system_intervals: str = "auto"):
     """The candidate's win rate against the baseline minus 1/2, over their comparisons with each other
     (``head``): preferences' win rate against a baseline, one system left; where the verdicts show
-    no spread, the exact interval of :func:`_edge_interval`. The last two: the interval's kind (None:
-    the usual t one) and why."""
-    edge = _edge_interval(head, candidate, estimator, confidence)
+    no spread, the exact interval of :func:`_edge_interval` (not with a confidence sequence: that
+    one holds at a fixed number of labels only). The last two: the interval's kind (None: the usual
+    one) and why."""
+    edge = None if system_intervals == "sequence" else _edge_interval(head, candidate, estimator, confidence)
     if edge is not None:
         value, low, high, n, n_labelled, why = edge
         return value, low, high, None, n, n_labelled, EXACT, why, None
     result = preferences.estimate(head, estimator, estimand="baseline-win-rate", baseline=baseline, target=target,
-                                  confidence=confidence)
+                                  confidence=confidence, system_intervals=system_intervals)
     k = head.systems.index(candidate)
     return (result.value[k] - 0.5, result.ci[k, 0] - 0.5, result.ci[k, 1] - 0.5, result.reason[k], head.n,
             int(result.n_labelled[k]), None, None, float(result.se[k]))
@@ -422,7 +441,8 @@ def _edge_interval(head, candidate: str, estimator: str, confidence: float):
     return (float(own[0]) - 0.5, low - 0.5, high - 0.5, head.n, 0 if estimator == "judge" else n, why)
 
 
-def _via_others(data, b: int, c: int, estimator: str, target: str, confidence: float, seed: int):
+def _via_others(data, b: int, c: int, estimator: str, target: str, confidence: float, seed: int,
+                system_intervals: str = "auto"):
     """The difference of the two systems' win probabilities, from the leaderboard of the part of the
     comparison graph that connects them (what ``rank_systems`` gives as ``pairs``)."""
     parts = preferences.components(data)
@@ -434,7 +454,8 @@ def _via_others(data, b: int, c: int, estimator: str, target: str, confidence: f
                           f"and {preferences.group_text(other)})")
     inside = np.isin(data.a, [data.systems.index(s) for s in part])
     connected = data.restricted(inside)
-    report = preferences.leaderboard(connected, estimand="win-prob", target=target, confidence=confidence, seed=seed)
+    report = preferences.leaderboard(connected, estimand="win-prob", target=target, confidence=confidence, seed=seed,
+                                     system_intervals=system_intervals)
     if estimator not in report.pairs:
         labelled = int(connected.labelled.sum())
         return (np.nan, np.nan, np.nan, f"{labelled} labelled comparison(s): an interval needs "
@@ -490,8 +511,11 @@ def _two_systems(items: list[Item], baseline: str, candidate: str, human, human_
     return kept, human, human_ids, sample
 
 
-def _estimator(requested: str, has_labels: bool, source: str | None) -> tuple[str, str]:
+def _estimator(requested: str, has_labels: bool, source: str | None, sequential: bool = False) -> tuple[str, str]:
     if requested == "auto":
+        if has_labels and sequential:
+            return "human", (f"human labels ({source}), read as a confidence sequence: the labels' own (a judge widens "
+                             "a sequence's range before it narrows its variance; --estimator corrected to use it)")
         if has_labels:
             return "corrected", (f"human labels ({source}): the judge's verdicts corrected by its measured error on "
                                  "them (prediction-powered, unbiased for the human difference)")
@@ -549,8 +573,9 @@ def _pairing(items: list[Item], baseline: str, candidate: str, requested: str, l
 
 
 def _paired(items: list[Item], built, baseline: str, candidate: str, estimator: str, *, n_resamples: int, seed: int,
-            confidence: float, skewness_correction: bool, calibration: str, target: str):
-    """The difference as one mean over shared inputs: judge and human values are output differences."""
+            confidence: float, skewness_correction: bool, calibration: str, target: str, intervals: str = "auto"):
+    """The difference as one mean over shared inputs: judge and human values are output differences
+    (an input counts as labelled, in the order of labels, once its second output has its label)."""
     base, cand = _inputs_of(items, baseline), _inputs_of(items, candidate)
     shared = sorted(set(base) & set(cand))
     rows_b, rows_c = [base[g] for g in shared], [cand[g] for g in shared]
@@ -570,9 +595,12 @@ def _paired(items: list[Item], built, baseline: str, candidate: str, estimator: 
     if estimator == "judge":
         estimates = judge_only(problem, n_resamples=n_resamples, seed=seed, confidence=confidence)
     else:
-        design = stratified_design(problem, labelled)
+        given = built.notes.get("order")
+        order = None if given is None else np.maximum(given[rows_b], given[rows_c])
+        design = stratified_design(problem, labelled, order)
         labelled_problem = problem.with_human(np.where(labelled[:, None], problem.human, np.nan))
-        options = {"confidence": confidence, "skewness_correction": skewness_correction, "target": target}
+        options = {"confidence": confidence, "skewness_correction": skewness_correction, "target": target,
+                   "intervals": intervals}
         estimates = (human_only(labelled_problem, design, **options) if estimator == "human" else
                      corrected(labelled_problem, design, calibration=calibration, seed=seed, **options))
     return (float(estimates.value[0]), float(estimates.ci[0, 0]), float(estimates.ci[0, 1]), len(shared),
