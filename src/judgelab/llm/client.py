@@ -289,11 +289,15 @@ class Client:
 
     async def _call_with_retries(self, request: Request, sample_index: int) -> Completion:
         deadline = _Deadline(self.call_deadline)
+
+        def back_off(state: RetryCallState) -> float:
+            return deadline.back_off(state, self._wait)
+
         retrying = AsyncRetrying(
             retry=retry_if_exception_type(TransientBackendError),
             # No back-off that would reach the deadline: the call ends on what the last attempt got.
-            stop=stop_after_attempt(self.max_attempts) | (lambda state: state.upcoming_sleep >= deadline.remaining()),
-            wait=self._wait,
+            stop=stop_after_attempt(self.max_attempts) | (lambda state: back_off(state) >= deadline.remaining()),
+            wait=back_off,
             before_sleep=self._count_retry,
             reraise=True,
         )
@@ -403,11 +407,19 @@ class _Deadline:
         self.attempts = 0  # attempts started
         self.last_error: TransientBackendError | None = None  # how the last attempt started failed, if it ended
         self._ends: float | None = None
+        self._back_off: tuple[int, float] = (0, 0.0)  # (after attempt N, seconds)
 
     def remaining(self) -> float:
         if self._ends is None:
             self._ends = time.monotonic() + self.seconds
         return self._ends - time.monotonic()
+
+    def back_off(self, state: RetryCallState, wait: Callable[[RetryCallState], float]) -> float:
+        """The wait after attempt N, drawn once: tenacity asks for it and, through ``stop``, whether to wait at
+        all (which of the two it asks first differs across its versions)."""
+        if self._back_off[0] != state.attempt_number:
+            self._back_off = (state.attempt_number, wait(state))
+        return self._back_off[1]
 
     async def run(self, attempt: Coroutine[Any, Any, T]) -> T:
         remaining = self.remaining()
