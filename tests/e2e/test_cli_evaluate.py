@@ -134,10 +134,10 @@ def test_plan_says_how_many_labels_a_width_needs(hanna, hanna_judge, tmp_path):
     assert done.returncode == 0, done.stderr
     assert "Labels for 0.5-wide intervals" in done.stdout and "total" in done.stdout
     wide = run("sample", "--data", hanna, "--judgments", hanna_judge, "--aspect", "coherence", "--human-ids", ids,
-               "--plan", "10")  # any 4 labels give a 10-wide interval on a 1-5 scale: the ranking's minimum rules
+               "--plan", "10")  # any 4 labels give a 10-wide interval on a 1-5 scale: the t branch's minimum rules
     assert wide.returncode == 0, wide.stderr
-    assert re.search(r"total\s*│\s*737\s*│\s*88\s*│\s*88", wide.stdout), wide.stdout  # 11 systems x 8
-    assert "at least 8 per system" in wide.stdout
+    assert re.search(r"total\s*│\s*737\s*│\s*110\s*│\s*110", wide.stdout), wide.stdout  # 11 systems x 10
+    assert "at least 10 per system" in " ".join(wide.stdout.split())
 
 
 @pytest.fixture(scope="module")

@@ -15,6 +15,7 @@ from rich.table import Table
 from judgelab import limits
 from judgelab.commands._numbers import checked
 from judgelab.errors import ConfigError
+from judgelab.printable import printable
 
 CALIBRATION_HELP = "Map from judge to human scale for the corrected estimate: auto, isotonic, linear, identity."
 
@@ -183,7 +184,7 @@ def evaluate(
         for renderable in systems_tables(report, console.width):
             console.print(renderable, soft_wrap=isinstance(renderable, str))
     if written is not None:
-        typer.echo(f"report: {written}", err=as_json)
+        typer.echo(f"report: {printable(written)}", err=as_json)
     if report.decision is not None and not report.decision["decided"]:
         raise typer.Exit(NOT_DECIDED)
 
@@ -491,6 +492,7 @@ def _draw_comparisons(items, judgments, judge, field, budget, active, mix, exclu
 def _print_plan(console, data, judgments, human, human_ids, aspect, judge, field, runs, width, seed) -> None:
     from judgelab.evaluate import evaluate as run_evaluate
     from judgelab.evaluate.choose import MIN_LABELS_PER_SYSTEM
+    from judgelab.evaluate.intervals import T_MIN_LABELS
     from judgelab.evaluate.plan import plan_labels
 
     if human is None and human_ids is None:
@@ -509,8 +511,9 @@ def _print_plan(console, data, judgments, human, human_ids, aspect, judge, field
     console.print(table)
     console.print(f"from {report.labels['n_labelled']} labels so far; 'unreachable': the judge term alone is wider")
     if report.kind == "items":
-        console.print(f"at least {MIN_LABELS_PER_SYSTEM} per system: with fewer, the recommended ranking is provisional "
-                      "(docs/evaluate.md, 'Provisional under 8 labels per system')")
+        console.print(f"at least {max(MIN_LABELS_PER_SYSTEM, T_MIN_LABELS)} per system: with fewer than "
+                      f"{MIN_LABELS_PER_SYSTEM} the recommended ranking is provisional, with fewer than {T_MIN_LABELS} a "
+                      "system's interval is a betting one, wider than planned (docs/evaluate.md)")
 
 
 def _needed(value: float) -> str:

@@ -4,6 +4,9 @@ Each label-based estimator's variance is ``per_label / n`` (times ``1 - n/N`` fo
 target) plus, for the corrected one under the population target, a judge term that labels do
 not shrink. Solving ``z * sqrt(variance) <= width / 2`` for ``n`` per system gives the labels
 each estimator needs; the variances come from the pilot labels, so the plan is as good as they are.
+The quantile is the guarded t branch's (evaluate/intervals.py), which a system gets from 10 labels
+with a mean away from the scale's ends: the plan never asks for fewer. A system whose mean sits near
+an end keeps a betting interval, wider than planned.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from scipy import stats
 from judgelab.errors import ConfigError
 from judgelab.evaluate.choose import MIN_LABELS_PER_SYSTEM
 from judgelab.evaluate.estimators import MIN_LABELLED_QUERIES
+from judgelab.evaluate.intervals import T_GUARD, T_MIN_LABELS
 from judgelab.evaluate.systems import SystemsReport
 
 
@@ -49,10 +53,14 @@ def plan_labels(report: SystemsReport, width: float) -> Plan:
     if report.kind == "comparisons":
         raise ConfigError("--plan is for pointwise items and runs; for comparisons between systems, read the "
                           "corrected intervals' widths against the labels so far (judgelab evaluate)")
-    z = stats.norm.ppf(0.5 + report.options["confidence"] / 2)
+    # the interval a system gets with the labels planned: the guarded t branch (evaluate/intervals.py),
+    # from T_MIN_LABELS on; --intervals t plans for the plain interval
+    guarded = report.options.get("intervals", "auto") != "t"
+    z = stats.norm.isf((T_GUARD if guarded else 1) * (1 - report.options["confidence"]) / 2)
     finite_target = report.options["target"] == "items"
     # what an interval for runs needs; for items, what a ranking to rely on needs (evaluate/choose.py)
     least = MIN_LABELLED_QUERIES if report.kind == "queries" else MIN_LABELS_PER_SYSTEM
+    least = max(least, T_MIN_LABELS) if guarded else least
     needed = {}
     for name in ("human", "corrected"):
         est = report.estimates[name]
