@@ -93,3 +93,26 @@ def test_until_decided_exits_3_until_the_labels_decide_and_compare_reads_a_seque
     blind = run_cli("compare", "--data", items, "--judgments", judgments, "--aspect", "q", "--baseline", "base",
                     "--candidate", "cand", "--sequential")
     assert blind.returncode == 2 and "--sequential" in blind.stderr
+
+
+def test_monitor_raises_an_alarm_on_a_planted_drop_and_names_a_missing_time(tmp_path):
+    rng = np.random.default_rng(0)
+    items, judged = [], []
+    for day in range(24):
+        for system in ("steady", "drops"):
+            for k in range(10):
+                item_id = f"{system}-{day}-{k}"
+                items.append({"id": item_id, "system_id": system, "output": "o", "scale": [1, 5],
+                              "extra": {"at": f"2026-11-{day + 1:02d}T09:00:00"}})
+                shift = -1.0 if system == "drops" and day >= 14 else 0.0
+                judged.append({"item_id": item_id, "score": float(np.clip(np.round(rng.normal(3.5 + shift, 0.7)), 1, 5))})
+    data = write_jsonl(tmp_path / "logs.jsonl", items)
+    judgments = write_jsonl(tmp_path / "judged.jsonl", judged)
+    done = run_cli("evaluate", "--data", data, "--judgments", judgments, "--monitor", "--time-field", "at", "--json")
+    assert done.returncode == 1, done.stderr
+    watches = {w["system"]: w for w in json.loads(done.stdout)["monitor"]}
+    assert watches["steady"]["alarm"] is None and watches["drops"]["alarm"] == "down"
+    assert watches["drops"]["alarm_at"] >= "2026-11-15"
+    missing = run_cli("evaluate", "--data", data, "--judgments", judgments, "--monitor")  # no field 'time'
+    assert missing.returncode == 2 and f"{data}:1: field 'time': no time here" in missing.stderr
+    assert missing.stdout == ""

@@ -146,6 +146,16 @@ def evaluate(
     bt_intervals: Annotated[str, typer.Option(
         "--bt-intervals", help="Comparisons, --estimand bradley-terry: sandwich (default) or bootstrap intervals "
                                "(--bootstrap resamples of the comparisons, each refitted).")] = "sandwich",
+    monitor: Annotated[bool, typer.Option(
+        "--monitor", help="Watch each system's judged mean over time (--time-field) and raise an alarm when it moves "
+                          "from its reference period; confidence sequences: no false alarm, anywhere in the stream, "
+                          "with probability --confidence. Exit 1 on an alarm.")] = False,
+    time_field: Annotated[str, typer.Option(
+        "--time-field", help="--monitor: each item's time (ISO 8601 or a number), a field of the JSON-lines data "
+                             "(dotted paths reach into extra).")] = "time",
+    reference_until: Annotated[str | None, typer.Option(
+        "--reference-until", help="--monitor: the reference period ends here (default: the earliest fifth of each "
+                                  "system's outputs).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of tables.")] = False,
     out: Annotated[Path | None, typer.Option(
         "--out", "-o", help="Also write a report folder: systems.json, systems.csv, pairs.csv, report.html.")] = None,
@@ -158,6 +168,9 @@ def evaluate(
     from judgelab.evaluate import evaluate as run_evaluate
     from judgelab.metrics.bootstrap import check_resamples
 
+    if monitor:
+        return _monitor(data, judgments, aspect, judge, field, time_field, reference_until, parse_scale(scale),
+                        confidence, as_json, console)
     if bootstrap:  # 0: no judge-only intervals
         check_resamples(bootstrap, confidence, "--bootstrap")
     if out is not None:
@@ -190,6 +203,52 @@ def evaluate(
 
 
 NOT_DECIDED = 3  # --until-decided: the labels so far do not decide the question (keep labelling)
+
+
+def _monitor(data, judgments, aspect, judge, field, time_field, reference_until, scale, confidence, as_json,
+             console) -> None:
+    """``evaluate --monitor``: each system's judged mean over time (evaluate/monitor.py)."""
+    import numpy as np
+
+    from judgelab.data.io import load_items, load_judgments
+    from judgelab.evaluate.monitor import monitor, parse_time, read_times
+    from judgelab.evaluate.systems import _item_problem
+
+    if not str(data).endswith((".jsonl", ".jsonl.gz")):
+        raise ConfigError(f"--monitor reads each output's time from a JSON-lines data file; {data} is not one")
+    times = read_times(data, time_field)
+    until = None
+    if reference_until is not None:
+        until = parse_time(reference_until)
+        if until is None:
+            raise ConfigError(f"--reference-until {reference_until!r}: give an ISO 8601 date or time, or a number")
+    items = load_items(data)
+    built = _item_problem(items, load_judgments(judgments, field=field), aspect, judge, None, None, scale)
+    problem = built.problem
+    if problem.scale is None:
+        raise ConfigError("--monitor needs the judged scores' range: give --scale LOW,HIGH (the items declare none)")
+    values = problem.judge[np.arange(problem.n_units), problem.strata]
+    lo, hi = problem.scale
+    off = [(u, v) for u, v in zip(problem.units, values, strict=True) if np.isfinite(v) and not lo <= v <= hi]
+    if off:
+        raise ConfigError(f"{len(off)} judged score(s) fall outside {lo:g}..{hi:g} (e.g. {off[0][1]:g} for item "
+                          f"{off[0][0]!r}): give the judge's own range with --scale LOW,HIGH")
+    systems = [problem.systems[c] for c in problem.strata]
+    watches = monitor(systems, [times.get(u) for u in problem.units], values, problem.scale,
+                      reference_until=until, confidence=confidence)
+    if as_json:
+        typer.echo(json.dumps({"monitor": [w.to_dict() for w in watches], "confidence": confidence}, indent=2))
+    else:
+        table = Table("system", "reference", "since then", "alarm", title=f"Each system's judged mean over time "
+                      f"({confidence:.0%}: no false alarm for any system, anywhere in the stream)")
+        for w in watches:
+            alarm = "-" if w.alarm is None else f"[red]moved {w.alarm}[/] at {escape(str(w.alarm_at))}"
+            table.add_row(escape(w.system), f"{w.reference_mean:.3f} [{w.reference[0]:.3f}, {w.reference[1]:.3f}] "
+                          f"n={w.reference_n}", f"{w.current_mean:.3f} [{w.current[0]:.3f}, {w.current[1]:.3f}] "
+                          f"n={w.current_n}", alarm)
+        console.print(table)
+    if any(w.alarm for w in watches):
+        raise typer.Exit(1)
 
 
 def parse_scale(text: str | None) -> tuple[float, float] | None:
