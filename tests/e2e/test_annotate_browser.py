@@ -396,3 +396,39 @@ def test_the_done_page_counts_skips_apart_from_labels(browser, items_file, tmp_p
         assert browser.find_element("id", "answered").text == "2 items labelled"
         assert browser.find_element("id", "skipped").text == "1 skipped"
     assert "aspect 'coherence', scale 1-5" in server.output
+
+
+def test_until_decided_stops_asking_once_a_planted_regression_is_decided(browser, tmp_path):
+    """60 comparisons of v1 (baseline) with v2 (candidate); the annotator prefers v1's answer 9 times in 10.
+    With --until-decided worse:v1,v2 the app shows the items in random order and, after each label, reads
+    the labels so far as a confidence sequence; it stops asking once v2 is shown worse, well before 60."""
+    rng = np.random.default_rng(5)
+    items = []
+    for k in range(60):
+        first = ("v1", "v2") if k % 2 else ("v2", "v1")  # both positions
+        items.append({"id": f"c{k}", "instruction": f"Question {k}", "system_a": first[0], "system_b": first[1],
+                      "output_a": f"answer of {first[0]} to {k}", "output_b": f"answer of {first[1]} to {k}"})
+    data = write_jsonl(tmp_path / "comparisons.jsonl", items)
+    out = tmp_path / "labels.jsonl"
+    labelled = 0
+    with AnnotateServer("--data", data, "--aspect", "preference", "--out", out, "--annotator", "rae",
+                        "--until-decided", "worse:v1,v2") as server:
+        open_page(browser, server.url)
+        while shown_item(browser) is not None:
+            left = browser.find_element("id", "left").text
+            prefers_baseline = rng.random() < 0.9
+            press(browser, "a" if ("v1" in left) == prefers_baseline else "b")
+            labelled += 1
+            assert labelled <= 60
+        done = browser.find_element("id", "done").text
+        decision = browser.find_element("id", "decision").text
+        save_screenshot(browser, tmp_path, "annotate-decided.png")
+    assert done.startswith("Decided") and "v2 is worse than v1 by more than the margin" in decision
+    assert 5 <= labelled < 40, labelled  # stopped early, on the labels' evidence
+    assert len(read_labels(out)) == labelled
+    # the gate, reading the same labels as a sequence, agrees
+    judged = write_jsonl(tmp_path / "judged.jsonl", [{"item_id": i["id"], "label": "tie"} for i in items])
+    gate = run_cli("compare", "--data", data, "--judgments", judged, "--baseline", "v1", "--candidate", "v2",
+                   "--human", out, "--sequential", "--json")
+    assert gate.returncode == 1, gate.stderr
+    assert json.loads(gate.stdout)["decision"] == "worse"

@@ -187,7 +187,7 @@ class AnnotateApp:
         history = self.store.history(session.annotator)
         if item is None:
             response = self._render("done.html.j2", session, back=len(history) - 1 if history else None,
-                                    progress=self.store.progress(session.annotator))
+                                    progress=self.store.progress(session.annotator), decision=self.store.decision())
         else:
             response = self._item_page(session, item, pos=None, back=len(history) - 1 if history else None)
         return self._with_cookie(response, sid, new)

@@ -65,6 +65,7 @@ class LabelStore:
         self._labelled_by: dict[str, set[str]] = {}  # item -> annotators who gave it a label (not just skips)
         self._by_answer_id: dict[tuple[str, str | None], Label] = {}  # (form nonce, aspect) -> the line it wrote
         self._leases: dict[str, tuple[str, float]] = {}  # item -> (annotator, until)
+        self._sequence: list[tuple[str, Value]] = []  # (item, value) of the first aspect, in the order given
         self._out = JsonlAppender(self.path)  # first: it drops a line a kill cut short
         try:
             existing = read_labels(self.path)
@@ -102,6 +103,8 @@ class LabelStore:
         if label.item_id not in answers:
             self._history.setdefault(annotator, []).append(label.item_id)
         answers.setdefault(label.item_id, {})[label.aspect] = label  # type: ignore[index]
+        if label.aspect == self.task.aspect and not label.skipped and label.value is not None:
+            self._sequence.append((label.item_id, label.value))
         owners = self._labelled_by.setdefault(label.item_id, set())
         if any(not a.skipped and a.value is not None for a in answers[label.item_id].values()):
             owners.add(annotator)
@@ -157,11 +160,24 @@ class LabelStore:
     def annotators(self) -> list[str]:
         return list(self._answers)
 
+    def decision(self):
+        """--until-decided: what the labels given so far say about the task's question (None: no question)."""
+        from judgelab.evaluate.sequential import decide_labels
+
+        if self.task.question is None:
+            return None
+        with self._lock:
+            given = list(self._sequence)
+        return decide_labels(self.task.question, self.task.items, given, self.task.scale.bounds)
+
     # -- what comes next ------------------------------------------------------------------------
 
     def next_item(self, annotator: str, now: float | None = None) -> Item | None:
         """The first item in task order this annotator has not answered and may take, reserved for them."""
         now = time.time() if now is None else now
+        decision = self.decision()
+        if decision is not None and decision.decided:
+            return None  # the question is answered: nothing more to ask
         with self._lock:
             for item in self._open_items(annotator, now):
                 if item.id not in self.task.shared:

@@ -20,6 +20,7 @@ from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
 from judgelab.errors import ConfigError, DataError
 from judgelab.evaluate.sample_file import read_id
+from judgelab.evaluate.sequential import Question, check_question, parse_question
 from judgelab.files import read_text, text_or_file, writable_file
 
 # Short definitions shown to annotators when no --criteria is given (the usual NLG aspects, in the
@@ -208,6 +209,7 @@ class AnnotationTask:
     judgments: dict[str, Judgment] = field(default_factory=dict)  # --show-judge
     data_name: str | None = None
     aspects: tuple[Aspect, ...] = ()
+    question: Question | None = None  # --until-decided: stop asking once the labels decide it
     by_id: dict[str, Item] = field(init=False, repr=False)
     shared: frozenset[str] = field(init=False, repr=False)  # the items every annotator labels
 
@@ -249,7 +251,8 @@ def build_task(data: str | os.PathLike, aspect: str | Sequence[str], out: str | 
                scale: str | None = None, labels: str | None = None, pairwise: bool = False,
                ids: str | os.PathLike | None = None, sample: int | None = None,
                criteria: str | Sequence[str] | None = None, annotator: str | None = None, overlap: float = 1.0,
-               seed: int = 0, show_judge: str | os.PathLike | None = None) -> AnnotationTask:
+               seed: int = 0, show_judge: str | os.PathLike | None = None,
+               until_decided: str | None = None) -> AnnotationTask:
     """The task `judgelab annotate` describes, checked: see docs/annotate.md for each option.
     ``aspect``: one name, several separated by commas, or a list (all rated on one page); ``criteria``:
     one text per aspect (``@FILE`` reads a file)."""
@@ -272,11 +275,19 @@ def build_task(data: str | os.PathLike, aspect: str | Sequence[str], out: str | 
     _check_showable(items, kind, data)
     if annotator is not None:
         annotator = check_name(annotator)
+    question = None
+    if until_decided is not None:
+        question = parse_question(until_decided)
+        check_question(question, items)
+        if len(aspects) > 1:
+            raise ConfigError("--until-decided asks a question of one aspect: label one at a time")
+        # a confidence sequence needs the labels in random order: the items are shown so (seeded)
+        items = random.Random(f"{seed}|order").sample(items, len(items))
     first = aspects[0]
     return AnnotationTask(items=items, aspect=first.name, scale=first.scale, criteria=first.criteria, out=Path(out),
                           annotator=annotator, overlap=overlap, seed=seed, all_ids=frozenset(dataset.ids),
                           judgments=_judgments(show_judge, first.name, items) if show_judge else {},
-                          data_name=dataset.name, aspects=tuple(aspects))
+                          data_name=dataset.name, aspects=tuple(aspects), question=question)
 
 
 def parse_aspects(aspect: str | Sequence[str]) -> list[str]:

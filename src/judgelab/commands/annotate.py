@@ -47,6 +47,10 @@ def annotate(
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on; another than 127.0.0.1 asks for a "
                              "random token in the URL."),
     port: int = typer.Option(8765, "--port", "-p", callback=checked(limits.Port), help="Port (0: any free one)."),
+    until_decided: str | None = typer.Option(
+        None, "--until-decided", help="Stop asking once the labels decide a question: 'best' (items of several "
+        "systems: which is best) or 'worse:BASELINE,CANDIDATE[,MARGIN]' (comparisons: is the candidate worse "
+        "head-to-head); items come in random order, and confidence sequences keep the answer valid."),
 ) -> None:
     """Label items in your browser: a local web app, keyboard first, every answer saved at once."""
     try:
@@ -57,7 +61,8 @@ def annotate(
     from judgelab.annotate.task import build_task
 
     task = build_task(data, aspect, out, scale=scale, labels=labels, pairwise=pairwise, ids=ids, sample=sample,
-                      criteria=criteria, annotator=annotator, overlap=overlap, seed=seed, show_judge=show_judge)
+                      criteria=criteria, annotator=annotator, overlap=overlap, seed=seed, show_judge=show_judge,
+                      until_decided=until_decided)
     serve(task, host=host, port=port, announce=lambda line: typer.echo(line))
 
 

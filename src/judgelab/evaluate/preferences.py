@@ -120,6 +120,9 @@ class Comparisons:
     judge: np.ndarray
     human: np.ndarray
     probability: np.ndarray | None = None
+    # each labelled comparison's place in the order its label was given (None: the rows' order); what a
+    # confidence sequence reads
+    order: np.ndarray | None = None
 
     @property
     def n(self) -> int:
@@ -148,8 +151,9 @@ class Comparisons:
         """The comparisons ``rows`` selects (a mask or indices), among the systems they involve."""
         names = np.asarray(self.systems, dtype=object)
         probability = None if self.probability is None else self.probability[rows]
-        return comparisons(names[self.a[rows]], names[self.b[rows]], self.judge[rows], self.human[rows],
+        kept = comparisons(names[self.a[rows]], names[self.b[rows]], self.judge[rows], self.human[rows],
                            probability=probability)
+        return kept if self.order is None else replace(kept, order=self.order[rows])
 
 
 def comparisons(system_a: Sequence, system_b: Sequence, judge: Sequence, human: Sequence | None = None,
@@ -341,7 +345,9 @@ def _per_system_means(estimates: SystemEstimates, data: Comparisons, sides: _Sid
         mine = own_a | own_b
         human_side = np.where(own_a, data.human, 1 - data.human)
         judge_side = lam * np.where(own_a, judge, 1 - judge)
-        rows = mine & data.labelled
+        rows = np.flatnonzero(mine & data.labelled)
+        if data.order is not None:  # the order the labels were given: what a confidence sequence reads
+            rows = rows[np.argsort(data.order[rows], kind="stable")]
         samples.append(Sample(human_side[rows], judge_side[rows] if lam > 0 else None,
                               judge_side[mine] if lam > 0 else None,
                               int(mine.sum()) if target == "items" else None))
@@ -968,8 +974,15 @@ def comparison_data(items: Iterable[Item], judgments: Iterable[Judgment], *, jud
     verdicts = [_judge_preference(by_item.get(item.id)) for item in items]
     values, source = _human_preferences(items, human, human_ids)
     probability, design = _sample_probabilities(items, sample, values)
-    data = comparisons([i.system_a for i in items], [i.system_b for i in items], verdicts, values,
-                       probability=probability)
+    order = None
+    if human is not None:  # a labels file: its order is the order the labels were given
+        place = {item_id: k for k, item_id in enumerate(human)}
+        order = np.array([place.get(item.id, np.inf) for item in items], dtype=float)
+    elif human_ids not in (None, "all"):
+        place = {item_id: k for k, item_id in enumerate(human_ids)}
+        order = np.array([place.get(item.id, np.inf) for item in items], dtype=float)
+    data = replace(comparisons([i.system_a for i in items], [i.system_b for i in items], verdicts, values,
+                               probability=probability), order=order)
     coverage = {"units": data.n, "judged": int(data.judged.sum()), "without_verdict": int((~data.judged).sum()),
                 "unknown_judgments": unknown}
     return data, coverage, source, design

@@ -88,3 +88,108 @@ def _more(value, ci, n_labelled, leader: int, runner: int) -> int | None:
     n = float(max(n_labelled[leader], n_labelled[runner], 1))
     needed = n * (half / gap) ** 2
     return max(int(math.ceil(needed - n)), 1)
+
+
+# -- the labelling loop: a question asked of the labels as they come (judgelab annotate --until-decided) ----
+@dataclass(frozen=True)
+class Question:
+    """``best`` (pointwise items with systems: which has the highest mean) or ``worse`` (comparisons:
+    is ``candidate`` worse than ``baseline`` head-to-head by more than ``margin`` on the win rate)."""
+
+    kind: str
+    baseline: str | None = None
+    candidate: str | None = None
+    margin: float = 0.0
+    confidence: float = 0.95
+
+    @property
+    def text(self) -> str:
+        if self.kind == "best":
+            return "which system is best"
+        return f"is {self.candidate} worse than {self.baseline} by more than {self.margin:g} (win rate)"
+
+
+def parse_question(text: str, confidence: float = 0.95) -> Question:
+    """``best``, or ``worse:BASELINE,CANDIDATE[,MARGIN]`` (the margin on the win rate, e.g. 0.05)."""
+    kind, _, rest = text.strip().partition(":")
+    if kind == "best" and not rest:
+        return Question("best", confidence=confidence)
+    if kind == "worse":
+        parts = [p.strip() for p in rest.split(",")]
+        if len(parts) in (2, 3) and all(parts[:2]) and parts[0] != parts[1]:
+            try:
+                margin = float(parts[2]) if len(parts) == 3 else 0.0
+            except ValueError:
+                margin = -1.0
+            if 0 <= margin < 0.5:
+                return Question("worse", parts[0], parts[1], margin, confidence)
+    raise ConfigError(f"--until-decided {text!r}: give 'best' (items with system_id) or 'worse:BASELINE,CANDIDATE' "
+                      "with an optional margin on the win rate ('worse:v1,v2,0.05'; comparisons between systems)")
+
+
+def check_question(question: Question, items) -> None:
+    """The question fits the items: systems to rank, or comparisons between the two named systems."""
+    items = list(items)
+    if question.kind == "best":
+        systems = {item.system_id for item in items}
+        if items[0].kind != "pointwise" or None in systems or len(systems) < 2:
+            raise ConfigError("--until-decided best ranks systems: it needs pointwise items with a system_id, "
+                              "of two systems or more")
+        return
+    pairs = [item for item in items if item.kind == "pairwise"
+             and {item.system_a, item.system_b} == {question.baseline, question.candidate}]
+    if not pairs:
+        raise ConfigError(f"--until-decided worse:{question.baseline},{question.candidate}: no comparison between "
+                          "those two systems (system_a, system_b) in the items")
+
+
+def decide_labels(question: Question, items, labels, scale: tuple[float, float] | None) -> Decision:
+    """The decision from the labels given so far: ``labels`` (item id, value) in the order they came
+    (each item's first counts), read as confidence sequences over the items of the question."""
+    from judgelab.data.labels import PREFERENCES
+    from judgelab.metrics.betting import confidence_sequence
+
+    by_id = {item.id: item for item in items}
+    first: dict[str, float | str] = {}
+    for item_id, value in labels:
+        if item_id in by_id and value is not None and item_id not in first:
+            first[item_id] = value
+    if question.kind == "worse":
+        units = [i for i in items if {i.system_a, i.system_b} == {question.baseline, question.candidate}]
+        values = [PREFERENCES[v] if isinstance(v, str) else float(v) for i, v in first.items()
+                  if {by_id[i].system_a, by_id[i].system_b} == {question.baseline, question.candidate}]
+        keys = [i for i in first if {by_id[i].system_a, by_id[i].system_b} == {question.baseline, question.candidate}]
+        own = [v if by_id[k].system_a == question.candidate else 1 - v for k, v in zip(keys, values, strict=True)]
+        return _decide_worse(question, np.array(own), len(units), confidence_sequence)
+    systems = sorted({item.system_id for item in items})
+    level = per_system_level(question.confidence, len(systems))
+    value, ci, counts = np.full(len(systems), np.nan), np.full((len(systems), 2), np.nan), np.zeros(len(systems))
+    for k, system in enumerate(systems):
+        mine = [float(v) for i, v in first.items() if by_id[i].system_id == system]
+        population = sum(1 for item in items if item.system_id == system)
+        if mine:
+            low, high = confidence_sequence(mine, scale, confidence=level, population=population)
+            value[k], ci[k], counts[k] = np.mean(mine), (low[-1], high[-1]), len(mine)
+        else:
+            value[k], ci[k] = (scale[0] + scale[1]) / 2, scale
+    return decide_best(tuple(systems), value, ci, counts, level)
+
+
+def _decide_worse(question: Question, own: np.ndarray, population: int, sequence) -> Decision:
+    limit = 0.5 - question.margin
+    name = question.candidate
+    if len(own) == 0:
+        bounds = {name: (0.0, 1.0)}
+        return Decision("worse", False, f"no label yet on the {population} comparisons of {name} with "
+                        f"{question.baseline}", question.confidence, bounds)
+    low, high = sequence(own, (0.0, 1.0), confidence=question.confidence, population=population)
+    bounds = {name: (float(low[-1]), float(high[-1]))}
+    where = (f"{name}'s win rate against {question.baseline}: {own.mean():.3f}, confidence sequence "
+             f"[{low[-1]:.3f}, {high[-1]:.3f}] after {len(own)} of {population} comparisons")
+    if high[-1] < limit:
+        return Decision("worse", True, f"{name} is worse than {question.baseline} by more than the margin "
+                        f"({where}, below {limit:g})", question.confidence, bounds)
+    if low[-1] > limit:
+        return Decision("worse", True, f"{name} is not worse than {question.baseline} by more than the margin "
+                        f"({where}, above {limit:g})", question.confidence, bounds)
+    return Decision("worse", False, f"not yet: {where} still holds {limit:g}", question.confidence, bounds)
