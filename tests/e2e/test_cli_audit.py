@@ -59,7 +59,7 @@ def test_arena_judge_one_order_against_the_human_votes(benchmarks_dir):
 def test_tables_fit_80_columns(benchmarks_dir):
     arena = benchmarks_dir / "chatbot_arena"
     done = run_cli("audit", "-d", arena / "comparisons.jsonl", "-j", arena / "judgments.jsonl", "--field",
-                   "prediction", "--judge", "gpt-4-0125", "--bootstrap", "20", env={"COLUMNS": "80"})
+                   "prediction", "--judge", "gpt-4-0125", "--bootstrap", "50", env={"COLUMNS": "80"})
     assert done.returncode == 0, done.stderr
     assert "first-position rate, judge - humans" in done.stdout.replace("\n│", "")
     assert max(len(line) for line in done.stdout.splitlines()) <= 80

@@ -225,3 +225,61 @@ def test_junit_xml_is_well_formed_whatever_the_names(candidate):
     root = ElementTree.fromstring(xml.encode("utf-8"))
     case = root.find("testsuite/testcase")
     assert case.get("name") == f"{printable(candidate, keep=chr(9) + chr(10))} not worse than base (margin 0)"
+
+
+# ---- 12. what the consoles print from data -------------------------------------------------------------------------
+CLEAR = "\x1b[2J\x1b[HCLEARED"  # clears the screen and homes the cursor
+
+
+def _cli(*args: object) -> tuple[int, str]:
+    """The CLI in a separate process (rich decides its colours there); stdout and stderr together."""
+    from tests.e2e.cli import run_cli
+
+    done = run_cli(*args, env={"COLUMNS": "200"})
+    return done.returncode, done.stdout + done.stderr
+
+
+def test_a_path_is_printed_as_given_not_as_an_emoji(tmp_path):
+    """``:thumbs_up:.jsonl: no such file`` was printed as "👍.jsonl: no such file"."""
+    missing = tmp_path / ":thumbs_up:.jsonl"
+    code, output = _cli("meta", "--data", missing, "--judgments", missing)
+    assert code == 2 and f"{missing}: no such file" in output and "\N{THUMBS UP SIGN}" not in output, output
+
+
+@pytest.mark.parametrize("name", [CLEAR, ":white_check_mark: PASS"], ids=["escape-sequence", "emoji"])
+def test_system_names_print_as_text_in_evaluate_and_compare(name, tmp_path):
+    """A system named ``\\x1b[2J\\x1b[HCLEARED`` cleared the screen from evaluate's table and compare's
+    lines, and ``:white_check_mark: PASS`` printed as a check mark: names print as written, control
+    characters as visible escapes (``\\x1b``)."""
+    from judgelab.printable import printable
+
+    items, judgments = _two_systems(tmp_path, candidate=name)
+    for command in (["evaluate", "--data", items, "--judgments", judgments, "--bootstrap", "50"],
+                    ["compare", "--data", items, "--judgments", judgments, "--baseline", "base", "--candidate", name,
+                     "--bootstrap", "50"]):
+        code, output = _cli(*command)
+        assert code in (0, 1), output
+        assert "\x1b" not in output and printable(name) in output, output  # no colours: not a terminal
+        assert "\N{WHITE HEAVY CHECK MARK}" not in output
+
+
+def _audited(folder: Path) -> tuple[Path, Path]:
+    """Eight comparisons and a judge, named to clear the screen, that always says "a"."""
+    items = write_jsonl(folder / "items.jsonl", [{"id": f"c{i}", "system_a": "x", "system_b": "y", "label": "ab"[i % 2],
+                                                  "output_a": "a", "output_b": "b"} for i in range(8)])
+    judgments = write_jsonl(folder / "judgments.jsonl", [{"item_id": f"c{i}", "label": "a", "judge": CLEAR}
+                                                         for i in range(8)])
+    return items, judgments
+
+
+def test_a_judge_name_prints_as_text_in_audit(tmp_path):
+    items, judgments = _audited(tmp_path)
+    code, output = _cli("audit", "--data", items, "--judgments", judgments, "--bootstrap", "50")
+    assert code == 0, output
+    assert "\x1b" not in output and "\\x1b[2J\\x1b[HCLEARED" in output, output
+
+
+def test_audit_refuses_too_few_resamples_too(tmp_path, capsys):
+    items, judgments = _audited(tmp_path)
+    code, err = run_main_in_process(capsys, "audit", "--data", items, "--judgments", judgments, "--bootstrap", "5")
+    assert code == 2 and "5 resample(s) (--bootstrap): a 95% percentile interval needs at least 39" in err, err

@@ -11,18 +11,35 @@ from typing import Any
 from rich import box
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from judgelab.data.item import Item
 from judgelab.limits import MAX_CONCURRENCY
 from judgelab.llm.client import Client
 from judgelab.llm.pricing import Price
 from judgelab.llm.resolve import make_client
+from judgelab.printable import printable
 from judgelab.runner.run import RunResult
 
 HUMAN_HELP = ("Human labels to use instead of the items' scores (annotate's labels.jsonl, or any file with "
               "item_id and value/score/label); the mean over annotators per item.")
-console = Console()
-err_console = Console(stderr=True)
+
+
+class DataConsole(Console):
+    """A console that prints data as written: no ``:emoji:`` shortcodes (a file named ``:thumbs_up:.jsonl``
+    is not "👍.jsonl", a system named ``:white_check_mark: PASS`` no check mark), and control characters
+    from data (a system named ``\\x1b[2J``) shown as escapes instead of moving the terminal's cursor.
+    Every string printed, table cells and titles included, goes through ``render_str``."""
+
+    def __init__(self, **options: Any):
+        super().__init__(emoji=False, **options)
+
+    def render_str(self, text: str, **options: Any) -> Text:
+        return super().render_str(printable(text, keep="\n\t"), **options)
+
+
+console = DataConsole()
+err_console = DataConsole(stderr=True)
 CONCURRENCY_HELP = (f"Calls to a server in flight at once, 1 to {MAX_CONCURRENCY} (default 8; the embedded model "
                     "answers one at a time).")
 TIMEOUT_HELP = ("Seconds one request attempt to a server may take, connecting to the last byte of the reply "

@@ -62,11 +62,11 @@ def audit(
     from judgelab.audit import audit as audit_verdicts
     from judgelab.audit import read_comparisons, read_human_labels, read_verdicts
     from judgelab.commands._common import console
+    from judgelab.metrics.bootstrap import check_resamples
 
-    if bootstrap < 1:
-        raise ConfigError("--bootstrap must be 1 or more: the paired differences need resamples")
     if not 0 < confidence < 1:
         raise ConfigError("--confidence must be between 0 and 1")
+    check_resamples(bootstrap, confidence, "--bootstrap")  # its intervals are percentile ones
     if judgments is None and probe is None:
         raise ConfigError("give --judgments (a judge's verdicts) or --probe (run the probes), or both")
     if (config is not None or model is not None) and probe is None:

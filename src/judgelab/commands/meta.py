@@ -15,6 +15,7 @@ from judgelab import limits
 from judgelab.commands._common import HUMAN_HELP
 from judgelab.commands._numbers import checked
 from judgelab.errors import ConfigError
+from judgelab.printable import printable
 
 PRESET_HELP = "How a seed reports: aeollm, llmjudge, hpss, active-critic (default: everything that applies)."
 
@@ -101,7 +102,7 @@ def meta(
         for renderable in _tables(result):
             console.print(renderable, soft_wrap=isinstance(renderable, str))
     if written is not None:  # stderr under --json: stdout stays one JSON object
-        typer.echo(f"report: {written}", err=as_json)
+        typer.echo(f"report: {printable(written)}", err=as_json)
 
 
 def _with_human(items: list, human: Path, aspect: str | None, seed: int) -> tuple[list, str | None, dict[str, Any]]:
