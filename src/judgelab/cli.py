@@ -18,7 +18,7 @@ from rich.markup import escape
 
 from judgelab import __version__
 from judgelab.commands._common import console, err_console
-from judgelab.errors import JudgelabError, Terminated
+from judgelab.errors import JudgelabError, Terminated, bounded
 from judgelab.redact import redact
 
 app = typer.Typer(
@@ -134,7 +134,7 @@ def _main() -> None:
         if _state["debug"]:
             _print_traceback(exc)
         hint = "" if _state["debug"] else " (rerun with --debug)"
-        err_console.print(f"[bold red]internal error:[/] {escape(redact(f'{type(exc).__name__}: {exc}'))}{hint}",
+        err_console.print(f"[bold red]internal error:[/] {escape(bounded(redact(f'{type(exc).__name__}: {exc}')))}{hint}",
                           highlight=False, soft_wrap=True)
         sys.exit(1)
 
