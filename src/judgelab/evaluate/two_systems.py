@@ -443,8 +443,9 @@ def _edge_interval(head, candidate: str, estimator: str, confidence: float):
 
 def _via_others(data, b: int, c: int, estimator: str, target: str, confidence: float, seed: int,
                 system_intervals: str = "auto"):
-    """The difference of the two systems' win probabilities, from the leaderboard of the part of the
-    comparison graph that connects them (what ``rank_systems`` gives as ``pairs``)."""
+    """The difference of the two systems' win probabilities, over the part of the comparison graph that
+    connects them: the estimator's win probabilities and their pairwise difference, as ``rank_systems``
+    gives them in ``pairs`` (without the rest of a leaderboard: rank sets, shrunk, the recommended ranking)."""
     parts = preferences.components(data)
     part = next(p for p in parts if data.systems[b] in p)
     if data.systems[c] not in part:
@@ -454,13 +455,13 @@ def _via_others(data, b: int, c: int, estimator: str, target: str, confidence: f
                           f"and {preferences.group_text(other)})")
     inside = np.isin(data.a, [data.systems.index(s) for s in part])
     connected = data.restricted(inside)
-    report = preferences.leaderboard(connected, estimand="win-prob", target=target, confidence=confidence, seed=seed,
-                                     system_intervals=system_intervals)
-    if estimator not in report.pairs:
-        labelled = int(connected.labelled.sum())
+    labelled = int(connected.labelled.sum())
+    if estimator != "judge" and labelled < preferences.MIN_LABELS:
         return (np.nan, np.nan, np.nan, f"{labelled} labelled comparison(s): an interval needs "
                 f"{preferences.MIN_LABELS}", 0, labelled, None)
-    pairs, estimates = report.pairs[estimator], report.estimates[estimator]
+    estimates = preferences.estimate(connected, estimator, estimand="win-prob", target=target, confidence=confidence,
+                                     seed=seed, system_intervals=system_intervals)
+    pairs = pairwise(estimates)
     i, j = connected.systems.index(data.systems[c]), connected.systems.index(data.systems[b])
     involved = np.isin(connected.a, [i, j]) | np.isin(connected.b, [i, j])
     return (pairs.difference[i, j], pairs.low[i, j], pairs.high[i, j], estimates.reason[i] or estimates.reason[j],
