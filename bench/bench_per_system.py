@@ -138,13 +138,14 @@ def group(problems: dict[str, Problem], budget: float, draws: int) -> list[dict]
 
 
 # -- the cells ------------------------------------------------------------------------------------------
-def item_groups(sets: list[str], judges: int | None):
+def item_groups(sets: list[str], judges: int | None, only: list[str] | None = None):
     for spec in sets:
         dataset, aspect = spec.split(":")
         scale = scale_of(dataset, aspect)
+        names = [n for n in judges_of(dataset) if not only or any(part in n for part in only)]
         problems = {f"{dataset}@{name}:{aspect}": Problem(**{**item_problem(dataset, aspect, name).__dict__,
                                                              "scale": scale})
-                    for name in judges_of(dataset)[: judges or None]}
+                    for name in names[: judges or None]}
         for budget in BUDGETS:
             yield spec, budget, problems
 
@@ -350,6 +351,9 @@ def main() -> None:
     parser.add_argument("--arena-sizes", nargs="*", type=int, default=list(ARENA_SIZES))
     parser.add_argument("--sets", nargs="*", default=list(ITEM_SETS))
     parser.add_argument("--judges", type=int, default=None, help="only the first N judges of each set")
+    parser.add_argument("--judge-filter", nargs="*", default=None,
+                        help="only judges whose name holds one of these (e.g. eval_prompt_1: HANNA's five LLMs, one "
+                             "prompt each)")
     parser.add_argument("--draws", type=int, default=300)
     parser.add_argument("--results", type=Path, default=RESULTS)
     parser.add_argument("--fresh", action="store_true")
@@ -358,7 +362,7 @@ def main() -> None:
     started = time.perf_counter()
     rows = []
     if args.items:
-        rows += run(item_groups(args.sets, args.judges), args.draws, args.results, args.fresh)
+        rows += run(item_groups(args.sets, args.judges, args.judge_filter), args.draws, args.results, args.fresh)
     if args.trec:
         rows += run(trec_groups(list(TREC_JUDGES)), args.draws, args.results, args.fresh and not args.items)
     if args.arena:

@@ -3,8 +3,8 @@
 A confidence sequence (``intervals="sequence"``: judgelab.metrics.betting, anytime bets) holds at
 every number of labels at once, so a decision taken the first time the sequences allow it keeps
 its error rate however the labelling was stopped; a t interval recomputed after every round does
-not (on HANNA with no real difference between the two systems it declared one in 13% of sessions,
-on Chatbot Arena in 27%: bench/bench_optional_stopping.py).
+not (with no real difference between the two systems it declared one in 14% of sessions on HANNA
+and 27% on Chatbot Arena, the sequence in 0% and 3%: bench/bench_optional_stopping.py).
 
 Questions:
 
