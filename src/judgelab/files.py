@@ -25,10 +25,13 @@ import re
 import shutil
 import sqlite3
 import stat
+import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 from judgelab.errors import ConfigError, DataError
 from judgelab.limits import max_input_bytes, over_limit
@@ -270,6 +273,41 @@ def read_json(path: str | Path) -> Any:
         return json.loads(read_text(path))
     except json.JSONDecodeError as exc:
         raise DataError(f"bad JSON ({exc.msg})", path, exc.lineno) from None
+    except RecursionError:  # json's decoder recurses once per level of nesting
+        raise DataError(f"nested more deeply than Python's limit of about {sys.getrecursionlimit()} levels",
+                        path) from None
+
+
+#: Where a field of a file is: the 1-based line for a pydantic error location, or None.
+LineOf = Callable[[tuple[str | int, ...]], int | None]
+
+
+def line_finder(text: str) -> LineOf:
+    """Where a pydantic error's location is in a YAML or JSON document's ``text``: follows the location
+    through the node tree (PyYAML's ``compose`` keeps each node's position; JSON is YAML) to the deepest
+    key or item it names; a location part that is not in the text (a union member's tag, a missing field)
+    stops the walk there. No line when the text is no YAML PyYAML reads."""
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except (yaml.YAMLError, RecursionError):
+        return lambda loc: None
+
+    def line_of(loc: tuple[str | int, ...]) -> int | None:
+        node, line = root, None
+        for part in loc:
+            if isinstance(node, yaml.MappingNode):
+                entry = next(((k, v) for k, v in node.value if k.value == str(part)), None)
+                if entry is None:
+                    break
+                node, line = entry[1], entry[0].start_mark.line + 1  # the key's line: where the field is named
+            elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
+                node = node.value[part]
+                line = node.start_mark.line + 1
+            else:
+                break
+        return line
+
+    return line_of
 
 
 def read_run_record(folder: str | Path, *, hint: str | None = None) -> dict[str, Any] | None:

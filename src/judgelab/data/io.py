@@ -724,10 +724,11 @@ def _validate(model: type[BaseModel], record: dict[str, Any], where: str, line: 
     try:
         return model.model_validate(record)
     except ValidationError as err:
-        raise _data_error(err, record, where, line) from None
+        raise data_error(err, record, where, line) from None
 
 
-def _data_error(err: ValidationError, record: Mapping[str, Any], where: str, line: int) -> DataError:
+def data_error(err: ValidationError, record: Mapping[str, Any], where: str, line: int | None) -> DataError:
+    """pydantic's first error on ``record`` as one located line: the user's field path, why, what was given."""
     errors = err.errors(include_url=False)
     field = _field_of(errors[0], record)
     messages: list[str] = []

@@ -31,7 +31,7 @@ from pydantic import (
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
 from judgelab.errors import ConfigError, JudgelabError, RequestError
-from judgelab.files import private_dir, read_text, write_atomic
+from judgelab.files import LineOf, line_finder, private_dir, read_text, write_atomic
 from judgelab.llm.client import Client
 from judgelab.llm.location import check_server_url
 from judgelab.llm.types import Completion, Request, Usage
@@ -250,10 +250,6 @@ def _relative_paths(model: BaseModel, data: dict[str, Any], folder: Path) -> dic
     return data
 
 
-#: Where a field of a config file is: the 1-based line for a pydantic error location, or None.
-LineOf = Callable[[tuple[str | int, ...]], int | None]
-
-
 def judge_from_dict(data: dict[str, Any], source: str = "<config>", base_dir: Path | None = None,
                     line_of: LineOf | None = None) -> JudgeConfig:
     """A judge config from plain data; relative ``ConfigPath`` fields resolve against ``base_dir``.
@@ -300,7 +296,7 @@ def load_judge(path: str | Path) -> JudgeConfig:
                           f"{sys.getrecursionlimit()} levels") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: a judge config is a mapping with a 'kind' key")
-    return judge_from_dict(data, str(path), base_dir=path.parent, line_of=_yaml_line_finder(text))
+    return judge_from_dict(data, str(path), base_dir=path.parent, line_of=line_finder(text))
 
 
 def _yaml_error_line(exc: yaml.MarkedYAMLError) -> int | str:
@@ -313,30 +309,6 @@ def _yaml_problem(exc: yaml.MarkedYAMLError) -> str:
     if exc.context and exc.context_mark is not None:
         return f"{problem} ({exc.context} from line {exc.context_mark.line + 1})"
     return problem
-
-
-def _yaml_line_finder(text: str) -> LineOf:
-    """Follows a pydantic error location through the YAML node tree (PyYAML's ``compose`` keeps each
-    node's position) to the deepest key or item it names; a location part that is not in the file (a
-    union member's tag, a missing field) stops the walk there."""
-    root = yaml.compose(text, Loader=yaml.SafeLoader)
-
-    def line_of(loc: tuple[str | int, ...]) -> int | None:
-        node, line = root, None
-        for part in loc:
-            if isinstance(node, yaml.MappingNode):
-                entry = next(((k, v) for k, v in node.value if k.value == str(part)), None)
-                if entry is None:
-                    break
-                node, line = entry[1], entry[0].start_mark.line + 1  # the key's line: where the field is named
-            elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
-                node = node.value[part]
-                line = node.start_mark.line + 1
-            else:
-                break
-        return line
-
-    return line_of
 
 
 def judge_class(kind: str) -> type[JudgeConfig]:

@@ -33,7 +33,7 @@ from judgelab.metrics.align import human_value
 from judgelab.metrics.compare import sides
 from judgelab.metrics.correlation import correlation
 from judgelab.report import plots
-from judgelab.report.systems_view import systems_section
+from judgelab.report.systems_view import read_systems, systems_section
 
 #: Characters of one text (a judged output, a reply, an id, a reason) the page shows; all of it is in
 #: the run's files. A 200 MB item once made a 205 MB page.
@@ -108,7 +108,7 @@ def render_report(folder: str | Path, items: Iterable[Item] | None = None) -> st
     if record is None:
         raise ConfigError(f"{folder} is not a run folder: no run.json")
     metrics = read_json(folder / "metrics.json")
-    systems = read_json(folder / "systems.json")
+    systems = read_systems(folder / "systems.json")
     judge = record.get("judge") or {}
     aspect = judge.get("aspect") or (metrics or {}).get("aspect")
     scan = _scan_judgments(folder / "judgments.jsonl")

@@ -3,14 +3,132 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from pathlib import Path
+from typing import Annotated, Any, Literal
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from judgelab.errors import DataError
+from judgelab.files import line_finder, read_json, read_text
 from judgelab.report import plots
 
 LABELS = {"judge": "judge only", "human": "human only", "corrected": "corrected (PPI)", "shrunk": "shrunk (EB)",
           "guided": "guided ranking (runs ranked below)"}
+
+
+# -- systems.json as the report reads it: a hand-edited file is refused at the field, not deep in a plot --
+Number = Annotated[float, Field(allow_inf_nan=False)]
+Bounds = tuple[Number | None, Number | None]
+Estimator = Literal["judge", "human", "corrected", "shrunk", "guided"]
+
+
+class _Part(BaseModel):
+    model_config = ConfigDict(extra="allow")  # what the report does not draw is kept, unchecked
+
+
+class _Cell(_Part):
+    value: Number | None = None
+    ci: Bounds = (None, None)
+    rank: Number | None = None
+    rank_interval: Bounds = (None, None)
+    n_labelled: int | None = None
+    reason: str | None = None
+
+
+class _Pair(_Part):
+    a: str
+    b: str
+    difference: Number | None = None
+    significant: bool = False
+
+
+class _Labels(_Part):
+    n_labelled: int = 0
+    design: str | None = None
+    source: str | None = None
+
+
+class _Options(_Part):
+    confidence: Annotated[float, Field(gt=0, lt=1)] | None = None
+    intervals: str | None = None
+    target: str | None = None
+    calibration: str | None = None
+
+
+class _Recommended(_Part):
+    estimator: str | None = None
+    reason: str | None = None
+    provisional: str | None = None
+
+
+class _Effective(_Part):
+    total: Number | None = None
+    labelled: int | None = None
+
+
+class _RankSets(_Part):
+    method: str | None = None
+
+
+class SystemsFile(_Part):
+    """What ``evaluate --out`` writes to systems.json (``SystemsReport.to_dict``), as far as the report uses it."""
+
+    kind: Literal["items", "queries", "comparisons"] = "items"
+    systems: list[str]
+    estimators: dict[Estimator, dict[str, _Cell]]
+    pairs: dict[Estimator, list[_Pair]] = {}
+    labels: _Labels = _Labels()
+    measure: str | None = None
+    aspect: str | None = None
+    recommended: _Recommended | None = None
+    rank_sets: dict[str, _RankSets] = {}
+    options: _Options = _Options()
+    effective_labels: _Effective | None = None
+    skipped: dict[str, Any] = {}
+    unjudged_share: dict[str, Number | None] | None = None
+    pairs_omitted: str | None = None
+
+    @field_validator("estimators", mode="before")
+    @classmethod
+    def _without_info(cls, value: Any) -> Any:
+        """Each estimator's ``info`` (its settings, drawn nowhere) is not a system."""
+        if not isinstance(value, dict):
+            return value
+        return {name: {k: v for k, v in by_system.items() if k != "info"} if isinstance(by_system, dict) else by_system
+                for name, by_system in value.items()}
+
+
+def read_systems(path: Path) -> dict[str, Any] | None:
+    """systems.json checked (None when there is none): a value the report cannot draw is a DataError
+    naming the file, the line and the field."""
+    data = read_json(path)
+    if data is None:
+        return None
+
+    def line_of(loc: tuple[str | int, ...]) -> int | None:  # read again only to say where a bad field is
+        return line_finder(read_text(path))(loc)
+
+    try:
+        systems = SystemsFile.model_validate(data)
+    except ValidationError as exc:
+        from judgelab.data.io import data_error
+
+        raise data_error(exc, data, str(path), line_of(exc.errors()[0]["loc"])) from None
+    for name, by_system in systems.estimators.items():  # every listed system has figures, every pair is of two
+        missing = next((s for s in systems.systems if s not in by_system), None)
+        if missing is not None:
+            raise DataError(f"has no figures for system {missing!r} (listed in 'systems')", path,
+                            line_of(("estimators", name)), f"estimators.{name}")
+    for name, pairs in systems.pairs.items():
+        for k, pair in enumerate(pairs):
+            side = next((side for side in ("a", "b") if getattr(pair, side) not in systems.systems), None)
+            if side is not None:
+                raise DataError(f"system {getattr(pair, side)!r} is not listed in 'systems'", path,
+                                line_of(("pairs", name, k, side)), f"pairs.{name}.{k}.{side}")
+    if "judge" not in systems.estimators:
+        raise DataError("evaluate always writes the judge's estimate", path, line_of(("estimators",)), "estimators.judge")
+    return systems.model_dump()
 
 
 def systems_section(systems: Mapping[str, Any] | None) -> dict[str, Any] | None:
