@@ -103,3 +103,65 @@ def test_the_report_of_an_unedited_folder_is_written(report_folder, tmp_path, ca
     code, err = run_main_in_process(capsys, "report", folder)
     assert code == 0, err
     assert "s0" in (folder / "report.html").read_text()
+
+
+# ---- 15. a hand-edited sample (design) file ------------------------------------------------------------------------
+BAD_PROBABILITIES = {  # the probability written on line 4 -> what the error says
+    "arabic-indic digits": ("\u0660.\u0665", "not a number written in ASCII digits"),
+    "underscores": ("0.000_1", "not a number written in ASCII digits"),
+    "nan": ("nan", "not a number written in ASCII digits"),
+    "inverse overflows": ("5e-324", "below 1e-06"),
+    "win probabilities past 1": ("1e-300", "below 1e-06"),
+    "one in ten million": ("1e-7", "below 1e-06"),
+    "past 1": ("1.5", "not in (0, 1]"),
+}
+
+
+def _sample_file(folder: Path, probability: str) -> tuple[Path, Path, Path]:
+    """Items of two systems with human scores, a judge's verdicts, and a sample of four whose last
+    inclusion probability is ``probability``."""
+    rows = [{"id": f"i{k}", "output": "x", "system_id": f"s{k % 2}", "scores": {"quality": 1 + (k * 3) % 5}}
+            for k in range(16)]
+    items = write_jsonl(folder / "items.jsonl", rows)
+    judgments = write_jsonl(folder / "judgments.jsonl", [{"item_id": r["id"], "score": 1 + k % 5}
+                                                         for k, r in enumerate(rows)])
+    sample = folder / "ids.txt"
+    sample.write_text("# judgelab sample: method=stratified units=items budget=4 seed=0\n"
+                      "i0\t0.25\ni1\t0.25\ni2\t0.25\n" + f"i3\t{probability}\n", encoding="utf-8")
+    return items, judgments, sample
+
+
+@pytest.mark.parametrize("case", BAD_PROBABILITIES)
+def test_a_sample_file_s_probability_is_an_ascii_number_judgelab_can_weight(case, tmp_path, capsys):
+    """``٠.٥`` (Arabic-Indic digits) and ``0.000_1`` were read as numbers (Python's float() takes both);
+    5e-324 (its inverse overflows) blanked systems and 1e-300 gave win probabilities of 1.011: each is
+    refused with the file, the line and the field; nothing is estimated."""
+    written, message = BAD_PROBABILITIES[case]
+    items, judgments, sample = _sample_file(tmp_path, written)
+    code, err = run_main_in_process(capsys, "evaluate", "--data", items, "--judgments", judgments,
+                                    "--human-ids", sample, "--bootstrap", "0")
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert code == 2 and len(lines) == 1, err
+    assert lines[0].startswith(f"error: {sample}:5: field 'probability': ") and message in lines[0], lines[0]
+
+
+def test_a_sample_file_with_plain_probabilities_reads_as_before(tmp_path, capsys):
+    items, judgments, sample = _sample_file(tmp_path, "2.5e-1")
+    code, err = run_main_in_process(capsys, "evaluate", "--data", items, "--judgments", judgments,
+                                    "--human-ids", sample, "--bootstrap", "0")
+    assert code == 0, err
+
+
+def test_sample_never_writes_a_probability_evaluate_would_refuse(tmp_path, capsys):
+    """The bound holds for what ``sample`` draws too: an active draw whose uniform share (--mix) is so
+    small that a unit's probability falls below it is refused before any file is written."""
+    items, judgments, _ = _sample_file(tmp_path, "0.25")
+    # half of system s0's items are very uncertain, the rest not at all: with a uniform share of 1e-9 the
+    # sure ones would get about 1e-10 each
+    rows = [{"item_id": f"i{k}", "score": 1 + k % 5, "extra": {"score_sd": 1.0 if k % 8 < 3 else 0.0}}
+            for k in range(16)]
+    uncertain = write_jsonl(tmp_path / "uncertain.jsonl", rows)
+    code, err = run_main_in_process(capsys, "sample", "--data", items, "--judgments", uncertain, "--active",
+                                    "--mix", "1e-9", "--budget", "4", "--out", tmp_path / "drawn.txt")
+    assert code == 2 and "below 1e-06" in err and "--mix" in err, err
+    assert not (tmp_path / "drawn.txt").exists()

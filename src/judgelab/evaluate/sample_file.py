@@ -21,6 +21,12 @@ from judgelab.errors import DataError
 from judgelab.files import read_text, write_atomic
 
 _HEADER = re.compile(r"#\s*judgelab sample:\s*(.*)")
+# a decimal number in ASCII digits: Python's float() also reads other scripts' digits (٠.٥) and 0.000_1
+_NUMBER = re.compile(r"\+?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+#: The smallest inclusion probability a design may give: below it one label stands for over a million
+#: units, its weight swamps every other label, and at 1e-300 the weights' squares overflow (win
+#: probabilities of 1.011 were reported). ``judgelab sample`` never draws below it either.
+MIN_PROBABILITY = 1e-6
 
 
 @dataclass(frozen=True)
@@ -51,19 +57,27 @@ def read_sample(path: str | Path) -> SampleFile:
         seen[unit] = number
         ids.append(unit)
         if len(parts) == 2:
-            try:
-                value = float(parts[1])
-            except ValueError:
-                raise DataError(f"inclusion probability {parts[1]!r} is not a number", path=path, line=number) from None
-            if not 0 < value <= 1:
-                raise DataError(f"inclusion probability {value} is not in (0, 1]", path=path, line=number)
-            probabilities.append(value)
+            probabilities.append(_probability(parts[1].strip(), path, number))
     if not ids:
         raise DataError("lists no id", path=path)
     if probabilities and len(probabilities) != len(ids):
         raise DataError("some lines give an inclusion probability and others do not", path=path)
     return SampleFile(tuple(ids), tuple(probabilities) if probabilities else None,
                       header.get("method", "stratified"), header or None)
+
+
+def _probability(text: str, path: Path, line: int) -> float:
+    def refused(why: str) -> DataError:
+        return DataError(f"inclusion probability {text!r} {why}", path, line, "probability")
+
+    if not _NUMBER.fullmatch(text):
+        raise refused("is not a number written in ASCII digits (e.g. 0.25 or 2.5e-3)")
+    value = float(text)
+    if not 0 < value <= 1:
+        raise refused("is not in (0, 1]")
+    if value < MIN_PROBABILITY:
+        raise refused(f"is below {MIN_PROBABILITY:g}: one label would stand for more than a million units")
+    return value
 
 
 def write_sample(path: str | Path, ids, probabilities, header: dict[str, object]) -> Path:

@@ -33,6 +33,7 @@ from judgelab.data.labels import PREFERENCES
 from judgelab.errors import ConfigError
 from judgelab.evaluate.design import Design
 from judgelab.evaluate.problem import Problem
+from judgelab.evaluate.sample_file import MIN_PROBABILITY
 from judgelab.metrics.bootstrap import group_codes
 
 MIN_PER_STRATUM = 2  # the estimators need two labels per system for a variance
@@ -120,6 +121,11 @@ def draw(problem: Units | Problem, budget: float, *, uncertainty: np.ndarray | N
             chosen = units[systematic(pi, rng)]
         probability[units] = pi
         labelled[chosen] = True
+    smallest = probability[eligible].min(initial=1.0)
+    if smallest < MIN_PROBABILITY:  # evaluate would refuse the file: weights past a million swamp every label
+        raise ConfigError(f"this draw gives some {problem.kind} an inclusion probability of {smallest:.3g}, below "
+                          f"{MIN_PROBABILITY:g} (one label would stand for more than a million units): raise --mix, "
+                          "the uniform share of each probability, or --budget")
     method = "stratified" if uncertainty is None else "active"
     return Drawn(Design(labelled, probability, method), sizes)
 
