@@ -179,14 +179,17 @@ class Strategy(BaseModel):
         return cls.model_validate(data)
 
     def save(self, path: str | Path) -> None:
+        from judgelab.files import write_atomic
+
         path = Path(path)
-        text = self.model_dump_json(indent=2) if path.suffix == ".json" else self.to_yaml()
-        path.write_text(text, encoding="utf-8")
+        write_atomic(path, self.model_dump_json(indent=2) if path.suffix == ".json" else self.to_yaml())  # a file, owner-only
 
     @classmethod
     def load(cls, path: str | Path) -> Strategy:
+        from judgelab.files import read_text
+
         path = Path(path)
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path)  # a regular file within the input bound
         return cls.model_validate_json(text) if path.suffix == ".json" else cls.from_yaml(text)
 
 

@@ -69,3 +69,19 @@ def test_a_fifo_or_a_device_is_refused_at_once_in_one_line(option, special, tmp_
     assert len(done.lines()) == 1 and done.lines()[0].startswith("error: ") and str(path) in done.lines()[0], \
         done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == before  # nothing written beside
+
+
+def test_the_python_readers_and_writers_follow_the_same_rule(tmp_path):
+    """The rule is in ``files.py``, so the API keeps it too: a strategy file (read and written), a sample
+    file and a judge config named by a FIFO are refused, not opened."""
+    from judgelab.errors import JudgelabError
+    from judgelab.evaluate import read_sample, write_sample
+    from judgelab.judges.base import load_judge
+    from judgelab.strategy import Strategy
+
+    fifo = tmp_path / "named.pipe"
+    os.mkfifo(fifo)
+    for call in (lambda: Strategy.load(fifo), lambda: Strategy(scale=5).save(fifo), lambda: read_sample(fifo),
+                 lambda: write_sample(fifo, ["a"], [0.5], {}), lambda: load_judge(fifo)):
+        with pytest.raises(JudgelabError, match="FIFO"):
+            call()
