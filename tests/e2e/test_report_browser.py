@@ -183,7 +183,8 @@ def test_pairwise_report_draws_the_forest_and_the_rank_sets(browser, benchmarks_
                     Array.from(svg.querySelectorAll('circle title')).map(t => t.textContent)];
         });""")
     (forest, *_, dots, bars, tips), (ranks, *_, rank_dots, rank_bars, rank_tips), (pairs, *_) = figures
-    assert forest == "Win probability (ties half), 95% intervals" and dots == 4 * 20 and bars == 4 * 20
+    # shrunk: a point estimate, no bar (its posterior intervals are no per-system confidence intervals)
+    assert forest == "Win probability (ties half), 95% intervals" and dots == 4 * 20 and bars == 3 * 20
     assert ranks == "Rank sets holding for all systems at once (max-t, 95%); dot: point rank"
     assert rank_dots == 3 * 20 and rank_bars == 3 * 20 and pairs == "Separable pairs: corrected (PPI)"
     # the tooltips carry the figures of systems.json: gpt-4 first, its corrected value and rank set
