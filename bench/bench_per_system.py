@@ -113,6 +113,19 @@ class Tally:
                 "width": {k: v.tolist() for k, v in self.width.items()}, "methods": dict(self.methods)}
 
 
+def labels_group(problems: dict[str, Problem], budget: float, draws: int) -> list[dict]:
+    """The label-only estimators of one (set, budget), which no judge changes: one row, many draws."""
+    first = next(iter(problems.values()))
+    truth, tally, labels = truth_of(first), Tally(len(first.systems)), 0
+    for k in range(draws):
+        design = draw(first, budget, seed=k).design
+        labels += design.n_labelled
+        tally.add(human_estimates(first, design, k), truth)
+    label = next(iter(problems)).partition("@")
+    return [tally.row(f"{label[0]}@labels only:{label[2].rpartition(':')[2]}", budget, draws, first.systems,
+                      labels / draws)]
+
+
 def group(problems: dict[str, Problem], budget: float, draws: int) -> list[dict]:
     """One (set, budget) over its judges (``problems``: judge -> problem; the same units and labels):
     the same label draws for every judge, the label-only estimators computed once per draw."""
@@ -228,7 +241,8 @@ def run(groups, draws: int, results: Path, fresh: bool) -> list[dict]:
             key = (name, budget, draws)
             if not done[key]:
                 started = time.perf_counter()
-                run_group = arena_group if name == "chatbot_arena" else group
+                run_group = (arena_group if name == "chatbot_arena" else labels_group if name.endswith("#labels")
+                             else group)
                 for row in run_group(problems, budget, draws):
                     row["group"] = name
                     sink.write(json.dumps(row) + "\n")
@@ -249,16 +263,26 @@ def upper_bound(hits: float, given: float) -> float:
 
 
 def summary(rows: list[dict]) -> list[dict]:
-    """One line per (set, budget) and estimator, over the set's judges."""
+    """One line per (set, budget) and estimator, over the set's judges. The label-only estimators are the
+    same for every judge: counted once, from the label-only pass (``--label-draws``) where there is one."""
     groups = defaultdict(list)
+    label_only = {(r["cell"].partition("@")[0], r["cell"].rpartition(":")[2], r["budget"]) for r in rows
+                  if "@labels only:" in r["cell"]}
     for row in rows:
+        dataset, _, rest = row["cell"].partition("@")
+        aspect = rest.rpartition(":")[2] if ":" in rest else ""
+        if "@labels only:" not in row["cell"] and (dataset, aspect, row["budget"]) in label_only:
+            row = {**row, "hits": {k: v for k, v in row["hits"].items() if not k.startswith("human")}}
         dataset, _, rest = row["cell"].partition("@")
         aspect = rest.rpartition(":")[2] if ":" in rest else ""
         groups[(f"{dataset}:{aspect}" if aspect else dataset, row["budget"])].append(row)
     out = []
     for (name, budget), members in groups.items():
         for estimator in dict.fromkeys(ESTIMATORS + ARENA_ESTIMATORS):
-            pairs = [(h, g, w) for row in members if estimator in row["hits"]
+            chosen = [row for row in members if estimator in row["hits"]]
+            if estimator.startswith("human"):  # the same for every judge: one row (the label-only pass's if any)
+                chosen = sorted(chosen, key=lambda row: "@labels only:" not in row["cell"])[:1]
+            pairs = [(h, g, w) for row in chosen
                      for h, g, w in zip(row["hits"][estimator], row["given"][estimator], row["width"][estimator],
                                         strict=True)]
             if not pairs:
@@ -266,23 +290,24 @@ def summary(rows: list[dict]) -> list[dict]:
             hits, given, width = (np.array(v) for v in zip(*pairs, strict=True))
             coverage = np.where(given > 0, hits / np.maximum(given, 1), np.nan)
             side = "human" if estimator.startswith("human") else "corrected"
-            reference = next(name for name in (f"{side} t system", f"{side} t (before)") if name in members[0]["hits"])
-            ref = [(g, w) for row in members for g, w in zip(row["given"][reference], row["width"][reference],
-                                                             strict=True)]
+            reference = next(name for name in (f"{side} t system", f"{side} t (before)") if name in chosen[0]["hits"])
+            ref = [(g, w) for row in chosen for g, w in zip(row["given"][reference], row["width"][reference],
+                                                            strict=True)]
             ref_width = sum(w for _, w in ref) / max(sum(g for g, _ in ref), 1)
             worst = int(np.nanargmin(coverage)) if np.isfinite(coverage).any() else None
             out.append({
-                "set": name, "budget": budget, "estimator": estimator, "judges": len(members),
-                "labels": float(np.mean([r["labels"] for r in members])),
+                "set": name, "budget": budget, "estimator": estimator,
+                "judges": "-" if estimator.startswith("human") else len(chosen), "draws": chosen[0]["draws"],
+                "labels": float(np.mean([r["labels"] for r in chosen])),
                 "worst": float(coverage[worst]) if worst is not None else np.nan,
                 "worst_bound": upper_bound(hits[worst], given[worst]) if worst is not None else np.nan,
                 "mean": float(np.nansum(hits) / max(np.nansum(given), 1)),
                 "pairs": int(np.isfinite(coverage).sum()),
                 "under_goal": int(np.nansum(coverage < GOAL)),
                 "significantly_under": int(sum(significantly_under(h, g) for h, g in zip(hits, given, strict=True))),
-                "declined": float(1 - given.sum() / (members[0]["draws"] * len(given))),
+                "declined": float(1 - given.sum() / (chosen[0]["draws"] * len(given))),
                 "width_ratio": float((width.sum() / max(given.sum(), 1)) / ref_width) if ref_width else np.nan,
-                "betting_share": _betting_share(members, estimator),
+                "betting_share": _betting_share(chosen, estimator),
             })
     return out
 
@@ -309,14 +334,15 @@ def _betting_share(members: list[dict], estimator: str) -> float:
 
 def line(r: dict) -> str:
     budget = f"{r['budget']:.0%}" if r["budget"] < 1 else f"{r['budget']:g} labels"
-    cells = [r["set"], budget, r["estimator"], str(r["judges"]), f"{r['labels']:.0f}", f"{r['worst']:.3f}",
+    cells = [r["set"], budget, r["estimator"], str(r["judges"]), str(r["draws"]), f"{r['labels']:.0f}",
+             f"{r['worst']:.3f}",
              f"{r['worst_bound']:.3f}", f"{r['mean']:.3f}", f"{r['under_goal']}/{r['pairs']}",
              f"{r['significantly_under']}", f"{r['declined']:.2f}", f"{r['width_ratio']:.2f}",
              "-" if not np.isfinite(r["betting_share"]) else f"{r['betting_share']:.2f}"]
     return "| " + " | ".join(cells) + " |"
 
 
-HEAD = ["set", "budget", "estimator", "judges", "labels", "worst system", "its upper 98% bound", "mean",
+HEAD = ["set", "budget", "estimator", "judges", "draws", "labels", "worst system", "its upper 98% bound", "mean",
         "(judge, system) pairs under 0.93", "significantly under 0.95", "share without interval",
         "width / per-system t", "share betting"]
 
@@ -355,6 +381,9 @@ def main() -> None:
                         help="only judges whose name holds one of these (e.g. eval_prompt_1: HANNA's five LLMs, one "
                              "prompt each)")
     parser.add_argument("--draws", type=int, default=300)
+    parser.add_argument("--label-draws", type=int, default=0,
+                        help="--items: also the label-only estimators (which no judge changes) alone, with this many "
+                             "draws per (set, budget); their rows then come from this pass")
     parser.add_argument("--results", type=Path, default=RESULTS)
     parser.add_argument("--fresh", action="store_true")
     parser.add_argument("--write", action="store_true")
@@ -363,6 +392,9 @@ def main() -> None:
     rows = []
     if args.items:
         rows += run(item_groups(args.sets, args.judges, args.judge_filter), args.draws, args.results, args.fresh)
+        if args.label_draws:
+            rows += run(((f"{name}#labels", budget, problems) for name, budget, problems in
+                         item_groups(args.sets, 1, args.judge_filter)), args.label_draws, args.results, False)
     if args.trec:
         rows += run(trec_groups(list(TREC_JUDGES)), args.draws, args.results, args.fresh and not args.items)
     if args.arena:
