@@ -20,6 +20,12 @@ def run_cli(*args: object, timeout: float = 600, env: dict[str, str] | None = No
 def run_main_in_process(capsys, *args: object) -> tuple[int, str]:
     """The console script's entry point in this process (no process start per case): exit code and
     stderr. ``capsys`` is pytest's fixture of the calling test."""
+    code, _, err = run_main_captured(capsys, *args)
+    return code, err
+
+
+def run_main_captured(capsys, *args: object) -> tuple[int, str, str]:
+    """``run_main_in_process`` with stdout too: exit code, stdout, stderr."""
     from judgelab.cli import main
 
     with mock.patch.object(sys, "argv", ["judgelab", *map(str, args)]):
@@ -28,7 +34,8 @@ def run_main_in_process(capsys, *args: object) -> tuple[int, str]:
             code = 0
         except SystemExit as exc:
             code = exc.code
-    return code, capsys.readouterr().err
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
 
 
 def read_jsonl(path: Path) -> list[dict]:

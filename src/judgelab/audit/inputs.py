@@ -164,3 +164,43 @@ def read_human_labels(path: Path | str, comparisons: dict[str, Pair]) -> dict[st
         human = None if mean is None else "a" if mean > 0.5 else "b" if mean < 0.5 else "tie"
         labelled[item_id] = replace(comparison, human=human)
     return labelled
+
+
+def comparisons_of(items: Iterable[Any]) -> dict[str, Pair]:
+    """The comparisons of pairwise items already read (another tool's file, docs/sources.md)."""
+    out = {}
+    for one in items:
+        if one.kind != "pairwise":
+            raise ConfigError("the audit measures a pairwise judge's biases: these items are pointwise "
+                              f"({one.id!r}); judgelab evaluate and meta read them")
+        out[one.id] = Pair(id=one.id, group=one.group, human=one.label, system_a=one.system_a,
+                           system_b=one.system_b, output_a=one.output_a, output_b=one.output_b)
+    return out
+
+
+def verdicts_of(judgments: list[Judgment], judge: str | None = None, where: str | None = None) -> Verdicts:
+    """One judge's verdicts from judgments already read: both orders from ``extra.verdicts`` when the
+    tool judged both, else the label (a failed judgment: no verdict)."""
+    names = sorted({j.judge for j in judgments if j.judge is not None})
+    if judge is not None:
+        judgments = select_judge(judgments, judge, where)
+    elif len(names) > 1:
+        raise ConfigError(f"{where or 'the file'} holds {len(names)} judges ({', '.join(names[:8])}"
+                          f"{' ...' if len(names) > 8 else ''}): say which with --judge")
+    original: dict[str, str | None] = {}
+    swapped: dict[str, str | None] = {}
+    for one in judgments:
+        if one.item_id in original:
+            raise DataError(f"item {one.item_id!r} judged twice by this judge", where)
+        orders = one.extra.get("verdicts")
+        if isinstance(orders, dict):
+            first, second = orders.get("original"), orders.get("swapped")
+        else:
+            first, second = (one.label if one.ok else None), None
+        original[one.item_id] = _checked(first, where or "", None, "the verdict")  # type: ignore[arg-type]
+        swapped[one.item_id] = _checked(second, where or "", None,  # type: ignore[arg-type]
+                                         "the swapped-order verdict")
+    if not original:
+        raise DataError("no judgments", where)
+    chosen = sorted({j.judge for j in judgments if j.judge is not None})
+    return Verdicts(judge=chosen[0] if len(chosen) == 1 else None, original=original, swapped=swapped)

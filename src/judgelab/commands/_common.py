@@ -143,3 +143,35 @@ def human_labelled(items: list[Item], human: Path | None, aspect: str | None, *,
     if labelled_only:
         relabelled = [item for item in relabelled if human_value(item, aspect) is not None]
     return relabelled, aspect
+
+
+FROM_HELP = ("The tool that wrote --data: inspect, promptfoo, lm-eval, alpaca-eval, arena-hard, mt-bench (its items "
+             "and judgments are read from it; docs/sources.md). Detected from the file when --judgments is not given.")
+
+
+def read_inputs(data: Path, judgments: Path | None, source: str | None, *, field: str | None = None):
+    """The items and the judge's verdicts of --data, --judgments and --from, for every command that reads
+    them: a tool's output (--from, or detected when no --judgments is given) gives both; --judgments, when
+    given, replaces the tool's verdicts. What a reader left out or kept without a value goes to stderr."""
+    from judgelab.data.io import load_items, load_judgments
+    from judgelab.data.item import VERDICTS
+    from judgelab.data.sources import detect_source, read_source
+    from judgelab.errors import ConfigError
+
+    if source is None and judgments is None:
+        source = detect_source(data)
+        if source is None:
+            raise ConfigError(f"give --judgments (the judge's verdicts), or --from when {data} is another tool's "
+                              "output (inspect, promptfoo, lm-eval, alpaca-eval, arena-hard, mt-bench)")
+    if source is not None:
+        read = read_source(data, source)
+        for note in read.notes:
+            err_console.print(f"[yellow]{read.source}[/]: {note}", soft_wrap=True, markup=True)
+        items, judged = read.items, read.judgments
+    else:
+        items, judged = load_items(data), None
+    if judgments is not None:
+        # comparisons between systems: a verdict outside a/b/tie is named with its line as it is read
+        comparisons = bool(items) and items[0].kind == "pairwise" and items[0].system_a is not None
+        judged = load_judgments(judgments, field=field, labels=VERDICTS if comparisons else None)
+    return items, judged

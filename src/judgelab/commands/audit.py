@@ -11,7 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from judgelab import limits
-from judgelab.commands._common import CONCURRENCY_HELP, TIMEOUT_HELP, client_from_options
+from judgelab.commands._common import CONCURRENCY_HELP, FROM_HELP, TIMEOUT_HELP, client_from_options
 from judgelab.commands._numbers import checked
 from judgelab.errors import ConfigError
 
@@ -26,6 +26,7 @@ def audit(
         "system_a/system_b, output_a/output_b.")],
     judgments: Annotated[Path | None, typer.Option(
         "--judgments", "-j", help="The judge's verdicts: a run folder or judgments file (JSON lines).")] = None,
+    source: Annotated[str | None, typer.Option("--from", help=FROM_HELP)] = None,
     field: Annotated[str | None, typer.Option(
         "--field", help="Where each row keeps the verdict, for published outputs (e.g. prediction, "
         "prediction.swap_false). Default: extra.verdicts of a pairwise run, else label.")] = None,
@@ -67,18 +68,30 @@ def audit(
     if not 0 < confidence < 1:
         raise ConfigError("--confidence must be between 0 and 1")
     check_resamples(bootstrap, confidence, "--bootstrap")  # its intervals are percentile ones
-    if judgments is None and probe is None:
-        raise ConfigError("give --judgments (a judge's verdicts) or --probe (run the probes), or both")
+    if source is not None and probe is not None:
+        raise ConfigError("--probe judges judgelab comparison items (JSON lines); --from reads another tool's verdicts")
+    if judgments is None and probe is None and source is None:
+        from judgelab.data.sources import detect_source
+
+        source = detect_source(data)
+        if source is None:
+            raise ConfigError("give --judgments (a judge's verdicts) or --probe (run the probes), or both; or --from "
+                              "when --data is another tool's output")
     if (config is not None or model is not None) and probe is None:
         raise ConfigError("--config and --model are for the probes: give --probe swap,pad,reformat")
     probes = _probe_names(probe)
-    comparisons = read_comparisons(data)
+    verdicts = None
+    if source is not None:
+        comparisons, verdicts = _source_inputs(data, judgments, source, field, swapped_field, judge)
+    else:
+        comparisons = read_comparisons(data)
     if human is not None:
         comparisons = read_human_labels(human, comparisons)
     output: dict = {}
     report = None
-    if judgments is not None:
+    if verdicts is None and judgments is not None:
         verdicts = read_verdicts(judgments, field=field, swapped_field=swapped_field, judge=judge)
+    if verdicts is not None:
         report = audit_verdicts(verdicts, comparisons, family=family, baseline=baseline, n_resamples=bootstrap,
                                 seed=seed, confidence=confidence)
         output["audit"] = report.to_dict()
@@ -98,6 +111,19 @@ def audit(
             console.print(f"not measured: {escape(line)}")
     if probe_results is not None:
         console.print(_probe_table(probe_results, confidence))
+
+
+def _source_inputs(data, judgments, source, field, swapped_field, judge):
+    """Another tool's comparisons and its judge's verdicts (both orders where it judged both); with
+    --judgments, that file's verdicts on the tool's comparisons."""
+    from judgelab.audit.inputs import comparisons_of, read_verdicts, verdicts_of
+    from judgelab.commands._common import read_inputs
+
+    items, judged = read_inputs(data, None, source)
+    comparisons = comparisons_of(items)
+    if judgments is not None:
+        return comparisons, read_verdicts(judgments, field=field, swapped_field=swapped_field, judge=judge)
+    return comparisons, verdicts_of(judged, judge, str(data))
 
 
 def _probe_names(probe: str | None) -> list[str]:

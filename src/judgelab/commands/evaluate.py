@@ -13,6 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from judgelab import limits
+from judgelab.commands._common import FROM_HELP
 from judgelab.commands._numbers import checked
 from judgelab.errors import ConfigError
 from judgelab.printable import printable
@@ -42,21 +43,23 @@ Measure = Annotated[str, typer.Option("--measure", help="ir_measures measure for
 Unjudged = Annotated[str, typer.Option(
     "--unjudged", help="Documents no qrels label: 'condense' (score runs on their judged documents) or 'nonrelevant'.")]
 Seed = Annotated[int, typer.Option("--seed", callback=checked(limits.Seed), help="Seed of the bootstrap, the folds and the draw.")]
+From = Annotated[str | None, typer.Option("--from", help=FROM_HELP)]
 
 
 def _load(data: Path, judgments: Path | None, human: Path | None, human_ids: str | None, aspect: str | None,
-          field: str | None = None):
+          field: str | None = None, source: str | None = None, needs_judgments: bool = False):
     """Items, judgments, human labels (with --human), the ids whose labels count, the sample file, and the
     aspect: --aspect, else the one aspect the labels file names (several: an error asking for --aspect)."""
-    from judgelab.data.io import load_items, load_judgments
-    from judgelab.data.item import VERDICTS
+    from judgelab.commands._common import read_inputs
     from judgelab.evaluate import ALL, read_sample
 
-    items = load_items(data)
+    if judgments is None and source is None and not needs_judgments:
+        from judgelab.data.io import load_items
+
+        items, judged = load_items(data), []
+    else:
+        items, judged = read_inputs(data, judgments, source, field=field)
     pairwise = bool(items) and items[0].kind == "pairwise"
-    # comparisons between systems: a verdict outside a/b/tie is named with its line as it is read
-    verdicts = VERDICTS if pairwise and items[0].system_a is not None else None
-    judged = load_judgments(judgments, field=field, labels=verdicts) if judgments is not None else []
     sample_file = None
     ids: Any = None
     if human_ids == ALL:
@@ -102,8 +105,9 @@ def _relevance_labels(values: dict[str, float]) -> dict[str, int]:
 # -- evaluate -----------------------------------------------------------------------------------------
 def evaluate(
     data: Data,
-    judgments: Annotated[Path, typer.Option(
-        "--judgments", "-j", help="The judge's verdicts: a run folder, its judgments.jsonl, or any file with item_id and score/label.")],
+    judgments: Annotated[Path | None, typer.Option(
+        "--judgments", "-j", help="The judge's verdicts: a run folder, its judgments.jsonl, or any file with item_id and score/label.")] = None,
+    source: From = None,
     aspect: Aspect = None,
     judge: JudgeName = None,
     field: Field = None,
@@ -169,6 +173,8 @@ def evaluate(
     from judgelab.metrics.bootstrap import check_resamples
 
     if monitor:
+        if judgments is None:
+            raise ConfigError("--monitor reads the judge's verdicts from --judgments")
         return _monitor(data, judgments, aspect, judge, field, time_field, reference_until, parse_scale(scale),
                         confidence, as_json, console)
     if bootstrap:  # 0: no judge-only intervals
@@ -177,7 +183,8 @@ def evaluate(
         from judgelab.report.systems import check_systems_folder
 
         check_systems_folder(out)
-    items, judged, labels, ids, sample_file, aspect = _load(data, judgments, human, human_ids, aspect, field)
+    items, judged, labels, ids, sample_file, aspect = _load(data, judgments, human, human_ids, aspect, field, source,
+                                                            needs_judgments=True)
     report = run_evaluate(items, judged, aspect=aspect, judge=judge, human=labels, human_ids=ids, sample=sample_file,
                           runs=runs, measure=measure, unjudged=unjudged, calibration=calibration, target=target,
                           variance=variance, n_resamples=bootstrap, seed=seed, confidence=confidence,
@@ -188,7 +195,8 @@ def evaluate(
     if out is not None:
         from judgelab.report.systems import write_systems_report
 
-        options = {"aspect": aspect, "judge": judge, "field": field, "human": human, "human_ids": human_ids, "runs": runs,
+        options = {"aspect": aspect, "judge": judge, "field": field, "from": source, "human": human, "human_ids": human_ids,
+                   "runs": runs,
                    **report.options}
         written = write_systems_report(out, items, judged, report, data=data, judgments_file=judgments, options=options)
     if as_json:

@@ -12,7 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from judgelab import limits
-from judgelab.commands._common import HUMAN_HELP
+from judgelab.commands._common import FROM_HELP, HUMAN_HELP
 from judgelab.commands._numbers import checked
 from judgelab.errors import ConfigError
 from judgelab.printable import printable
@@ -26,8 +26,9 @@ def register(app: typer.Typer) -> None:
 
 def meta(
     data: Annotated[Path, typer.Option("--data", "-d", help="Items with human labels (JSONL/JSON/CSV/Parquet).")],
-    judgments: Annotated[Path, typer.Option(
-        "--judgments", "-j", help="Judgments: a run folder, its judgments.jsonl, or any file with item_id and score/label.")],
+    judgments: Annotated[Path | None, typer.Option(
+        "--judgments", "-j", help="Judgments: a run folder, its judgments.jsonl, or any file with item_id and score/label.")] = None,
+    source: Annotated[str | None, typer.Option("--from", help=FROM_HELP)] = None,
     aspect: Annotated[str | None, typer.Option(
         "--aspect", "-a", help="Human score to compare with (default: the only one).")] = None,
     preset: Annotated[str | None, typer.Option("--preset", "-p", help=PRESET_HELP)] = None,
@@ -61,8 +62,8 @@ def meta(
         "--out", "-o", help="Also write a report folder: run.json, metrics.json, judgments.jsonl, report.html.")] = None,
 ) -> None:
     """Meta-evaluate a judge: correlations, label agreement, pairwise agreement, IR leaderboard."""
-    from judgelab.commands._common import console
-    from judgelab.data.io import load_items, load_judgments
+    from judgelab.commands._common import console, read_inputs
+    from judgelab.data.io import load_judgments
     from judgelab.metrics import meta_evaluate
     from judgelab.metrics.bootstrap import check_resamples
     from judgelab.report import check_meta_folder, write_meta_report
@@ -78,7 +79,7 @@ def meta(
     levels = [part.strip() for part in level.split(",") if part.strip()] if level else None
     if (baseline_field or baseline_judge) and baseline is None:
         raise ConfigError("--baseline-field and --baseline-judge describe the --baseline file: give --baseline too")
-    items, judged = load_items(data), load_judgments(judgments, field=field)
+    items, judged = read_inputs(data, judgments, source, field=field)
     human_section = None
     if human is not None:
         items, aspect, human_section = _with_human(list(items), human, aspect, seed)
@@ -92,6 +93,7 @@ def meta(
     written = None
     if out is not None:
         options = {"aspect": aspect, "human": human, "preset": preset, "level": levels, "runs": runs, "field": field,
+                   "from": source,
                    "judge": judge, "baseline": baseline, "baseline_field": baseline_field,
                    "baseline_judge": baseline_judge, "ties": ties, "bootstrap": bootstrap, "seed": seed,
                    "alpha_level": alpha_level}

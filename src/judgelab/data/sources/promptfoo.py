@@ -1,0 +1,115 @@
+"""promptfoo ``promptfoo eval -o results.json`` files (results format version 2 to 4).
+
+Each result (one test case, prompt and provider) becomes a pointwise item: system the provider
+(its label, else its id; with several prompts, provider and prompt label), group the test case,
+source the rendered prompt, output the provider's reply, the test's variables in ``extra.vars``.
+Each assertion's grading result becomes a judgment (judge: the assertion's type, e.g.
+``llm-rubric``, numbered when a test has two of a type; score its score, label pass/fail, its
+reason as explanation), and the whole test's result one more (judge ``promptfoo``).
+
+A result whose provider or grader failed (``error``, failure reason 2) has no verdict: the file is
+refused, naming the result and how many failed, rather than reading a score promptfoo never gave.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from judgelab.data.sources import SourceData
+from judgelab.data.sources._read import dataset, head, item, json_document, judgment, need, text
+from judgelab.errors import DataError
+
+NAME = "promptfoo"
+KNOWN_VERSIONS = (2, 3, 4)
+EXPECTED = "promptfoo eval results (results.results: testIdx, promptIdx, provider, response, gradingResult)"
+ERROR = 2  # promptfoo's ResultFailureReason.ERROR
+
+
+def claims(path: Path) -> bool:
+    if path.is_dir():
+        return False
+    start = head(path)[:8192]
+    return path.suffix == ".json" and start.lstrip().startswith("{") and (
+        '"evalId"' in start or ('"results"' in start and '"testIdx"' in start))
+
+
+def read(path: Path) -> SourceData:
+    if path.is_dir():
+        raise DataError("give the results file promptfoo wrote (promptfoo eval -o results.json), not a folder", path)
+    where = str(path)
+    document = json_document(path)
+    table = document.get("results") if isinstance(document, dict) else None
+    if not isinstance(table, dict) or not isinstance(table.get("results"), list):
+        raise DataError(f"no results.results list: expected {EXPECTED}", where, None, "results")
+    version = table.get("version")
+    if version not in KNOWN_VERSIONS:
+        raise DataError(f"results format version {version!r}: this reader knows versions "
+                        f"{', '.join(map(str, KNOWN_VERSIONS))}", where, None, "results.version")
+    rows = table["results"]
+    _refuse_failed(rows, where)
+    # promptfoo numbers each provider's copy of a prompt apart: prompts differ by their template
+    several_prompts = len({str((row.get("prompt") or {}).get("label")) for row in rows if isinstance(row, dict)}) > 1
+    items, judgments = [], []
+    for k, row in enumerate(rows):
+        got = _result(row, k, several_prompts, where)
+        items.append(got[0])
+        judgments += got[1]
+    return SourceData(NAME, dataset(items, where), judgments)
+
+
+def _refuse_failed(rows: list[Any], where: str) -> None:
+    # an assertion that failed is a verdict (score, pass false); a provider or grader that failed is none
+    failed = [k for k, row in enumerate(rows) if isinstance(row, dict) and (
+        row.get("failureReason") == ERROR or (row.get("error") and row.get("gradingResult") is None))]
+    if failed:
+        k = failed[0]
+        row = rows[k]
+        reason = text(row.get("error") or "failure reason 2").strip().split("\n", 1)[0][:100]
+        raise DataError(f"{_name(row, k)}: failed ({reason}), so no grader judged it; expected graded results: "
+                        f"{len(failed)} of {len(rows)} results failed (rerun them in promptfoo, or remove them "
+                        "from the file to read the rest)", where)
+
+
+def _name(row: dict[str, Any], k: int) -> str:
+    return f"result {k} (test {row.get('testIdx')}, prompt {row.get('promptIdx')}, provider {_provider(row)!r})"
+
+
+def _provider(row: dict[str, Any]) -> str:
+    provider = row.get("provider")
+    if isinstance(provider, dict):
+        return str(provider.get("label") or provider.get("id"))
+    return str(provider)
+
+
+def _result(row: Any, k: int, several_prompts: bool, where: str):
+    if not isinstance(row, dict):
+        raise DataError(f"result {k} is not an object: expected {EXPECTED}", where)
+    record = f"results.results.{k}"
+    need(row, ("testIdx", "promptIdx", "provider", "response"), where, None, EXPECTED, record)
+    prompt = row.get("prompt") or {}
+    system = _provider(row) + (f" · {prompt.get('label')}" if several_prompts and prompt.get("label") else "")
+    item_id = f"test{row['testIdx']}/prompt{row['promptIdx']}/{_provider(row)}"
+    one = item({"id": item_id, "group_id": f"test{row['testIdx']}", "system_id": system,
+                "source": prompt.get("raw"), "output": text((row["response"] or {}).get("output", "")),
+                "extra": {"vars": row.get("vars") or {}}}, where, None)
+    grading = row.get("gradingResult")
+    if grading is None:
+        need(row, ("success", "score"), where, None, EXPECTED, record)
+        grading = {"pass": row["success"], "score": row["score"], "reason": None}
+    judged = [_verdict(item_id, "promptfoo", grading, where)]
+    counts: dict[str, int] = {}
+    for component in grading.get("componentResults") or []:
+        kind = str((component.get("assertion") or {}).get("type") or "assertion")
+        counts[kind] = counts.get(kind, 0) + 1
+        judged.append(_verdict(item_id, kind if counts[kind] == 1 else f"{kind}#{counts[kind]}", component, where))
+    return one, judged
+
+
+def _verdict(item_id: str, judge: str, grading: dict[str, Any], where: str):
+    row = {"item_id": item_id, "judge": judge, "explanation": grading.get("reason"),
+           "label": "pass" if grading.get("pass") else "fail"}
+    score = grading.get("score")
+    if isinstance(score, (int, float)) and not isinstance(score, bool):
+        row["score"] = score
+    return judgment(row, where, None)
