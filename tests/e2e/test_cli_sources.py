@@ -19,7 +19,8 @@ import pytest
 from tests.e2e.cli import run_main_captured, write_jsonl
 
 SOURCES = Path(__file__).resolve().parents[1] / "data" / "sources"
-INSPECT, PROMPTFOO, LM_EVAL = SOURCES / "inspect", SOURCES / "promptfoo", SOURCES / "lm-eval"
+INSPECT, PROMPTFOO, LM_EVAL, DEEPEVAL = (SOURCES / "inspect", SOURCES / "promptfoo", SOURCES / "lm-eval",
+                                        SOURCES / "deepeval")
 ALPACA, ARENA, MT_BENCH = SOURCES / "alpaca-eval", SOURCES / "arena-hard", SOURCES / "mt-bench"
 
 
@@ -91,7 +92,8 @@ def test_inspect_meta_against_a_labels_file(capsys, tmp_path):
 
 
 def test_audit_refuses_pointwise_sources_in_one_line(capsys):
-    for data in (INSPECT / "eval", PROMPTFOO / "results.json", LM_EVAL, MT_BENCH / "gpt-4_single.jsonl"):
+    for data in (INSPECT / "eval", PROMPTFOO / "results.json", LM_EVAL, DEEPEVAL / "runs",
+                 MT_BENCH / "gpt-4_single.jsonl"):
         code, _, err = run(capsys, "audit", "--data", data)
         errors = [line for line in err.splitlines() if line.startswith("error:")]
         assert code == 2 and len(errors) == 1 and "pointwise" in errors[0], err
@@ -145,6 +147,22 @@ def test_lm_eval_meta_against_labels(capsys, tmp_path):
                        "--human", labels_file(tmp_path / "labels.jsonl", human), "--aspect", "correct")
     assert report["coverage"]["n_used"] == len(human)
     assert report["agreement"]["accuracy"]["value"] == pytest.approx(1.0)
+
+
+# -- DeepEval ------------------------------------------------------------------------------------------
+def test_deepeval_runs_reproduce_its_own_metric_scores(capsys, tmp_path):
+    runs = [json.loads(path.read_text()) for path in sorted((DEEPEVAL / "runs").glob("test_run_*.json"))]
+    for metric in ("Correctness [GEval]", "Exact Match"):
+        values = judge_values(evaluate_json(capsys, "--data", DEEPEVAL / "runs", "--judge", metric))
+        own = {run["hyperparameters"]["model"]: next(m["scores"] for m in run["metricsScores"] if m["metric"] == metric)
+               for run in runs}
+        assert values == {model: pytest.approx(sum(s) / len(s)) for model, s in own.items()}
+    human = labels_file(tmp_path / "labels.jsonl", {
+        f"{run['hyperparameters']['model']}/{case['name']}": float(case["actualOutput"] == case["expectedOutput"])
+        for run in runs for case in run["testCases"]})
+    meta = meta_json(capsys, "--data", DEEPEVAL / "runs", "--from", "deepeval", "--judge", "Correctness [GEval]",
+                     "--human", human, "--aspect", "correct")
+    assert meta["dataset"]["spearman"]["value"] == pytest.approx(1.0)
 
 
 # -- AlpacaEval ----------------------------------------------------------------------------------------
@@ -290,6 +308,13 @@ BAD = {
         lambda d: _altered_json(PROMPTFOO / "results.json", d / "results.json",
                                 lambda doc: doc["results"].update(version=9)),
         ["results.json", "results format version 9", "versions 2, 3, 4"]),
+    "deepeval metric error": (lambda d: DEEPEVAL / "errors",
+                              ["test case 'test_case_2', metric 'Flaky Check'", "1 of 8 metric results failed",
+                               "expected scored metrics"]),
+    "deepeval test case without output": (
+        lambda d: _altered_json(next((DEEPEVAL / "runs").glob("*.json")), d / "test_run_1.json",
+                                lambda doc: doc["testCases"][1].pop("actualOutput")),
+        ["test_run_1.json", "test case 'test_case_1': no 'actualOutput'", "DeepEval test run"]),
     "lm-eval line without metrics": (
         lambda d: _altered_lines(next(LM_EVAL.rglob("samples_jl_quiz_mc_*.jsonl")),
                                  d / "samples_jl_quiz_mc_2026-01-01T00-00-00.0.jsonl",

@@ -145,7 +145,7 @@ def human_labelled(items: list[Item], human: Path | None, aspect: str | None, *,
     return relabelled, aspect
 
 
-FROM_HELP = ("The tool that wrote --data: inspect, promptfoo, lm-eval, alpaca-eval, arena-hard, mt-bench (its items "
+FROM_HELP = ("The tool that wrote --data: inspect, promptfoo, lm-eval, deepeval, alpaca-eval, arena-hard, mt-bench (its items "
              "and judgments are read from it; docs/sources.md). Detected from the file when --judgments is not given.")
 
 
@@ -162,7 +162,7 @@ def read_inputs(data: Path, judgments: Path | None, source: str | None, *, field
         source = detect_source(data)
         if source is None:
             raise ConfigError(f"give --judgments (the judge's verdicts), or --from when {data} is another tool's "
-                              "output (inspect, promptfoo, lm-eval, alpaca-eval, arena-hard, mt-bench)")
+                              "output (inspect, promptfoo, lm-eval, deepeval, alpaca-eval, arena-hard, mt-bench)")
     if source is not None:
         read = read_source(data, source)
         for note in read.notes:

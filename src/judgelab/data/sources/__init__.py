@@ -6,8 +6,8 @@ judgelab's items and judgments (docs/sources.md).
 >>> read.source, read.items.kind, read.judgments[0].judge
 ('alpaca-eval', 'pairwise', 'weighted_alpaca_eval_gpt4_turbo')
 
-One module per tool (``inspect``, ``promptfoo``, ``lm_eval``, ``alpaca_eval``, ``arena_hard``,
-``mt_bench``), each with ``claims(path)`` (does the file look like that tool's?) and
+One module per tool (``inspect``, ``promptfoo``, ``lm_eval``, ``deepeval``, ``alpaca_eval``,
+``arena_hard``, ``mt_bench``), each with ``claims(path)`` (does the file look like that tool's?) and
 ``read(path)``. None of them imports the tool: the files are read as the JSON they are.
 """
 
@@ -23,10 +23,8 @@ from judgelab.data.judgment import Judgment
 from judgelab.errors import ConfigError, DataError
 
 #: ``--from`` names and the module that reads each.
-SOURCES = {"inspect": "inspect", "promptfoo": "promptfoo", "lm-eval": "lm_eval", "alpaca-eval": "alpaca_eval",
-           "arena-hard": "arena_hard", "mt-bench": "mt_bench"}
-#: Named in the CLI's --from help, not read yet (docs/sources.md says why).
-NOT_YET = ("deepeval",)
+SOURCES = {"inspect": "inspect", "promptfoo": "promptfoo", "lm-eval": "lm_eval", "deepeval": "deepeval",
+           "alpaca-eval": "alpaca_eval", "arena-hard": "arena_hard", "mt-bench": "mt_bench"}
 
 
 @dataclass(frozen=True)
@@ -44,8 +42,6 @@ class SourceData:
 
 
 def _module(source: str):
-    if source in NOT_YET:
-        raise ConfigError(f"--from {source}: not read yet (docs/sources.md); choose among {', '.join(SOURCES)}")
     if source not in SOURCES:
         raise ConfigError(f"--from {source!r}: choose among {', '.join(SOURCES)}")
     return importlib.import_module(f"judgelab.data.sources.{SOURCES[source]}")
