@@ -97,7 +97,7 @@ def unshared(tmp_path):
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (("--baseline", "nope", "--candidate", "b"), "system 'nope' is not in the data (its systems: a, b)"),
+    (("--baseline", "nope", "--candidate", "b"), "system 'nope' is not in the data (systems come from each item's system_id, or system_a/system_b of comparisons; here: a, b)"),
     (("--baseline", "a", "--candidate", "a"), "--baseline and --candidate are both 'a'"),
     (("--baseline", "a", "--candidate", "b", "--margin", "-0.1"), "--margin -0.1: input should be greater than or equal to 0"),
     (("--baseline", "a", "--candidate", "b", "--pairing", "paired"),

@@ -116,3 +116,13 @@ def test_monitor_raises_an_alarm_on_a_planted_drop_and_names_a_missing_time(tmp_
     missing = run_cli("evaluate", "--data", data, "--judgments", judgments, "--monitor")  # no field 'time'
     assert missing.returncode == 2 and f"{data}:1: field 'time': no time here" in missing.stderr
     assert missing.stdout == ""
+
+
+def test_human_ids_all_without_any_human_score_is_an_error_not_judge_only(tmp_path):
+    rows = [{"id": f"i{k}", "system_id": "ab"[k % 2], "output": "o", "scale": [1, 5]} for k in range(10)]
+    data = write_jsonl(tmp_path / "items.jsonl", rows)
+    judged = write_jsonl(tmp_path / "judged.jsonl", [{"item_id": f"i{k}", "score": 3.0} for k in range(10)])
+    for command in (("evaluate",), ("compare", "--baseline", "a", "--candidate", "b")):
+        done = run_cli(*command, "--data", data, "--judgments", judged, "--aspect", "q", "--human-ids", "all")
+        assert done.returncode == 2 and "no item has a human score for aspect 'q'" in done.stderr, done.stderr
+        assert "scores.q" in done.stderr and done.stdout == ""

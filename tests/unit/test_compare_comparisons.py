@@ -129,7 +129,7 @@ def test_pairing_chooses_head_to_head_or_via_others_on_request():
     ({"baseline": "base", "candidate": "y"},
      "'y' and 'base' never meet, directly or through other systems: the comparisons split them into separate "
      "groups ({base, cand} and {x, y})"),
-    ({"baseline": "base", "candidate": "nope"}, "system 'nope' is not in the data (its systems: base, cand, x, y)"),
+    ({"baseline": "base", "candidate": "nope"}, "system 'nope' is not in the data (systems come from each item's system_id, or system_a/system_b of comparisons; here: base, cand, x, y)"),
     ({"baseline": "base", "candidate": "cand", "higher_is_better": False}, "--lower-is-better is for scores"),
     ({"baseline": "base", "candidate": "cand", "estimator": "human"}, "--estimator human needs human labels"),
     ({"baseline": "base", "candidate": "cand", "human_ids": ["base-cand-0"]},

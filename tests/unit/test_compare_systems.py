@@ -140,7 +140,7 @@ def test_lower_is_better_fails_on_a_rise():
 
 # -- bad input --------------------------------------------------------------------------------------------
 @pytest.mark.parametrize(("options", "message"), [
-    ({"baseline": "nope", "candidate": "cand"}, "system 'nope' is not in the data (its systems: base, cand)"),
+    ({"baseline": "nope", "candidate": "cand"}, "system 'nope' is not in the data (systems come from each item's system_id, or system_a/system_b of comparisons; here: base, cand)"),
     ({"baseline": "base", "candidate": "base"}, "both 'base'"),
     ({"baseline": "base", "candidate": "cand", "margin": -0.1}, "--margin -0.1: give 0 or more"),
     ({"baseline": "base", "candidate": "cand", "alpha": 1.5}, "--alpha 1.5"),

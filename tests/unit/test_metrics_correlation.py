@@ -187,3 +187,13 @@ def test_all_levels_share_the_same_resampled_groups():
     out = correlations(human, judge, groups, systems, n_resamples=50, seed=9)
     assert set(out) == {"dataset", "group", "system"}
     assert all(len(e.resamples) == 50 for level in out.values() for e in level.values())
+
+
+def test_two_systems_give_a_system_level_value_without_an_interval():
+    """Two means correlate at +1 or -1 in every resample: '1.000 [1.000, 1.000]' looked certain and said nothing."""
+    from judgelab.metrics.correlation import system_level
+
+    two = system_level([1, 2, 3, 4], [1, 2, 2, 4], ["a", "a", "b", "b"])["spearman"]
+    assert two.value == pytest.approx(1.0) and two.ci is None and "needs 3 systems" in two.rule
+    three = system_level([1, 2, 3, 4, 5, 2], [1, 2, 2, 4, 5, 1], ["a", "a", "b", "b", "c", "c"])["spearman"]
+    assert three.ci is not None and three.rule is None

@@ -217,9 +217,13 @@ def choose_by_halves(split_scores: Callable[[], Sequence[float]], splits: int = 
         return _unchecked("not checked: no split ranked three systems", "Kendall tau")
     shrink, labels = scores.mean(axis=0)
     keep = shrink >= labels
-    reason = (f"on {len(scores)} random halvings of {halved}, the {'shrunk' if keep else 'labels-only'} "
-              f"ranking of one half agreed better with the other half's (Kendall tau {max(shrink, labels):.3f} vs "
-              f"{min(shrink, labels):.3f})")
+    if np.isclose(shrink, labels):  # a tie keeps shrunk; "agreed better" would read backwards
+        reason = (f"on {len(scores)} random halvings of {halved}, the shrunk and labels-only rankings of one half "
+                  f"agreed equally with the other half's (Kendall tau {shrink:.3f}): shrunk is kept on a tie")
+    else:
+        reason = (f"on {len(scores)} random halvings of {halved}, the {'shrunk' if keep else 'labels-only'} "
+                  f"ranking of one half agreed better with the other half's (Kendall tau {max(shrink, labels):.3f} "
+                  f"vs {min(shrink, labels):.3f})")
     return Choice("shrunk" if keep else "corrected", float(shrink), float(labels), len(scores), reason)
 
 

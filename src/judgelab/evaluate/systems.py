@@ -416,6 +416,9 @@ def _item_labels(problem: Problem, items: list[Item], aspect: str | None, human,
     notes = {}
     if human_ids == ALL:
         labelled = np.isfinite(own)
+        if not labelled.any():  # "all" with nothing to find: say where labels were looked for, not judge-only
+            raise DataError(f"--human-ids all: no item has a human score for aspect {aspect!r} (looked for "
+                            f"scores.{aspect} in each item); give the labels with --human, or the items' scores")
     else:
         listed = problem.index(list(human_ids))
         labelled = np.zeros(problem.n_units, dtype=bool)

@@ -472,7 +472,8 @@ def _require_systems(systems: list[str], baseline: str, candidate: str) -> None:
     missing = [name for name in (baseline, candidate) if name not in systems]
     if missing:
         shown = ", ".join(systems[:10]) + (f" and {len(systems) - 10} more" if len(systems) > 10 else "")
-        raise ConfigError(f"system {missing[0]!r} is not in the data (its systems: {shown or 'none named'})")
+        raise ConfigError(f"system {missing[0]!r} is not in the data (systems come from each item's system_id, or "
+                          f"system_a/system_b of comparisons; here: {shown or 'none named'})")
 
 
 def _check_options(baseline: str, candidate: str, margin: float, alpha: float, estimator: str, pairing: str) -> None:

@@ -186,6 +186,11 @@ def _per_system_row(method: str, human_rows: np.ndarray, judge_rows: np.ndarray)
                      for h, j in zip(human_rows, judge_rows, strict=True)])
 
 
+MIN_SYSTEMS_FOR_INTERVAL = 3
+TWO_SYSTEMS = ("2 systems: two means correlate at +1 or -1 whatever the data, so there is no interval "
+               "(a system-level correlation needs 3 systems or more)")
+
+
 def system_level(human, judge, systems, groups=None, *, methods: Sequence[str] = METHODS,
                  n_resamples: int = 1000, seed: int = 0, confidence: float = 0.95) -> dict[str, Estimate]:
     """Average each system's human and judge scores over its items, then correlate the means.
@@ -215,8 +220,10 @@ def system_level(human, judge, systems, groups=None, *, methods: Sequence[str] =
             h, j = (counts @ sums["human"]) / items, (counts @ sums["judge"]) / items
         return np.stack([_per_system_row(m, h, j) for m in methods], axis=1)
 
-    resamples = GroupBootstrap(len(labels), n_resamples, seed).replicate(resampled)
     values = [correlation(m, human_means, judge_means) for m in methods]
+    if n_systems < MIN_SYSTEMS_FOR_INTERVAL:  # two points correlate at +1 or -1 in every resample: no interval
+        return _estimates("system", methods, values, None, confidence, rule=TWO_SYSTEMS, **common)
+    resamples = GroupBootstrap(len(labels), n_resamples, seed).replicate(resampled)
     return _estimates("system", methods, values, resamples, confidence, **common)
 
 

@@ -96,5 +96,7 @@ def criteria_text(
     if text and text.strip():
         return text.strip()
     if dataset is None:
-        raise ConfigError(f"no criteria for {aspect!r}: pass your own criteria text or a benchmark dataset name")
+        raise ConfigError(f"no criteria for {aspect!r}: say what it means with --criteria 'TEXT' or --criteria "
+                          "@FILE (or name one of the shared benchmarks whose human-written criteria to use, e.g. "
+                          "topical_chat)")
     return load_human_criteria(dataset, aspect, scale, path=path)
