@@ -39,7 +39,9 @@ def test_generate_prints_completion_and_logprobs_as_json(test_model_path):
     (("judge", "--data", "/nowhere/items.jsonl", "--aspect", "x"), "/nowhere/items.jsonl"),
     (("report", "/nowhere/run"), "not a run folder"),
     # click usage errors (typer 0.29 raises its vendored click's, which were "internal error", exit 1)
-    (("meta", "--data", "/nowhere/items.jsonl"), "Missing option '--judgments'"),
+    (("meta",), "Missing option '--data'"),
+    # without --judgments meta reads --data as another tool's output (docs/sources.md): a missing file is named
+    (("meta", "--data", "/nowhere/items.jsonl"), "/nowhere/items.jsonl: no such file or folder"),
     (("judge", "--no-such-option"), "No such option: --no-such-option"),
 ])
 def test_user_errors_exit_2_with_one_line(args, message):
