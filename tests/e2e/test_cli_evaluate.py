@@ -94,7 +94,7 @@ def test_terminal_table_and_report_rewrite(hanna, hanna_judge, tmp_path):
     assert re.search(r"\b\d\.\d\d ±\d\.\d\d\b", text) and "…" not in done.stdout  # whole numbers, nothing cut
     # four labels per system: betting intervals, whose width the judge's variance cannot narrow (no such claim)
     assert "pairs separable after Holm" in text and "as narrow as human-only ones with" not in text
-    assert "else a betting interval ('b': valid at any number of labels, wider)" in text
+    assert "else a betting interval ('b': valid at any number of labels, wider" in text
     again = run("report", tmp_path / "out")
     assert again.returncode == 0, again.stderr
     assert "<h2>Systems</h2>" in (tmp_path / "out" / "report.html").read_text()
@@ -183,7 +183,7 @@ def test_runs_are_ranked_per_query_with_human_labels_on_a_few_queries(benchmarks
     assert terminal.returncode == 0, terminal.stderr
     text = " ".join(terminal.stdout.split())
     assert "ranked by the guided ranking" in text and "rank: the guided ranking (recommended for runs)" in text
-    assert "else a betting interval ('b': valid at any number of labels, wider)" in text
+    assert "else a betting interval ('b': valid at any number of labels, wider" in text
 
 
 def test_runs_get_intervals_from_nine_labelled_queries(benchmarks_dir, trema_judge, tmp_path):

@@ -441,9 +441,10 @@ def _per_system_note(report) -> str:
     if rule == "sequence":
         return ("human/corrected: each system's confidence sequence ('s'), valid however many labels were taken and "
                 "whenever the labelling stopped (--intervals sequence; labels in the order they were given);")
-    return ("human/corrected: each system's own interval, a t interval guarded to 97% from 10 labels with a mean "
+    note = ("human/corrected: each system's own interval, a t interval guarded to 97% from 10 labels with a mean "
             f"away from the scale's ends, else a betting interval ('{BETTING_MARK.strip()}': valid at any number of "
-            "labels, wider);")
+            "labels, wider")
+    return note + ("; corrected's is the labels' own there);" if rule == "auto" else ");")
 
 
 # -- sample -------------------------------------------------------------------------------------------

@@ -152,8 +152,10 @@ def corrected(problem: Problem, design: Design, *, calibration: str = "auto", ta
               skewness_correction: bool = True, min_queries: int = MIN_LABELLED_QUERIES,
               intervals: str = "auto") -> SystemEstimates:
     """Prediction-powered estimate: calibrated judge mean + design-weighted mean of its errors
-    (``intervals``, ``min_queries``: as :func:`human_only`; a betting interval is the rectifier's,
-    :func:`judgelab.evaluate.intervals.rectified_bet`)."""
+    (``intervals``, ``min_queries``: as :func:`human_only`). Under ``auto``, a system whose rule gives a
+    betting interval gets the labels' own value and interval (the judge cannot narrow a guaranteed
+    interval with so few labels); ``intervals="betting"`` uses the rectifier's,
+    :func:`judgelab.evaluate.intervals.rectified_bet`, for every system."""
     _check_intervals(intervals, problem)
     labelled = _labelled_pairs(problem, design)
     units, systems = np.nonzero(labelled)
