@@ -153,6 +153,8 @@ def read_inputs(data: Path, judgments: Path | None, source: str | None, *, field
     """The items and the judge's verdicts of --data, --judgments and --from, for every command that reads
     them: a tool's output (--from, or detected when no --judgments is given) gives both; --judgments, when
     given, replaces the tool's verdicts. What a reader left out or kept without a value goes to stderr."""
+    from rich.markup import escape
+
     from judgelab.data.io import load_items, load_judgments
     from judgelab.data.item import VERDICTS
     from judgelab.data.sources import detect_source, read_source
@@ -165,8 +167,8 @@ def read_inputs(data: Path, judgments: Path | None, source: str | None, *, field
                               "output (inspect, promptfoo, lm-eval, deepeval, alpaca-eval, arena-hard, mt-bench)")
     if source is not None:
         read = read_source(data, source)
-        for note in read.notes:
-            err_console.print(f"[yellow]{read.source}[/]: {note}", soft_wrap=True, markup=True)
+        for note in read.notes:  # a path may hold [brackets]: printed as written, not as markup
+            err_console.print(f"[yellow]{read.source}[/]: {escape(note)}", soft_wrap=True)
         items, judged = read.items, read.judgments
     else:
         items, judged = load_items(data), None
