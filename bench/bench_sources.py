@@ -151,7 +151,11 @@ def alpaca_section(folder: Path) -> str:
              "Reproduced from the annotations, largest absolute difference over the models (theirs - ours): "
              f"`win_rate` {max(diffs['win_rate']):.2g}, `standard_error` {max(diffs['standard_error']):.2g}, "
              f"`discrete_win_rate` {max(diffs['discrete_win_rate']):.2g}, `n_wins` {max(diffs['n_wins']):.0f}, "
-             f"`avg_length` {max(diffs['avg_length']):.2g} (the leaderboard rounds it to whole characters).", "",
+             f"`avg_length` {max(d for d, r in zip(diffs['avg_length'], rows, strict=True) if r[10] == 805):.2g} "
+             "for the models whose annotations hold all 805 instructions (the leaderboard rounds it to whole "
+             f"characters), up to {max(diffs['avg_length']):.2g} for the "
+             f"{sum(r[10] < 805 for r in rows)} whose file holds 802-804 (AlpacaEval averages all 805 outputs, "
+             "annotated or not).", "",
              "| model | win rate theirs | ours | discrete theirs | ours | LC theirs (v1 GLM) | LC ours (minimal GLM) "
              "[95%] | LC difference | win-rate rank set (judgelab) | LC rank set | n |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
