@@ -432,3 +432,282 @@ def test_until_decided_stops_asking_once_a_planted_regression_is_decided(browser
                    "--human", out, "--sequential", "--json")
     assert gate.returncode == 1, gate.stderr
     assert json.loads(gate.stdout)["decision"] == "worse"
+
+
+# -- issue #41 items 13-16: a newcomer's first hour, on a laptop window and on a phone ------------------------------
+#: A laptop's browser window (its toolbars take their share of the 800 px: headless Chromium leaves 657) and
+#: a phone's screen, which is the page's viewport.
+VIEWPORTS = {"laptop": (1280, 800), "phone": (390, 844)}
+
+
+@pytest.fixture(params=list(VIEWPORTS))
+def viewport(request, browser):
+    """The browser at a laptop's window size or a phone's screen for one test; the name and (width, height)."""
+    width, height = VIEWPORTS[request.param]
+    if request.param == "phone":  # a mobile browser: the screen is the viewport, laid out as a phone lays it out
+        browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                                {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": True})
+    else:
+        browser.set_window_size(width, height)
+    try:
+        yield request.param, (width, height)
+    finally:
+        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+        browser.set_window_size(1280, 900)
+
+
+def _taught(driver, selector: str) -> dict[str, str]:
+    """The keys a list or table of keys teaches (shown or not: the help is folded away until ``?``): each
+    key shown (``kbd``) with the text of its row."""
+    def text(element) -> str:
+        return " ".join(element.get_attribute("textContent").split())
+
+    taught: dict[str, str] = {}
+    for row in driver.find_elements("css selector", f"{selector} li, {selector} tr"):
+        for kbd in row.find_elements("css selector", "kbd"):
+            taught.setdefault(text(kbd).lower(), text(row))
+    return taught
+
+
+def _offered(driver) -> dict[str, str]:
+    """What the page's own key hints say: for each element a key clicks (``data-key``) that shows a key
+    (``kbd``), the key shown, which must be the key that clicks it; the element's text by key."""
+    offered = {}
+    for element in driver.find_elements("css selector", "[data-key]"):
+        shown = [kbd.text.strip().lower() for kbd in element.find_elements("css selector", "kbd")]
+        if shown and element.is_displayed():
+            assert shown[0] == element.get_attribute("data-key"), (shown, element.get_attribute("outerHTML"))
+            offered[shown[0]] = element.text
+    return offered
+
+
+def _overflow(driver, width: int) -> list[str]:
+    """Elements that reach past the right edge of a page ``width`` wide (the page would scroll sideways)."""
+    return driver.execute_script("""
+        const width = arguments[0];
+        const wide = document.documentElement.scrollWidth > width ? ['the page: ' + document.documentElement.scrollWidth] : [];
+        return wide.concat(Array.from(document.querySelectorAll('body *')).filter(element => {
+            const box = element.getBoundingClientRect();
+            return box.width > 0 && box.right > width + 1 && !element.closest('.overlay[hidden]');
+        }).map(element => element.tagName + '#' + element.id + '.' + element.className + ' ' + element.textContent.slice(0, 40)));
+        """, width)
+
+
+def _press_stays(driver, key: str) -> None:
+    """A key that must do nothing here: the page stays (no navigation starts within a second)."""
+    import time
+
+    before = page_state(driver)
+    _keys(driver, key)
+    time.sleep(1.0)
+    assert page_state(driver) == before, f"{key!r} did something on {driver.current_url}"
+
+
+def test_every_page_teaches_the_keys_of_its_session_and_they_work_there(browser, viewport, tmp_path):
+    name, (width, _) = viewport
+    pairs = write_jsonl(tmp_path / "pairs.jsonl", [{"id": f"p{k}", "instruction": f"Say {k}", "output_a": f"A{k}",
+                                                    "output_b": f"B{k}"} for k in range(3)])
+    with AnnotateServer("--data", pairs, "--aspect", "preference", "--out", tmp_path / "pairs-labels.jsonl") as server:
+        open_page(browser, server.url)
+        taught = _taught(browser, ".keys")
+        assert {"a", "b", "t", "p", "s", "h", "n"} <= set(taught) and not set(taught) & set("0123456789"), taught
+        assert "B is better" in taught["b"] and "back" in taught["p"] and "back" not in taught["b"], taught
+        assert _overflow(browser, width) == []
+        save_screenshot(browser, tmp_path, f"annotate-pairwise-login-{name}.png")
+        login(browser, "ivy")
+        assert _taught(browser, "#help") == taught  # the login page and the help over an item say the same
+        first = shown_item(browser)
+        press(browser, "a")
+        assert shown_item(browser) != first
+        assert set(_offered(browser)) >= {"a", "b", "t", "p", "s", "h"} and "B is better" in _offered(browser)["b"]
+        press(browser, "p")  # back
+        assert shown_item(browser) == first
+        press(browser, "t")  # a new answer; on to the next new item
+        press(browser, "b")
+        press(browser, "a")
+        assert browser.find_elements("id", "done")
+        offered = _offered(browser)
+        assert "p" in offered and "back" in offered["p"] and "b" not in offered, offered
+        save_screenshot(browser, tmp_path, f"annotate-pairwise-done-{name}.png")
+        _press_stays(browser, "b")  # b picks response B: on the done page there is none, so it does nothing
+        press(browser, "p")  # ... and p goes back, as it does on an item
+        assert shown_item(browser) == "p2"
+        press(browser, "h")
+        assert "h" in _offered(browser)
+        press(browser, "h")
+        assert browser.find_elements("id", "done")
+    points = write_jsonl(tmp_path / "points.jsonl", [{"id": f"i{k}", "source": f"Text {k}", "output": f"Summary {k}"}
+                                                     for k in range(2)])
+    with AnnotateServer("--data", points, "--aspect", "coherence", "--scale", "1-5",
+                        "--out", tmp_path / "points-labels.jsonl") as server:
+        open_page(browser, server.url)
+        taught = _taught(browser, ".keys")
+        assert {key for key in taught if key.isdigit()} == set("12345"), taught  # this scale's keys, not 1...9, 0
+        assert "back" in taught["b"] and "p" not in taught and "a" not in taught, taught
+        login(browser, "ivy")
+        assert _taught(browser, "#help") == taught
+        press(browser, "4")
+        press(browser, "2")
+        offered = _offered(browser)
+        assert "b" in offered and "back" in offered["b"] and "p" not in offered, offered
+        press(browser, "b")
+        assert shown_item(browser) == "i1"
+
+
+def test_pairwise_history_shows_each_answer_as_the_annotator_saw_it(browser, viewport, tmp_path):
+    name, (width, _) = viewport
+    items = [{"id": f"p{k}", "instruction": f"Say {k}", "output_a": f"A{k}", "output_b": f"B{k}"} for k in range(8)]
+    data = write_jsonl(tmp_path / "pairs.jsonl", items)
+    keys = "abtabtab"
+    with AnnotateServer("--data", data, "--aspect", "preference", "--out", tmp_path / "labels.jsonl",
+                        "--annotator", "dana") as server:
+        open_page(browser, server.url)
+        lefts = []
+        for key in keys:
+            lefts.append(browser.find_element("id", "left").text)
+            press(browser, key)
+        assert 0 < sum(left.startswith("B") for left in lefts) < len(items)  # some shown swapped
+        press(browser, "h")
+        rows = browser.find_elements("css selector", "#history tbody tr")
+        shown = [row.find_elements("css selector", "td")[-1].text for row in rows]
+        said = {"a": "A is better", "b": "B is better", "t": "tie"}
+        assert shown == [said[key] for key in keys], list(zip(lefts, keys, shown, strict=True))
+        assert _overflow(browser, width) == []
+        save_screenshot(browser, tmp_path, f"annotate-pairwise-history-{name}.png")
+        swapped = next(k for k, left in enumerate(lefts) if left.startswith("B") and keys[k] == "a")
+        before = page_state(browser)
+        rows[swapped].find_element("css selector", "a.revisit-link").click()  # reopened: still A, on the left
+        wait_for_new_page(browser, before)
+        assert browser.find_element("id", "left").text == lefts[swapped]
+        assert browser.find_element("css selector", ".choice.chosen").get_attribute("value") == "left"
+    written = {label.item_id: label for label in read_labels(tmp_path / "labels.jsonl")}
+    assert written[f"p{swapped}"].value == "b" and written[f"p{swapped}"].order == "ba"  # the file: the items' order
+
+
+def test_unknown_text_columns_are_named_when_an_item_would_show_without_its_instruction(browser, viewport, tmp_path):
+    name, (width, _) = viewport
+    rows = [{"id": f"c{k}", "question_id": f"q{k}", "question": f"Which city is the capital of country {k}?",
+             "output_a": f"City {k}", "output_b": f"Town {k}"} for k in range(3)]
+    data = write_jsonl(tmp_path / "comparisons.jsonl", rows)
+    with AnnotateServer("--data", data, "--aspect", "preference", "--out", tmp_path / "labels.jsonl",
+                        "--annotator", "ned") as server:
+        open_page(browser, server.url)
+        assert "follows the instruction" in browser.find_element("css selector", ".criteria").text
+        notice = browser.find_elements("id", "unshown")
+        assert notice and notice[0].is_displayed(), "the page shows the responses without a word about the question"
+        text = notice[0].text
+        assert "question" in text and "question_id" not in text and "instruction" in text, text
+        assert _overflow(browser, width) == []
+        save_screenshot(browser, tmp_path, f"annotate-unshown-{name}.png")
+    warned = [line for line in server.output.splitlines() if line.startswith("warning:")]
+    assert warned and "'question'" in warned[0] and "question_id" not in warned[0] and "instruction" in warned[0], \
+        server.output
+
+
+def _scale_rows(driver) -> list[list[str]]:
+    """The choice buttons of each scale on the page, grouped by the line they are on."""
+    return driver.execute_script("""
+        return Array.from(document.querySelectorAll('.choices')).flatMap(choices => {
+            const lines = new Map();
+            for (const button of choices.querySelectorAll('.choice')) {
+                const top = Math.round(button.getBoundingClientRect().top);
+                lines.set(top, (lines.get(top) || []).concat([button.textContent.trim()]));
+            }
+            return Array.from(lines.values());
+        });""")
+
+
+def _widths(driver) -> set[int]:
+    return set(driver.execute_script(
+        "return Array.from(document.querySelectorAll('.choice')).map(b => Math.round(b.getBoundingClientRect().width))"))
+
+
+def test_a_scale_reads_as_one_row_of_buttons(browser, viewport, tmp_path):
+    name, (width, _) = viewport
+    data = write_jsonl(tmp_path / "items.jsonl", [{"id": f"i{k}", "source": f"Text {k}", "output": f"Summary {k}"}
+                                                  for k in range(2)])
+    for scale, keys in (("1-5", ["1", "2", "3", "4", "5"]), ("1-10", [*"123456789", "0"])):
+        with AnnotateServer("--data", data, "--aspect", "coherence", "--scale", scale, "--out",
+                            tmp_path / f"labels-{scale}.jsonl", "--annotator", "ora") as server:
+            open_page(browser, server.url)
+            rows = _scale_rows(browser)
+            assert len(rows) == 1 and len(rows[0]) == len(keys), rows
+            assert max(_widths(browser)) - min(_widths(browser)) <= 1 and _clipped(browser) == []
+            assert [b.get_attribute("data-key") for b in browser.find_elements("css selector", ".choice")] == keys
+            assert _overflow(browser, width) == []
+            save_screenshot(browser, tmp_path, f"annotate-scale-{scale}-{name}.png")
+
+
+def test_two_aspects_keep_the_note_back_and_skip_in_view(browser, viewport, tmp_path):
+    name, (width, height) = viewport
+    data = write_jsonl(tmp_path / "items.jsonl", [{"id": f"r{k}", "source": f"inform(name=place {k}; area=north)",
+                                                   "output": f"Place {k} is a nice restaurant in the north of town.",
+                                                   "scale": [1, 6]} for k in range(3)])
+    with AnnotateServer("--data", data, "--aspect", "naturalness,informativeness", "--out", tmp_path / "labels.jsonl",
+                        "--annotator", "pat") as server:
+        open_page(browser, server.url)
+        _keys(browser, "2")
+        press(browser, "3")  # answered: the next item offers back
+        assert [len(row) for row in _scale_rows(browser)] == [6, 6]
+        assert _clipped(browser) == [] and _overflow(browser, width) == []
+        if name == "laptop":  # beside the item, everything of the answer in view without scrolling
+            inner = browser.execute_script("return innerHeight")
+            bottoms = {element: browser.find_element("id", element).rect["y"] + browser.find_element("id", element)
+                       .rect["height"] for element in ("note", "back", "skip", "save")}
+            assert max(bottoms.values()) <= inner, (bottoms, inner)
+        save_screenshot(browser, tmp_path, f"annotate-two-aspects-{name}.png")
+
+
+def _broken_tokens(driver, selector: str) -> list[str]:
+    """Words of the commands in ``selector`` split over two lines though they would fit on one."""
+    return driver.execute_script("""
+        const problems = [];
+        for (const code of document.querySelectorAll(arguments[0])) {
+            const line = code.closest('p, li, div').getBoundingClientRect().width;
+            const walker = document.createTreeWalker(code, NodeFilter.SHOW_TEXT);
+            for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+                for (const match of node.data.matchAll(/\\S+/g)) {
+                    const range = document.createRange();
+                    range.setStart(node, match.index);
+                    range.setEnd(node, match.index + match[0].length);
+                    const rects = Array.from(range.getClientRects()).filter(r => r.width > 0);
+                    const tops = new Set(rects.map(r => Math.round(r.bottom)));
+                    const wide = rects.reduce((sum, r) => sum + r.width, 0);
+                    if (tops.size > 1 && wide <= line) problems.push(match[0]);
+                }
+            }
+        }
+        return problems;""", selector)
+
+
+def test_progress_history_and_the_done_page_fit_the_window(browser, viewport, tmp_path):
+    name, (width, _) = viewport
+    token = "https://example.org/" + "a-very-long-unbroken-path-segment" * 6
+    rows = [{"id": f"doc-{k}", "source": f"Article {k}.", "output": token if k == 0 else f"Summary {k}."}
+            for k in range(3)]
+    data = write_jsonl(tmp_path / "items.jsonl", rows)
+    out = tmp_path / "labels by alice" / "labels.jsonl"
+    out.parent.mkdir()
+    with AnnotateServer("--data", data, "--aspect", "coherence", "--scale", "1-5", "--out", out,
+                        "--annotator", "alice") as server:
+        open_page(browser, server.url)
+        press(browser, "3")
+        press(browser, "4")  # the time estimate shows beside the count
+        text = browser.find_element("id", "progress-text")
+        assert "left" in text.text and text.rect["x"] + text.rect["width"] <= width
+        assert browser.execute_script("const t = arguments[0]; return t.scrollWidth <= t.clientWidth", text)
+        assert _overflow(browser, width) == []
+        save_screenshot(browser, tmp_path, f"annotate-progress-{name}.png")
+        press(browser, "h")
+        assert _overflow(browser, width) == []
+        answers = browser.find_elements("css selector", "#history td.answer")
+        assert [a.text for a in answers] == ["3", "4"] and all(a.rect["x"] + a.rect["width"] <= width for a in answers)
+        save_screenshot(browser, tmp_path, f"annotate-history-{name}.png")
+        press(browser, "h")
+        press(browser, "5")
+        done = browser.find_element("id", "done").text
+        assert str(out) in done and f"--human '{out}'" in done, done  # the path given, quoted for a shell
+        assert f"--data {data}" in done  # the items' file, as given
+        assert _broken_tokens(browser, "#done code") == []
+        assert _overflow(browser, width) == []
+        save_screenshot(browser, tmp_path, f"annotate-done-{name}.png")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import warnings
 
 import pytest
 
@@ -12,7 +13,7 @@ pytest.importorskip("starlette", reason="needs the annotate extra")
 
 from starlette.testclient import TestClient  # noqa: E402
 
-from judgelab.annotate.server import CSP, create_app  # noqa: E402
+from judgelab.annotate.server import CSP, answer_text, choices_class, create_app, next_commands  # noqa: E402
 from judgelab.annotate.store import LabelStore  # noqa: E402
 from judgelab.annotate.task import AnnotationTask, build_task, scale_from_labels, scale_from_range  # noqa: E402
 from judgelab.data import Item  # noqa: E402
@@ -342,3 +343,69 @@ def test_comparisons_without_texts_are_refused_and_a_sample_file_selects_them(tm
     sample.write_text("# judgelab sample: method=stratified units=comparisons\nc2\t0.5\nc0\t0.5\n")
     task = build_task(_comparisons(tmp_path), "preference", tmp_path / "labels.jsonl", ids=sample)
     assert [item.id for item in task.items] == ["c2", "c0"]
+
+
+# -- issue #41, items 13-16: what a newcomer meets in the app -------------------------------------------------------
+def test_pairwise_keys_pages_and_history_follow_the_session(tmp_path):
+    task = build_task(_comparisons(tmp_path), "preference", tmp_path / "labels.jsonl", pairwise=True)
+    client = _client(task)
+    login = client.get("/").text
+    assert "<kbd>a</kbd> <kbd>b</kbd> <kbd>t</kbd>" in login and "<kbd>p</kbd></td><td>back" in login
+    assert "<kbd>1</kbd>" not in login and "<kbd>b</kbd></td><td>back" not in login
+    form = _form(login)
+    client.post("/login", data={"csrf": form["csrf"], "name": "ann"}, headers={"origin": ORIGIN})
+    for _ in task.items:
+        _answer(client, "left")  # A (the left) is better, every time, whichever order the pair was shown in
+    done = client.get("/").text
+    assert 'data-key="p"' in done and "<kbd>p</kbd> back" in done and 'data-key="b"' not in done
+    history = client.get("/history").text
+    assert history.count("A is better") == len(task.items) and "B is better" not in history
+    swapped = [label for label in load_labels(task.out) if label.order == "ba"]
+    assert swapped and all(label.value == "b" for label in swapped)  # the file keeps the items' own order
+    assert answer_text(task, swapped[0].model_copy(update={"order": None})) == "A is better"  # older files: redrawn
+
+
+def test_choice_layouts_keep_a_scale_in_one_row():
+    assert choices_class(scale_from_range("1-5")) == "row"
+    assert choices_class(scale_from_range("0-9")) == "row"
+    assert choices_class(scale_from_range("1-10")) == "row keyed"  # 0 for 10, shown above it
+    assert choices_class(scale_from_labels("0,0.25,0.5,0.75,1")) == "row keyed"
+    assert choices_class(scale_from_labels(",".join(f"{k / 10:g}" for k in range(1, 11)))) == "column"  # too long
+    assert choices_class(scale_from_labels("0=irrelevant,1=relevant")) == "column captioned"
+
+
+def test_the_done_page_names_the_files_as_given_quoted_for_a_shell(tmp_path, monkeypatch):
+    data = tmp_path / "items.jsonl"
+    data.write_text("".join(json.dumps({"id": f"i{k}", "output": f"o {k}"}) + "\n" for k in range(2)))
+    monkeypatch.chdir(tmp_path)
+    task = build_task("items.jsonl", "coherence", "my labels/labels.jsonl", annotator="ann")
+    meta, agreement = next_commands(task)
+    assert meta == ["judgelab", "meta", "--data", "items.jsonl", "--judgments", "RUN", "--human",
+                    "'my labels/labels.jsonl'"]
+    assert agreement == ["judgelab", "agreement", "'my labels/labels.jsonl'"]
+    client = _client(task)
+    for _ in range(2):
+        _answer(client, "3")
+    done = client.get("/").text
+    assert '<span class="word">&#39;my labels/labels.jsonl&#39;</span>' in done
+    several = build_task("items.jsonl", "coherence,fluency", "l.jsonl")
+    assert next_commands(several)[1] == ["judgelab", "agreement", "l.jsonl", "--aspect", "coherence"]
+
+
+def test_text_columns_the_page_would_not_show_are_named_at_start_and_on_the_page(tmp_path):
+    rows = [{"id": f"i{k}", "input": f"Summarise article {k} in one line.", "input_id": f"a{k}", "output": f"o {k}"}
+            for k in range(3)]
+    data = tmp_path / "items.jsonl"
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    with pytest.warns(DataWarning, match=r"3 of 3 items have no source to show with their output, and their column "
+                                         r"'input' holds text annotate does not show") as caught:
+        task = build_task(data, "coherence", tmp_path / "labels.jsonl", annotator="ann")
+    assert "input_id" not in str(caught[0].message) and "'source'" in str(caught[0].message)
+    page = _client(task).get("/").text
+    assert 'id="unshown"' in page and "<code>input</code>" in page and "<code>source</code>" in page
+    with_source = tmp_path / "with-source.jsonl"
+    with_source.write_text("".join(json.dumps({**row, "source": "the article"}) + "\n" for row in rows))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        task = build_task(with_source, "coherence", tmp_path / "labels.jsonl", annotator="ann")
+    assert 'id="unshown"' not in _client(task).get("/").text

@@ -2,9 +2,10 @@
 
 Pages are rendered on the server (jinja2 with autoescaping, so a ``<script>`` in a judged text is
 shown as text) and answers are plain form posts followed by a redirect, so the app works without
-JavaScript; ``static/annotate.js`` only adds the keyboard (digits rate, ``s`` skip, ``b`` back,
-``n`` note, ``h`` history, ``r`` reference, ``?`` help, ``d`` dark mode). Security, for a server
-that shows a user's data:
+JavaScript; ``static/annotate.js`` only adds the keyboard (digits rate, ``s`` skip, ``b`` back (``p`` in
+pairwise sessions, where ``b`` picks response B: every page teaches its session's keys), ``n`` note,
+``h`` history, ``r`` reference, ``?`` help, ``d`` dark mode). Security, for a server that shows a
+user's data:
 
 * it binds 127.0.0.1 and refuses other Host headers (a DNS-rebinding page cannot read it); bound to
   another address it asks for a random token in the URL (then a cookie) on every request;
@@ -28,6 +29,7 @@ import hmac
 import os
 import re
 import secrets
+import shlex
 import socket
 import sys
 import time
@@ -49,7 +51,15 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from judgelab.annotate.store import LabelStore, lock_labels, unlock_labels
-from judgelab.annotate.task import AnnotationTask, Aspect, check_name
+from judgelab.annotate.task import (
+    CONTEXT_FIELDS,
+    PAIRWISE,
+    AnnotationTask,
+    Aspect,
+    Scale,
+    check_name,
+    unshown_text,
+)
 from judgelab.data.item import Item
 from judgelab.errors import ConfigError
 
@@ -135,6 +145,7 @@ class AnnotateApp:
         self.task, self.store, self.cookie = task, store, cookie
         self.sessions: dict[str, Session] = {}
         self.version = _asset_version()
+        self.has_reference = any(item.reference for item in task.items)  # the help lists `r` then
 
     # -- sessions -------------------------------------------------------------------------------
 
@@ -187,7 +198,8 @@ class AnnotateApp:
         history = self.store.history(session.annotator)
         if item is None:
             response = self._render("done.html.j2", session, back=len(history) - 1 if history else None,
-                                    progress=self.store.progress(session.annotator), decision=self.store.decision())
+                                    progress=self.store.progress(session.annotator), decision=self.store.decision(),
+                                    commands=next_commands(self.task))
         else:
             response = self._item_page(session, item, pos=None, back=len(history) - 1 if history else None)
         return self._with_cookie(response, sid, new)
@@ -212,7 +224,7 @@ class AnnotateApp:
             item = self.task.by_id[item_id]
             answers = self.store.answers(session.annotator, item_id)
             rows.append(HistoryRow(pos, item_id, _snippet(item),
-                                   [(name, _answer_text(self.task, answers.get(name))) for name in self.task.aspect_names]))
+                                   [(name, answer_text(self.task, answers.get(name))) for name in self.task.aspect_names]))
         return self._with_cookie(self._render("history.html.j2", session, rows=rows,
                                               progress=self.store.progress(session.annotator)), sid, new)
 
@@ -283,13 +295,16 @@ class AnnotateApp:
                             chosen=groups[0].chosen, skipped=bool(previous) and all(a.skipped for a in previous.values()),
                             note=notes[0] if notes else "",
                             sections=sections(item), left=left, right=right, progress=self.store.progress(annotator),
+                            unshown=unshown_text(item), context_field=CONTEXT_FIELDS[item.kind][0],
                             judgment=self.task.judgments.get(item.id), answer_id=secrets.token_urlsafe(16),
                             shown_at=f"{time.time():.3f}")
 
     def _render(self, template: str, session: Session, status: int = 200, **context: Any) -> Response:
         html = _TEMPLATES.get_template(template).render(
             task=self.task, annotator=session.annotator, csrf=session.csrf, fixed_annotator=self.task.annotator,
-            static=lambda name: f"/static/{name}?v={self.version}", eta=_eta, **context)
+            static=lambda name: f"/static/{name}?v={self.version}", eta=_eta, back_key=back_key(self.task),
+            rating_keys=rating_keys(self.task), has_reference=self.has_reference, choices_class=choices_class,
+            **context)
         return HTMLResponse(html, status_code=status)
 
 
@@ -363,13 +378,56 @@ def _snippet(item: Item, width: int = 90) -> str:
     return text if len(text) <= width else text[:width - 1].rstrip() + "\u2026"
 
 
-def _answer_text(task: AnnotationTask, label: Any) -> str:
+def back_key(task: AnnotationTask) -> str:
+    """The key that goes back to the item answered before: ``b``, or ``p`` where ``b`` picks response B."""
+    return "p" if task.pairwise else "b"
+
+
+def rating_keys(task: AnnotationTask) -> list[str]:
+    """The keys that rate, in the order of the buttons (every aspect's, once each)."""
+    return list(dict.fromkeys(choice.key for aspect in task.aspects for choice in aspect.scale.choices))
+
+
+#: How many characters one row of buttons may show (the widest number on every button, a character's room
+#: between buttons): about what the side panel holds within an aspect's frame. 1-10 fits (29).
+ROW_CHARACTERS = 30
+
+
+def choices_class(scale: Scale) -> str:
+    """How a scale's buttons are laid out: ``row`` (one row of equal buttons, low to high: it reads as
+    a scale; ``keyed`` when a button's key differs from its number, shown above it), or ``column`` (one
+    button a line: preferences, captions, and numbers too long to share a row)."""
+    if scale.kind == "pairwise":
+        return "column pairwise"
+    if scale.captioned:
+        return "column captioned"
+    widest = max(len(choice.text) for choice in scale.choices)
+    if widest * len(scale.choices) + len(scale.choices) - 1 > ROW_CHARACTERS:
+        return "column"
+    return "row keyed" if any(choice.key != choice.text for choice in scale.choices) else "row"
+
+
+def next_commands(task: AnnotationTask) -> list[list[str]]:
+    """What the done page suggests, as the words of each command: the labels file (and the items) named by
+    their paths as given, quoted for a shell; ``--aspect`` when the file rates several."""
+    aspect = ["--aspect", shlex.quote(task.aspect)] if len(task.aspects) > 1 else []
+    labels = shlex.quote(str(task.out))
+    data = shlex.quote(str(task.data_path)) if task.data_path is not None else "ITEMS"
+    return [["judgelab", "meta", "--data", data, "--judgments", "RUN", "--human", labels, *aspect],
+            ["judgelab", "agreement", labels, *aspect]]
+
+
+def answer_text(task: AnnotationTask, label: Any) -> str:
+    """An answer as the history shows it: a preference as the annotator saw the pair (the button's
+    words), the value (with its caption) of a rating, or ``skipped``."""
     if label is None:
         return "\u2014"
     if label.skipped or label.value is None:
         return "skipped"
     if task.pairwise:
-        return {"a": "A (first)", "b": "B (second)", "tie": "tie"}.get(label.value, str(label.value))
+        swapped = label.order == "ba" if label.order else task.swapped(label.annotator or "", label.item_id)
+        shown = _shown(label.value, swapped) if label.value in ("a", "b", "tie") else None
+        return next((c.caption for c in PAIRWISE.choices if c.value == shown), str(label.value))
     aspect = task.aspect_named(label.aspect)
     choice = next((c for c in aspect.scale.choices if c.value == label.value), None) if aspect else None
     if choice is not None and choice.caption != choice.text:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import random
 import re
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +19,7 @@ from typing import Literal
 from judgelab.data.io import load_items, load_judgments
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
-from judgelab.errors import ConfigError, DataError
+from judgelab.errors import ConfigError, DataError, DataWarning
 from judgelab.evaluate.sample_file import read_id
 from judgelab.evaluate.sequential import Question, check_question, parse_question
 from judgelab.files import read_text, text_or_file, writable_file
@@ -74,6 +75,11 @@ ANCHORS = {
     "complexity": ("bare: one character, one event", "elaborate: several characters, events and turns"),
 }
 GENERIC_ANCHORS = ("does not meet the criteria at all", "fully meets the criteria")
+
+#: Per kind of item, the fields holding the text its output answers (shown above what is rated), the
+#: first being the one a file's own column for it should be renamed to.
+CONTEXT_FIELDS = {"pointwise": ("source", "context"), "pairwise": ("instruction", "source", "context"),
+                  "relevance": ("query",)}
 
 
 @dataclass(frozen=True)
@@ -210,6 +216,7 @@ class AnnotationTask:
     data_name: str | None = None
     aspects: tuple[Aspect, ...] = ()
     question: Question | None = None  # --until-decided: stop asking once the labels decide it
+    data_path: Path | None = None  # --data as given (the done page's next commands name it)
     by_id: dict[str, Item] = field(init=False, repr=False)
     shared: frozenset[str] = field(init=False, repr=False)  # the items every annotator labels
 
@@ -273,6 +280,7 @@ def build_task(data: str | os.PathLike, aspect: str | Sequence[str], out: str | 
         aspects.append(Aspect(name, chosen, _criteria(name, text, dataset.aspects(), kind),
                               None if labels else default_anchors(name, kind, chosen)))
     _check_showable(items, kind, data)
+    _warn_unshown(items, kind, data)
     if annotator is not None:
         annotator = check_name(annotator)
     question = None
@@ -287,7 +295,8 @@ def build_task(data: str | os.PathLike, aspect: str | Sequence[str], out: str | 
     return AnnotationTask(items=items, aspect=first.name, scale=first.scale, criteria=first.criteria, out=Path(out),
                           annotator=annotator, overlap=overlap, seed=seed, all_ids=frozenset(dataset.ids),
                           judgments=_judgments(show_judge, first.name, items) if show_judge else {},
-                          data_name=dataset.name, aspects=tuple(aspects), question=question)
+                          data_name=dataset.name, aspects=tuple(aspects), question=question,
+                          data_path=Path(data) if isinstance(data, (str, os.PathLike)) else None)
 
 
 def parse_aspects(aspect: str | Sequence[str]) -> list[str]:
@@ -417,6 +426,32 @@ def _check_showable(items: list[Item], kind: str, data: str | os.PathLike) -> No
         shown = ", ".join(repr(i) for i in blind[:5]) + (", ..." if len(blind) > 5 else "")
         raise DataError(f"{len(blind)} items have nothing to rate ({shown}): each needs {what}", data,
                         field="passage" if kind == "relevance" else "output")
+
+
+def unshown_text(item: Item) -> list[str]:
+    """The columns of ``item`` that hold text the page does not show, when it shows nothing above what
+    is rated: a file's own name for the question or input (``question``, ``input``), which the loader
+    keeps in ``extra`` as an unknown field. A column holds text when its value has two words or more
+    (``question_id: q7`` is a code, not a question). Empty when the item has its context."""
+    if any(getattr(item, name) for name in CONTEXT_FIELDS[item.kind]):
+        return []
+    return [name for name, value in item.extra.items() if isinstance(value, str) and len(value.split()) > 1]
+
+
+def _warn_unshown(items: list[Item], kind: str, data: str | os.PathLike) -> None:
+    """Say at start-up when items would show without their context while unknown columns hold text:
+    the annotators would judge answers without the question (the page says so on each such item)."""
+    unshown = [columns for columns in map(unshown_text, items) if columns]
+    if not unshown:
+        return
+    columns = list(dict.fromkeys(name for names in unshown for name in names))
+    field = CONTEXT_FIELDS[kind][0]
+    named = ", ".join(repr(name) for name in columns)
+    rated = "responses" if kind == "pairwise" else "passage" if kind == "relevance" else "output"
+    which = f"column {named} holds" if len(columns) == 1 else f"columns {named} hold"
+    warnings.warn(f"{data}: {len(unshown)} of {len(items)} items have no {field} to show with their {rated}, and "
+                  f"their {which} text annotate does not show (unknown fields): rename the {field}'s column to "
+                  f"{field!r} to show it; the labelling page says so on each such item", DataWarning, stacklevel=3)
 
 
 def _criteria(aspect: str, criteria: str | None, data_aspects: list[str], kind: str = "pointwise") -> str:
