@@ -71,6 +71,12 @@ def compare(
         "--markdown", help="Also write a markdown summary here (e.g. $GITHUB_STEP_SUMMARY; appended to if it exists).")
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of the text lines.")] = False,
+    sequential: Annotated[bool, typer.Option(
+        "--sequential", help="The labels were gathered in rounds and looked at: use confidence sequences over them "
+                             "in the order given, valid however the labelling was stopped.")] = False,
+    plan: Annotated[float | None, typer.Option(
+        "--plan", callback=checked(limits.Positive), help="Also say how many labels would catch a regression of this "
+        "size (on the score's scale, beyond --margin) with 80% power, from the labels so far.")] = None,
 ) -> None:
     """Candidate - baseline with its interval; exit 1 when the candidate is significantly worse by more than --margin."""
     from judgelab.commands._common import console
@@ -84,10 +90,11 @@ def compare(
     result = compare_systems(items, judged, baseline=baseline, candidate=candidate, margin=margin, alpha=alpha,
                              higher_is_better=higher_is_better, estimator=estimator, pairing=pairing, aspect=aspect,
                              judge=judge, human=labels, human_ids=ids, sample=sample_file, calibration=calibration, target=target,
-                             n_resamples=bootstrap, seed=seed)
+                             n_resamples=bootstrap, seed=seed, sequential=sequential)
+    planned = result.plan(plan) if plan is not None else None
     _publish(result, junit, markdown)
     if as_json:
-        typer.echo(json.dumps(result.to_dict(), indent=2))
+        typer.echo(json.dumps(result.to_dict() | ({"plan": planned} if planned else {}), indent=2))
     else:
         status = "[bold green]PASS[/]" if result.passed else "[bold red]FAIL[/]"
         console.print(f"{status} {escape(result.summary())}", soft_wrap=True)
@@ -96,6 +103,8 @@ def compare(
                       if result.basis else f"pairing: {escape(result.pairing_reason)}", soft_wrap=True)
         for warning in result.warnings:
             console.print(f"[yellow]warning[/]: {escape(warning)}", soft_wrap=True)
+        if planned:
+            console.print(f"plan: {escape(planned['text'])}", soft_wrap=True)
     if not result.passed:
         raise typer.Exit(1)
 
