@@ -81,3 +81,37 @@ def test_unknown_model_strings_list_the_valid_ones():
         make_backend("gpt-nonsense")
     with pytest.raises(ConfigError, match="not found"):
         make_backend("/no/such/model.gguf")
+
+
+def test_closing_stops_a_generation_at_the_next_token(test_model_path):
+    """Ctrl-C closes the backend: a generation in flight stops within a token or so, not at max_tokens
+    (issue 41: one SIGINT took a whole 512-token generation, 16 s quiet and 8 minutes on a loaded machine)."""
+    import asyncio
+    import time
+
+    from judgelab.errors import BackendError
+    from judgelab.llm.backends.embedded import EmbeddedBackend
+
+    # one thread: two at a barrier can stall for seconds on a loaded machine (a matter for the thread count)
+    backend = EmbeddedBackend(str(test_model_path), n_ctx=2048, n_threads=1)
+    # a grammar that cannot end before 600 numbers: a generation of well over a thousand tokens
+    long = Request(messages=({"role": "user", "content": "List numbers."},), max_tokens=1900,
+                   response_format=ResponseFormat(type="json_schema", json_schema={
+                       "type": "array", "items": {"type": "integer"}, "minItems": 600}))
+
+    async def run() -> tuple[float, BaseException | None]:
+        task = asyncio.ensure_future(backend.agenerate(long, 0))
+        await asyncio.sleep(2.0)  # well into the generation
+        assert not task.done(), "the generation ended before the test could stop it"
+        started = time.monotonic()
+        await backend.aclose()
+        closed_in = time.monotonic() - started
+        try:
+            await task
+        except BaseException as exc:  # noqa: BLE001 - what the generation raised is the point
+            return closed_in, exc
+        return closed_in, None
+
+    closed_in, raised = asyncio.run(run())
+    assert isinstance(raised, BackendError) and "stopped mid-generation" in str(raised)
+    assert closed_in < 10, closed_in

@@ -87,10 +87,14 @@ def judge(
                                show_progress=True, engine=engine, workers=workers,
                                chunk_size=(chunk_size or 1000) if stream else None, **options)
         except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (errors.Terminated)
-            where = f"kept in {out}; rerun the same command to resume" if out else "lost: no --out folder"
             from judgelab.commands._common import err_console
 
-            err_console.print(f"interrupted: the judgments finished so far are {where}")
+            if out is not None and not Path(out).exists():  # nothing finished: the run took its new folder back
+                err_console.print(f"interrupted before any judgment was finished: nothing was written ({out} was "
+                                  "not kept); rerun the same command to start")
+            else:
+                where = f"kept in {out}; rerun the same command to resume" if out else "lost: no --out folder"
+                err_console.print(f"interrupted: the judgments finished so far are {where}")
             raise SystemExit(getattr(exc, "exit_code", 130)) from None  # typer would return the KeyboardInterrupt
     if save_config:  # only now: bad input anywhere (data, examples, model, run folder) leaves no file behind
         _save(judge_config, save_config)

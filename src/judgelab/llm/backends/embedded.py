@@ -16,6 +16,7 @@ import asyncio
 import json
 import os
 import re
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -23,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from judgelab.errors import ConfigError, RequestError
+from judgelab.errors import BackendError, ConfigError, RequestError
 from judgelab.llm.backends.base import Backend, Capabilities, sample_seed
 from judgelab.llm.models import PRESETS, get_preset, resolve_preset_path
 from judgelab.llm.types import Completion, Request, TokenLogprob, TopLogprob
@@ -64,7 +65,7 @@ class EmbeddedBackend(Backend):
             logprobs=True, max_top_logprobs=20, assistant_prefix=True, json_schema=True, regex=False, seed=True,
             prefix_scoring=True,
         )
-        threads = n_threads or os.cpu_count()
+        threads = n_threads or configured_threads() or os.cpu_count()
         # n_threads_batch too: llama-cpp-python otherwise evaluates prompts (most of a judge call) on
         # every core whatever n_threads says, so two 1-thread workers would fight over both cores.
         self._llm = Llama(
@@ -74,6 +75,9 @@ class EmbeddedBackend(Backend):
         self._formatter = self._chat_formatter()
         self._longest_token: int | None = None  # bytes; measured on the first long prompt
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="judgelab-embedded")
+        # set by aclose: the decode loop stops at the next token instead of running to max_tokens, so
+        # Ctrl-C ends a run in about one token's time, not one generation's
+        self._closing = threading.Event()
 
     def _chat_formatter(self) -> Any:
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
@@ -246,6 +250,10 @@ class EmbeddedBackend(Backend):
         vocab = self._llm._model.vocab
         text_so_far = b""
         for token in generator:
+            if self._closing.is_set():
+                generator.close()
+                raise BackendError("the embedded model was stopped mid-generation (the run is ending); this "
+                                   "call was not finished and is not cached")
             if llama_cpp.llama_vocab_is_eog(vocab, token):
                 finish = "stop"
                 break
@@ -295,8 +303,20 @@ class EmbeddedBackend(Backend):
         raise ConfigError("the embedded backend supports JSON and JSON-schema constraints, not regex")
 
     async def aclose(self) -> None:
+        self._closing.set()  # a generation in flight stops at its next token
         self._executor.shutdown(wait=True)
         self._llm.close()
+
+
+def configured_threads() -> int | None:
+    """``JUDGELAB_THREADS``: the threads llama.cpp uses (default: one per core). On a machine busy with
+    other work, fewer threads wait less for a descheduled peer at every barrier."""
+    value = os.environ.get("JUDGELAB_THREADS", "").strip()
+    if not value:
+        return None
+    if not value.isdigit() or not 1 <= int(value) <= 256:
+        raise ConfigError(f"JUDGELAB_THREADS={value!r}: give a whole number of threads from 1 to 256")
+    return int(value)
 
 
 def _shared_length(a: list[int], b: list[int]) -> int:
