@@ -4,8 +4,9 @@ With a few labelled queries the corrected estimate of each run is unbiased but n
 2019 its ranking of 37 runs (mean Kendall tau 0.66-0.80 over nine TREMA judges with 3-9 labelled
 queries) stays below the judge's own ranking (0.81), because the judge sees every query and the
 labels only a few. The *guided* ranking orders runs by the judge's mean, but every pair of runs
-whose corrected difference is significant (two-sided paired t-test, the same test as the corrected
-pairs, not adjusted for multiplicity) keeps the labels' order: it is the topological order of those
+whose corrected difference is significant (two-sided paired t-test from the corrected covariance,
+not adjusted for multiplicity and without the guard of the printed intervals: the level below was
+tuned on this test, and a ranking makes no coverage claim) keeps the labels' order: it is the topological order of those
 differences, with ties broken by the judge's mean (largest first). No significant difference: the
 judge's ranking. A contradiction the labels show clearly: followed.
 
