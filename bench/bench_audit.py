@@ -1,4 +1,4 @@
-"""Bias audit on published judges (issue 29, "Must show"), with judgelab.metrics.bias.
+"""Bias audit of published judges (position, ties, self-preference, verbosity), and probes of an embedded one.
 
     .venv/bin/python -m bench.bench_audit                 # ~1 min, no model: writes its docs/benchmarks.md section
     .venv/bin/python -m bench.bench_audit --no-write      # prints only

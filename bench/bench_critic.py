@@ -1,4 +1,4 @@
-"""Active-Critic vanilla / coarse / fine on a Topical-Chat (or HANNA) slice (issue 5, "Figures").
+"""Active-Critic vanilla / coarse / fine on a Topical-Chat (or HANNA) slice: agreement and LLM calls.
 
     nice -n 10 .venv/bin/python -m bench.bench_critic                          # default model, writes docs
     nice -n 10 .venv/bin/python -m bench.bench_critic --items 24 --model qwen2.5-coder-0.5b --draws 2

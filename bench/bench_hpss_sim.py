@@ -1,5 +1,6 @@
-"""Search efficiency on a simulated objective (issue 7, "Figures"): HPSS, its ablations, random
-search, Greedy and Stepwise-Greedy at the paper's budget of 71 evaluations.
+"""Search efficiency on a simulated objective: HPSS, its ablations, random search and Greedy at budget 71.
+
+HPSS, its ablations, random search, Greedy and Stepwise-Greedy at the paper's budget of 71 evaluations.
 
     .venv/bin/python -m bench.bench_hpss_sim                 # 50 landscapes, writes docs/benchmarks.md
     .venv/bin/python -m bench.bench_hpss_sim --seeds 5       # quick look, prints only

@@ -1,4 +1,4 @@
-"""Quality of the prompted judge's MT-Bench start strategy on the HPSS held-in split (issue 3, "Figures").
+"""Quality of the prompted judge's MT-Bench start strategy on the HPSS held-in split.
 
     .venv/bin/python -m bench.bench_judge_quality                       # ~60 min, writes docs/benchmarks.md
     .venv/bin/python -m bench.bench_judge_quality --quick --model smollm2-135m   # < 3 min, prints only

@@ -1,4 +1,4 @@
-"""Benchmarks of the LLM layer (issue 2, "Figures"), measured side by side in one run.
+"""The LLM layer: embedded tokens/s with and without prefix reuse, cache hits/s, client overhead.
 
     .venv/bin/python -m bench.bench_llm            # full run (~15 min), writes docs/benchmarks.md
     .venv/bin/python -m bench.bench_llm --quick    # fewer repetitions (< 3 min), prints only

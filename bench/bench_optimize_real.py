@@ -1,5 +1,7 @@
-"""Strategy search with a real embedded model (issue 7, "Figures"): the MT-Bench start point vs
-the best strategy HPSS finds vs the best Greedy finds, scored on held-out test items.
+"""Strategy search with a real embedded model: HPSS and Greedy against the start point on held-out items.
+
+The MT-Bench start point vs the best strategy HPSS finds vs the best Greedy finds, scored on held-out
+test items.
 
     nice -n 10 .venv/bin/python -m bench.bench_optimize_real --model qwen2.5-coder-0.5b \\
         --dev-items 12 --test-items 12 --budget 6          # what fits ~20 min on a quiet 2-core machine

@@ -1,4 +1,4 @@
-"""Items per minute with and without prefix-aware ordering on Topical-Chat (issue 3, "Figures").
+"""Items per minute with and without prefix-aware ordering on Topical-Chat.
 
     .venv/bin/python -m bench.bench_prefix_order                  # qwen2.5-coder-1.5b, writes docs/benchmarks.md
     .venv/bin/python -m bench.bench_prefix_order --model qwen2.5-coder-1.5b --model qwen2.5-coder-0.5b

@@ -1,4 +1,6 @@
-"""Query likelihood as a relevance judge on a CPU (issue 20, part 2c): the embedded model's
+"""Query likelihood (UPR) as a relevance judge on a CPU, on TREC DL 2019, beside the cosine.
+
+The embedded model's
 log-probability of the query given the passage (``LikelihoodJudge(likelihood_of="input")``, UPR,
 Sachan et al. 2022), on TREC DL 2019, next to the query-passage cosine and the TREMA authors'
 published labels on the same pairs.

@@ -1,5 +1,6 @@
-"""Speed of shrunk's smooth curve: the full fit (intervals) against the estimates alone, which the
-check of the recommended ranking (evaluate/choose.py) fits 60 times per `evaluate`.
+"""Speed of shrunk's smooth curve: the full fit (intervals) against the estimates alone.
+
+The check of the recommended ranking (evaluate/choose.py) fits the estimates alone 60 times per `evaluate`.
 
     python -m bench.bench_smooth_fit           # about 1 minute; --write puts the table in docs/benchmarks.md
 

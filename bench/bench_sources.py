@@ -1,6 +1,7 @@
-"""Other tools' published judgments read by judgelab: AlpacaEval 2's leaderboard reproduced from its
-annotations, then what judgelab adds (intervals, rank sets, the verbosity audit); Arena-Hard-Auto's
-excerpt.
+"""Other tools' published judgments read by judgelab: AlpacaEval 2's leaderboard reproduced, and more.
+
+AlpacaEval 2's leaderboard reproduced from its annotations, then what judgelab adds (intervals, rank
+sets, the verbosity audit); Arena-Hard-Auto's excerpt.
 
     .venv/bin/python -m bench.bench_sources --alpaca-eval DIR   # ~1 min, no model: writes its docs/benchmarks.md section
     .venv/bin/python -m bench.bench_sources --alpaca-eval DIR --no-write

@@ -1,4 +1,6 @@
-"""Trained cross-encoder scorers: group-wise cross-validated agreement with humans, next to UniEval's
+"""Trained cross-encoder scorers: cross-validated agreement with humans, beside UniEval and similarity.
+
+Group-wise cross-validated agreement with humans, next to UniEval's
 published predictions and the UCLWI similarity scorer; a stacked variant; distilling the published
 HANNA LLM raters vs the number of teacher-labelled items; training time and inference speed.
 

@@ -1,5 +1,7 @@
-"""A relevance judge that runs on a CPU (issue 20, part 2): TREC DL 2019 qrels from local components,
-next to the TREMA authors' published Llama labels on the same pairs.
+"""A relevance judge that runs on a CPU: TREC DL 2019 qrels from local components, beside TREMA's labels.
+
+TREC DL 2019 qrels from local components, next to the TREMA authors' published Llama labels on the
+same pairs.
 
 Components, all cross-fitted with one split of the 30 DL 2019 queries into ``--folds`` folds (a
 query's pairs are all on one side: nothing is fitted on the query it labels):
