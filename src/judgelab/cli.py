@@ -17,18 +17,20 @@ import typer
 from rich.markup import escape
 
 from judgelab import __version__
+from judgelab.commands import BareFlagsGroup
 from judgelab.commands._common import console, err_console
 from judgelab.errors import JudgelabError, Terminated, bounded
 from judgelab.redact import redact
 
 app = typer.Typer(
+    cls=BareFlagsGroup,
     name="judgelab",
     help="Build, tune and audit LLM judges.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
 )
-models_app = typer.Typer(help="List and install the embedded models.", no_args_is_help=True)
+models_app = typer.Typer(cls=BareFlagsGroup, help="List and install the embedded models.", no_args_is_help=True)
 app.add_typer(models_app, name="models")
 
 _state: dict = {"debug": False, "showwarning": warnings.showwarning}
@@ -42,8 +44,8 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _root(
-    version: bool | None = typer.Option(None, "--version", callback=_version, is_eager=True,
-                                           help="Print the version and exit."),
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                 help="Print the version and exit."),
     debug: bool = typer.Option(False, "--debug", help="Show full tracebacks on errors."),
 ) -> None:
     _state["debug"] = debug

@@ -6,20 +6,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich import box
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from judgelab.data.item import Item
-from judgelab.limits import MAX_CONCURRENCY
-from judgelab.llm.client import Client
-from judgelab.llm.pricing import Price
-from judgelab.llm.resolve import make_client
 from judgelab.printable import printable
-from judgelab.runner.run import RunResult
+
+if TYPE_CHECKING:  # loaded by the commands that run: `judgelab --help` loads no data, model or runner code
+    from judgelab.data.item import Item
+    from judgelab.llm.client import Client
+    from judgelab.runner.run import RunResult
 
 HUMAN_HELP = ("Human labels to use instead of the items' scores (annotate's labels.jsonl, or any file with "
               "item_id and value/score/label); the mean over annotators per item.")
@@ -40,7 +39,8 @@ class DataConsole(Console):
 
 console = DataConsole()
 err_console = DataConsole(stderr=True)
-CONCURRENCY_HELP = (f"Calls to a server in flight at once, 1 to {MAX_CONCURRENCY} (default 8; the embedded model "
+# 256: judgelab.limits.MAX_CONCURRENCY, written out so that --help loads no pydantic (a test holds them equal)
+CONCURRENCY_HELP = ("Calls to a server in flight at once, 1 to 256 (default 8; the embedded model "
                     "answers one at a time).")
 TIMEOUT_HELP = ("Seconds one request attempt to a server may take, connecting to the last byte of the reply "
                 "(default 120); past it the attempt is retried.")
@@ -55,6 +55,9 @@ def client_from_options(model: str | None, model_name: str | None, cache: bool, 
         from judgelab.llm.backends.none import no_llm_client
 
         return no_llm_client()
+    from judgelab.llm.pricing import Price
+    from judgelab.llm.resolve import make_client
+
     price = Price(price_in or 0.0, price_out or 0.0) if price_in is not None or price_out is not None else None
     return make_client(model, model_name, cache=(cache_path or True) if cache else False,
                        max_concurrency=concurrency, requests_per_minute=rpm, price=price, timeout=timeout)

@@ -1,31 +1,44 @@
 """Numeric command-line options, checked against the ranges the configs use (``judgelab.limits``).
 
-``typer.Option(None, "--samples", callback=checked(limits.Samples))``: a value out of range (``--limit -1``,
+``typer.Option(None, "--samples", callback=checked("Samples"))``: a value out of range (``--limit -1``,
 ``--timeout inf``) is a ConfigError naming the option, the value and the range, so the CLI prints one
 ``error:`` line and exits 2 before anything is read, paid or written. typer's own ``min``/``max``
 would let ``inf`` and ``nan`` through and print a usage panel; pydantic says why in one line.
+
+The range is named, not imported: ``judgelab.limits`` and pydantic load with the first value checked,
+so that ``judgelab --help`` loads neither (tests/unit/test_cli_startup.py checks every name exists).
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
 import typer
-from pydantic import TypeAdapter, ValidationError
 
 from judgelab.errors import ConfigError
 
 
-def checked(kind: Any) -> Callable[[typer.CallbackParam, Any], Any]:
-    """A typer callback that lets a value of ``kind`` (a constrained type) through, else raises a ConfigError."""
-    adapter = TypeAdapter(kind)
+def checked(kind: str) -> Callable[[typer.CallbackParam, Any], Any]:
+    """A typer callback that lets a value of ``judgelab.limits.<kind>`` (a constrained type) through, else
+    raises a ConfigError. The validator is built on the first value, not when the command is declared."""
+
+    @functools.cache
+    def adapter() -> Any:
+        from pydantic import TypeAdapter
+
+        from judgelab import limits
+
+        return TypeAdapter(getattr(limits, kind))
 
     def check(param: typer.CallbackParam, value: Any) -> Any:
         if value is None:  # an optional option not given
             return None
+        from pydantic import ValidationError
+
         try:
-            return adapter.validate_python(value)
+            return adapter().validate_python(value)
         except ValidationError as exc:
             problem = exc.errors(include_url=False)[0]["msg"]
             option = max(param.opts, key=len)

@@ -10,7 +10,6 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from judgelab import limits
 from judgelab.commands._numbers import checked
 from judgelab.errors import ConfigError
 
@@ -34,19 +33,19 @@ def annotate(
     pairwise: bool = typer.Option(False, "--pairwise", help="Pairwise items: which of two responses is better "
                                   "(shown in random order per item; the default for pairwise items)."),
     ids: Path | None = typer.Option(None, "--ids", help="Label only these items: a file with one id per line."),
-    sample: int | None = typer.Option(None, "--sample", callback=checked(limits.Count), help="Label a random sample of N items (see --seed)."),
+    sample: int | None = typer.Option(None, "--sample", callback=checked("Count"), help="Label a random sample of N items (see --seed)."),
     criteria: list[str] | None = typer.Option(None, "--criteria", help="What the aspect means, shown beside each "
                                               "item: TEXT or @FILE (default: built-in criteria for common aspects); "
                                               "with several aspects, once per aspect in their order."),
     annotator: str | None = typer.Option(None, "--annotator", help="Your name (else each person enters one)."),
-    overlap: float = typer.Option(1.0, "--overlap", callback=checked(limits.Fraction), help="Share of items every annotator labels; the others go to "
+    overlap: float = typer.Option(1.0, "--overlap", callback=checked("Fraction"), help="Share of items every annotator labels; the others go to "
                                   "one annotator each (1: everyone labels everything; e.g. 0.2)."),
-    seed: int = typer.Option(0, "--seed", callback=checked(limits.Seed), help="Seed of --sample, of the overlap and of the pairwise order."),
+    seed: int = typer.Option(0, "--seed", callback=checked("Seed"), help="Seed of --sample, of the overlap and of the pairwise order."),
     show_judge: Path | None = typer.Option(None, "--show-judge", help="Show this judge's score beside each item "
                                            "(judgments file or run folder), for adjudication."),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on; another than 127.0.0.1 asks for a "
                              "random token in the URL."),
-    port: int = typer.Option(8765, "--port", "-p", callback=checked(limits.Port), help="Port (0: any free one)."),
+    port: int = typer.Option(8765, "--port", "-p", callback=checked("Port"), help="Port (0: any free one)."),
     until_decided: str | None = typer.Option(
         None, "--until-decided", help="Stop asking once the labels decide a question: 'best' (items of several "
         "systems: which is best) or 'worse:BASELINE,CANDIDATE[,MARGIN]' (comparisons: is the candidate worse "
@@ -74,8 +73,8 @@ def agreement(
                                      "to their scale."),
     level: str | None = typer.Option(None, "--level", help="Krippendorff's alpha level: ordinal (default), "
                                      "interval or nominal (default for pairwise preferences)."),
-    bootstrap: int = typer.Option(1000, "--bootstrap", callback=checked(limits.Resamples), help="Resamples of items for alpha's interval (0: none)."),
-    seed: int = typer.Option(0, "--seed", callback=checked(limits.Seed), help="Seed of the bootstrap."),
+    bootstrap: int = typer.Option(1000, "--bootstrap", callback=checked("Resamples"), help="Resamples of items for alpha's interval (0: none)."),
+    seed: int = typer.Option(0, "--seed", callback=checked("Seed"), help="Seed of the bootstrap."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of tables."),
 ) -> None:
     """Inter-annotator agreement: Krippendorff's alpha and Cohen's kappa on the items several people labelled."""

@@ -10,7 +10,6 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from judgelab import limits
 from judgelab.commands._common import CONCURRENCY_HELP, FROM_HELP, TIMEOUT_HELP, client_from_options
 from judgelab.commands._numbers import checked
 from judgelab.errors import ConfigError
@@ -48,15 +47,15 @@ def audit(
         "--config", "-c", help="Pairwise judge config for the probes (default: the pairwise judge's defaults).")] = None,
     model: Annotated[str | None, typer.Option("--model", "-m", help="Model of the probes' judge.")] = None,
     model_name: Annotated[str | None, typer.Option("--model-name", help="Model name on an OpenAI-compatible server.")] = None,
-    limit: Annotated[int | None, typer.Option("--limit", callback=checked(limits.Count), help="Probe only the first N items.")] = None,
+    limit: Annotated[int | None, typer.Option("--limit", callback=checked("Count"), help="Probe only the first N items.")] = None,
     cache: Annotated[bool, typer.Option(
         "--cache/--no-cache", help="Use the completion cache (what makes a rerun of the probes resume).")] = True,
     cache_path: Annotated[Path | None, typer.Option("--cache-path", help="Cache file.")] = None,
-    concurrency: Annotated[int | None, typer.Option("--concurrency", callback=checked(limits.Concurrency), help=CONCURRENCY_HELP)] = None,
-    timeout: Annotated[float | None, typer.Option("--timeout", callback=checked(limits.Seconds), help=TIMEOUT_HELP)] = None,
-    bootstrap: Annotated[int, typer.Option("--bootstrap", callback=checked(limits.Resamples), help="Bootstrap resamples (cluster intervals).")] = 1000,
-    seed: Annotated[int, typer.Option("--seed", callback=checked(limits.Seed), help="Seed of the bootstrap.")] = 0,
-    confidence: Annotated[float, typer.Option("--confidence", callback=checked(limits.Coverage), help="Level of the intervals.")] = 0.95,
+    concurrency: Annotated[int | None, typer.Option("--concurrency", callback=checked("Concurrency"), help=CONCURRENCY_HELP)] = None,
+    timeout: Annotated[float | None, typer.Option("--timeout", callback=checked("Seconds"), help=TIMEOUT_HELP)] = None,
+    bootstrap: Annotated[int, typer.Option("--bootstrap", callback=checked("Resamples"), help="Bootstrap resamples (cluster intervals).")] = 1000,
+    seed: Annotated[int, typer.Option("--seed", callback=checked("Seed"), help="Seed of the bootstrap.")] = 0,
+    confidence: Annotated[float, typer.Option("--confidence", callback=checked("Coverage"), help="Level of the intervals.")] = 0.95,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of tables.")] = False,
 ) -> None:
     """Measure a pairwise judge's biases (position, ties, verbosity, self-preference) with intervals."""

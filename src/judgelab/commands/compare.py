@@ -12,7 +12,6 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from judgelab import limits
 from judgelab.commands._numbers import checked
 from judgelab.commands.evaluate import (
     CALIBRATION_HELP,
@@ -41,10 +40,10 @@ def compare(
     baseline: Annotated[str, typer.Option("--baseline", help="The system_id to compare against (e.g. main).")],
     candidate: Annotated[str, typer.Option("--candidate", help="The system_id under test (e.g. this change).")],
     margin: Annotated[float, typer.Option(
-        "--margin", callback=checked(limits.NonNegative), help="How much worse the candidate may be, on the score's scale: fail only when the interval "
+        "--margin", callback=checked("NonNegative"), help="How much worse the candidate may be, on the score's scale: fail only when the interval "
                          "lies beyond it.")] = 0.0,
     alpha: Annotated[float, typer.Option(
-        "--alpha", callback=checked(limits.Coverage), help="1 - the interval's coverage; a false alarm (fail with no real regression) has "
+        "--alpha", callback=checked("Coverage"), help="1 - the interval's coverage; a false alarm (fail with no real regression) has "
                         "probability at most alpha/2.")] = 0.05,
     higher_is_better: Annotated[bool, typer.Option(
         "--higher-is-better/--lower-is-better", help="Which direction of the score is good.")] = True,
@@ -63,7 +62,7 @@ def compare(
     calibration: Annotated[str, typer.Option("--calibration", help=CALIBRATION_HELP)] = "auto",
     target: Annotated[str, typer.Option(
         "--target", help="'population': new inputs like these; 'items': exactly these inputs.")] = "population",
-    bootstrap: Annotated[int, typer.Option("--bootstrap", callback=checked(limits.Resamples), help="Bootstrap resamples for the judge-only interval.")
+    bootstrap: Annotated[int, typer.Option("--bootstrap", callback=checked("Resamples"), help="Bootstrap resamples for the judge-only interval.")
     ] = 1000,
     seed: Seed = 0,
     junit: Annotated[Path | None, typer.Option("--junit", help="Also write a JUnit XML testcase here.")] = None,
@@ -75,7 +74,7 @@ def compare(
         "--sequential", help="The labels were gathered in rounds and looked at: use confidence sequences over them "
                              "in the order given, valid however the labelling was stopped.")] = False,
     plan: Annotated[float | None, typer.Option(
-        "--plan", callback=checked(limits.Positive), help="Also say how many labels would catch a regression of this "
+        "--plan", callback=checked("Positive"), help="Also say how many labels would catch a regression of this "
         "size (on the score's scale, beyond --margin) with 80% power, from the labels so far.")] = None,
 ) -> None:
     """Candidate - baseline with its interval; exit 1 when the candidate is significantly worse by more than --margin."""

@@ -8,13 +8,9 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from judgelab import limits
 from judgelab.commands._common import TIMEOUT_HELP, client_from_options, print_run
 from judgelab.commands._numbers import checked
-from judgelab.data import load_items
-from judgelab.judges.base import load_judge
-from judgelab.llm.resolve import MODEL_STRING_HELP
-from judgelab.runner.run import run_judge
+from judgelab.llm.models import MODEL_STRING_HELP
 
 DEMO_DATA = "demo_summaries.jsonl"
 DEMO_JUDGE = "demo_judge.yaml"
@@ -27,12 +23,15 @@ def register(app: typer.Typer) -> None:
 def demo(
     model: str | None = typer.Option(None, "--model", "-m", help=MODEL_STRING_HELP),
     model_name: str | None = typer.Option(None, "--model-name"),
-    timeout: float | None = typer.Option(None, "--timeout", callback=checked(limits.Seconds), help=TIMEOUT_HELP),
+    timeout: float | None = typer.Option(None, "--timeout", callback=checked("Seconds"), help=TIMEOUT_HELP),
     out: Path = typer.Option(Path("runs/demo"), "--out", "-o", help="Run folder."),
     cache: bool = typer.Option(True, "--cache/--no-cache"),
 ) -> None:
     """Judge 36 bundled news summaries for coherence and compare with the authors' illustrative ratings."""
     from judgelab.commands._common import console
+    from judgelab.data import load_items
+    from judgelab.judges.base import load_judge
+    from judgelab.runner.run import run_judge
 
     examples = files("judgelab") / "examples"
     items = list(load_items(Path(str(examples / DEMO_DATA))))

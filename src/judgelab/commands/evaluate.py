@@ -12,7 +12,6 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from judgelab import limits
 from judgelab.commands._common import FROM_HELP
 from judgelab.commands._numbers import checked
 from judgelab.errors import ConfigError
@@ -42,7 +41,7 @@ Runs = Annotated[Path | None, typer.Option("--runs", help="Folder of TREC run fi
 Measure = Annotated[str, typer.Option("--measure", help="ir_measures measure for runs.")]
 Unjudged = Annotated[str, typer.Option(
     "--unjudged", help="Documents no qrels label: 'condense' (score runs on their judged documents) or 'nonrelevant'.")]
-Seed = Annotated[int, typer.Option("--seed", callback=checked(limits.Seed), help="Seed of the bootstrap, the folds and the draw.")]
+Seed = Annotated[int, typer.Option("--seed", callback=checked("Seed"), help="Seed of the bootstrap, the folds and the draw.")]
 From = Annotated[str | None, typer.Option("--from", help=FROM_HELP)]
 
 
@@ -136,9 +135,9 @@ def evaluate(
     skewness_correction: Annotated[bool, typer.Option(
         "--skewness-correction/--no-skewness-correction",
         help="Centre human/corrected intervals with Johnson's skewness correction (off: plain t intervals).")] = True,
-    bootstrap: Annotated[int, typer.Option("--bootstrap", callback=checked(limits.Resamples), help="Bootstrap resamples for the judge-only intervals (and for --bt-intervals bootstrap).")] = 1000,
+    bootstrap: Annotated[int, typer.Option("--bootstrap", callback=checked("Resamples"), help="Bootstrap resamples for the judge-only intervals (and for --bt-intervals bootstrap).")] = 1000,
     seed: Seed = 0,
-    confidence: Annotated[float, typer.Option("--confidence", callback=checked(limits.Coverage), help="Interval coverage, e.g. 0.95.")] = 0.95,
+    confidence: Annotated[float, typer.Option("--confidence", callback=checked("Coverage"), help="Interval coverage, e.g. 0.95.")] = 0.95,
     estimand: Annotated[str, typer.Option(
         "--estimand", help="Comparisons between systems: win-prob (win probability, ties half), bradley-terry "
                            "(strengths), baseline-win-rate (against --baseline).")] = "win-prob",
@@ -452,7 +451,7 @@ def sample(
     data: Data,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Write the drawn ids here (id<TAB>probability).")] = None,
     budget: Annotated[float | None, typer.Option(
-        "--budget", "-n", callback=checked(limits.Positive), help="Units to draw: a count (e.g. 50) or a fraction of them (e.g. 0.1).")] = None,
+        "--budget", "-n", callback=checked("Positive"), help="Units to draw: a count (e.g. 50) or a fraction of them (e.g. 0.1).")] = None,
     judgments: Annotated[Path | None, typer.Option(
         "--judgments", "-j", help="The judge's verdicts (for --active and --plan).")] = None,
     aspect: Aspect = None,
@@ -460,11 +459,11 @@ def sample(
     field: Field = None,
     active: Annotated[bool, typer.Option(
         "--active", help="Favour the units the judge is least sure of (inverse-probability weights keep estimates unbiased).")] = False,
-    mix: Annotated[float, typer.Option("--mix", callback=checked(limits.Mix), help="Uniform share of each active probability (0-1].")] = 0.5,
+    mix: Annotated[float, typer.Option("--mix", callback=checked("Mix"), help="Uniform share of each active probability (0-1].")] = 0.5,
     exclude: Annotated[Path | None, typer.Option(
         "--exclude", help="Ids already labelled (a file of ids): never drawn again.")] = None,
     plan: Annotated[float | None, typer.Option(
-        "--plan", callback=checked(limits.Positive), help="Print how many labels an interval this wide needs, from the labels so far (--human/--human-ids).")] = None,
+        "--plan", callback=checked("Positive"), help="Print how many labels an interval this wide needs, from the labels so far (--human/--human-ids).")] = None,
     human: Human = None,
     human_ids: HumanIds = None,
     runs: Runs = None,

@@ -10,14 +10,11 @@ from pathlib import Path
 
 import typer
 
-from judgelab import limits
 from judgelab.commands._common import HUMAN_HELP, TIMEOUT_HELP, client_from_options, human_labelled
 from judgelab.commands._numbers import checked
 from judgelab.commands.judge import judge_config_from_options
-from judgelab.data import load_items
 from judgelab.errors import ConfigError
-from judgelab.judges.base import judge_kinds
-from judgelab.llm.resolve import MODEL_STRING_HELP
+from judgelab.llm.models import MODEL_STRING_HELP
 
 
 def register(app: typer.Typer) -> None:
@@ -33,13 +30,15 @@ def fit(
     model: str | None = typer.Option(None, "--model", "-m", help=MODEL_STRING_HELP + " (for judges that call an LLM while fitting)."),
     model_name: str | None = typer.Option(None, "--model-name", help="Model name on an OpenAI-compatible server."),
     human: Path | None = typer.Option(None, "--human", help=HUMAN_HELP + " Only labelled items are used."),
-    timeout: float | None = typer.Option(None, "--timeout", callback=checked(limits.Seconds), help=TIMEOUT_HELP),
-    limit: int | None = typer.Option(None, "--limit", callback=checked(limits.Count), help="Learn from the first N items only."),
+    timeout: float | None = typer.Option(None, "--timeout", callback=checked("Seconds"), help=TIMEOUT_HELP),
+    limit: int | None = typer.Option(None, "--limit", callback=checked("Count"), help="Learn from the first N items only."),
     cache: bool = typer.Option(True, "--cache/--no-cache", help="Use the completion cache."),
     cache_path: Path | None = typer.Option(None, "--cache-path", help="Cache file (default ~/.cache/judgelab/cache.sqlite)."),
 ) -> None:
     """Fit a trainable judge (e.g. an aggregator, a similarity scorer, an inferred protocol) on labelled items."""
     from judgelab.commands._common import console
+    from judgelab.data import load_items
+    from judgelab.judges.base import judge_kinds
     from judgelab.train.fit import fit_judge
 
     if not config and not method:

@@ -7,11 +7,9 @@ import json
 import typer
 from rich.table import Table
 
-from judgelab import limits
 from judgelab.commands._common import TIMEOUT_HELP
 from judgelab.commands._numbers import checked
-from judgelab.llm.resolve import MODEL_STRING_HELP, make_client
-from judgelab.llm.types import Request
+from judgelab.llm.models import MODEL_STRING_HELP
 
 
 def register(app: typer.Typer) -> None:
@@ -22,19 +20,21 @@ def generate(
     prompt: str = typer.Argument(..., help="The user message."),
     model: str | None = typer.Option(None, "--model", "-m", help=MODEL_STRING_HELP),
     model_name: str | None = typer.Option(None, "--model-name", help="Model name on an OpenAI-compatible server."),
-    timeout: float | None = typer.Option(None, "--timeout", callback=checked(limits.Seconds), help=TIMEOUT_HELP),
+    timeout: float | None = typer.Option(None, "--timeout", callback=checked("Seconds"), help=TIMEOUT_HELP),
     system: str | None = typer.Option(None, "--system", help="A system message."),
     prefix: str = typer.Option("", "--prefix", help="Force the reply to start with this text."),
-    max_tokens: int = typer.Option(128, "--max-tokens", callback=checked(limits.MaxTokens)),
-    temperature: float = typer.Option(0.0, "--temperature", callback=checked(limits.Temperature)),
-    seed: int = typer.Option(0, "--seed", callback=checked(limits.Seed)),
-    n: int = typer.Option(1, "--n", callback=checked(limits.Samples), help="Number of samples."),
-    top_logprobs: int = typer.Option(0, "--top-logprobs", callback=checked(limits.TopLogprobs), help="Show this many alternatives per token (0: no logprobs)."),
+    max_tokens: int = typer.Option(128, "--max-tokens", callback=checked("MaxTokens")),
+    temperature: float = typer.Option(0.0, "--temperature", callback=checked("Temperature")),
+    seed: int = typer.Option(0, "--seed", callback=checked("Seed")),
+    n: int = typer.Option(1, "--n", callback=checked("Samples"), help="Number of samples."),
+    top_logprobs: int = typer.Option(0, "--top-logprobs", callback=checked("TopLogprobs"), help="Show this many alternatives per token (0: no logprobs)."),
     cache: bool = typer.Option(True, "--cache/--no-cache", help="Use the shared completion cache."),
     as_json: bool = typer.Option(False, "--json", help="Print the completions as JSON."),
 ) -> None:
     """Check a backend: one prompt in, completion(s) and logprobs out."""
     from judgelab.commands._common import console
+    from judgelab.llm.resolve import make_client
+    from judgelab.llm.types import Request
 
     request = Request.of(
         prompt, system=system, assistant_prefix=prefix, max_tokens=max_tokens, temperature=temperature,

@@ -11,14 +11,11 @@ from pathlib import Path
 
 import typer
 
-from judgelab import limits
 from judgelab.commands._common import TIMEOUT_HELP, client_from_options
 from judgelab.commands._numbers import checked
 from judgelab.commands.judge import judge_config_from_options
-from judgelab.data import load_items
 from judgelab.errors import ConfigError
-from judgelab.judges.prompted import PromptedJudge
-from judgelab.llm.resolve import MODEL_STRING_HELP
+from judgelab.llm.models import MODEL_STRING_HELP
 
 
 def register(app: typer.Typer) -> None:
@@ -33,23 +30,25 @@ def icl_train(
     strategy: str | None = typer.Option(None, "--strategy", help="HPSS factors laid over the judge, e.g. 'cot=none,examples=3'."),
     model: str | None = typer.Option(None, "--model", "-m", help=MODEL_STRING_HELP),
     model_name: str | None = typer.Option(None, "--model-name", help="Model name on an OpenAI-compatible server."),
-    timeout: float | None = typer.Option(None, "--timeout", callback=checked(limits.Seconds), help=TIMEOUT_HELP),
+    timeout: float | None = typer.Option(None, "--timeout", callback=checked("Seconds"), help=TIMEOUT_HELP),
     pool: Path | None = typer.Option(None, "--pool", help="Labelled candidate examples (default: --data)."),
-    candidates: int = typer.Option(8, "--candidates", callback=checked(limits.Count), help="Candidate examples judged per training item (LLM calls = items x this)."),
-    epochs: int = typer.Option(1, "--epochs", callback=checked(limits.Count), help="Passes over the training items."),
-    lr: float = typer.Option(1e-4, "--lr", callback=checked(limits.Positive), help="AdamW learning rate (the seed's 1e-4)."),
-    batch_size: int = typer.Option(4, "--batch-size", callback=checked(limits.Count), help="Training items per optimiser step."),
-    scale: float = typer.Option(20.0, "--scale", callback=checked(limits.Positive), help="Multiplier of the cosine similarity inside the loss."),
-    seed: int = typer.Option(0, "--seed", callback=checked(limits.Seed), help="Seeds candidate draws, batch order and torch."),
-    examples: int | None = typer.Option(None, "--examples", callback=checked(limits.ExampleCount), help="In-context examples of the saved judge: 3, 5 or 10 (default: the judge's, else 5)."),
+    candidates: int = typer.Option(8, "--candidates", callback=checked("Count"), help="Candidate examples judged per training item (LLM calls = items x this)."),
+    epochs: int = typer.Option(1, "--epochs", callback=checked("Count"), help="Passes over the training items."),
+    lr: float = typer.Option(1e-4, "--lr", callback=checked("Positive"), help="AdamW learning rate (the seed's 1e-4)."),
+    batch_size: int = typer.Option(4, "--batch-size", callback=checked("Count"), help="Training items per optimiser step."),
+    scale: float = typer.Option(20.0, "--scale", callback=checked("Positive"), help="Multiplier of the cosine similarity inside the loss."),
+    seed: int = typer.Option(0, "--seed", callback=checked("Seed"), help="Seeds candidate draws, batch order and torch."),
+    examples: int | None = typer.Option(None, "--examples", callback=checked("ExampleCount"), help="In-context examples of the saved judge: 3, 5 or 10 (default: the judge's, else 5)."),
     source: str = typer.Option("diverse", "--source", help="Example source of the saved judge: diverse (semantic + trained, by band) or trained."),
     base_model: Path | None = typer.Option(None, "--base-model", help="sentence-transformers folder to start from (default: the shipped MiniLM)."),
-    limit: int | None = typer.Option(None, "--limit", callback=checked(limits.Count), help="Train on the first N items only (candidates still come from all of --data)."),
+    limit: int | None = typer.Option(None, "--limit", callback=checked("Count"), help="Train on the first N items only (candidates still come from all of --data)."),
     cache: bool = typer.Option(True, "--cache/--no-cache", help="Use the completion cache."),
     cache_path: Path | None = typer.Option(None, "--cache-path", help="Cache file (default ~/.cache/judgelab/cache.sqlite)."),
 ) -> None:
     """Train an in-context example retriever from the judge's feedback and save a judge that uses it."""
     from judgelab.commands._common import console
+    from judgelab.data import load_items
+    from judgelab.judges.prompted import PromptedJudge
     from judgelab.optimize.icl import TrainingOptions, fit_example_retriever
 
     if source not in ("diverse", "trained"):

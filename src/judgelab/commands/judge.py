@@ -3,21 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
-from pydantic import ValidationError
 
-from judgelab import limits
 from judgelab.commands._common import CONCURRENCY_HELP, TIMEOUT_HELP, client_from_options, print_run
 from judgelab.commands._numbers import checked
-from judgelab.data import load_items
 from judgelab.errors import ConfigError
-from judgelab.judges.base import JudgeConfig, judge_from_dict, load_judge
-from judgelab.judges.pairwise import PairwiseJudge  # noqa: F401 - registers the 'pairwise' kind
-from judgelab.judges.prompted import PromptedJudge  # noqa: F401 - registers the 'prompted' kind
-from judgelab.llm.resolve import MODEL_STRING_HELP
-from judgelab.runner.run import check_out_folder, run_judge
-from judgelab.strategy import Strategy
+from judgelab.llm.models import MODEL_STRING_HELP
+
+if TYPE_CHECKING:
+    from judgelab.judges.base import JudgeConfig
 
 
 def register(app: typer.Typer) -> None:
@@ -38,28 +34,30 @@ def judge(
     score: str | None = typer.Option(None, "--score", help="parsed (the written rating) or logprob (expected rating)."),
     reduce: str | None = typer.Option(None, "--reduce", help="Likelihood judge: mean (per token), sum or min of the output's token logprobs."),
     likelihood_of: str | None = typer.Option(None, "--likelihood-of", help="Likelihood judge: score the output given the input (output, GPTScore) or the input given the output (input; for relevance the query given the passage, UPR)."),
-    samples: int | None = typer.Option(None, "--samples", callback=checked(limits.Samples), help="Self-consistency samples (with --temperature > 0)."),
-    temperature: float | None = typer.Option(None, "--temperature", callback=checked(limits.Temperature)),
+    samples: int | None = typer.Option(None, "--samples", callback=checked("Samples"), help="Self-consistency samples (with --temperature > 0)."),
+    temperature: float | None = typer.Option(None, "--temperature", callback=checked("Temperature")),
     examples_from: Path | None = typer.Option(None, "--examples-from", help="Labelled items for in-context examples (default: --data)."),
     out: Path | None = typer.Option(None, "--out", "-o", help="Run folder (rerun into it to resume)."),
-    limit: int | None = typer.Option(None, "--limit", callback=checked(limits.Count), help="Judge only the first N items."),
-    concurrency: int | None = typer.Option(None, "--concurrency", callback=checked(limits.Concurrency), help=CONCURRENCY_HELP),
-    rpm: float | None = typer.Option(None, "--rpm", callback=checked(limits.Positive), help="Requests per minute limit."),
-    timeout: float | None = typer.Option(None, "--timeout", callback=checked(limits.Seconds), help=TIMEOUT_HELP),
+    limit: int | None = typer.Option(None, "--limit", callback=checked("Count"), help="Judge only the first N items."),
+    concurrency: int | None = typer.Option(None, "--concurrency", callback=checked("Concurrency"), help=CONCURRENCY_HELP),
+    rpm: float | None = typer.Option(None, "--rpm", callback=checked("Positive"), help="Requests per minute limit."),
+    timeout: float | None = typer.Option(None, "--timeout", callback=checked("Seconds"), help=TIMEOUT_HELP),
     cache: bool = typer.Option(True, "--cache/--no-cache", help="Use the completion cache (what makes reruns resume)."),
     cache_path: Path | None = typer.Option(None, "--cache-path", help="Cache file (default ~/.cache/judgelab/cache.sqlite)."),
-    price_in: float | None = typer.Option(None, "--price-in", callback=checked(limits.NonNegative), help="USD per 1M prompt tokens, for cost accounting."),
-    price_out: float | None = typer.Option(None, "--price-out", callback=checked(limits.NonNegative), help="USD per 1M completion tokens."),
+    price_in: float | None = typer.Option(None, "--price-in", callback=checked("NonNegative"), help="USD per 1M prompt tokens, for cost accounting."),
+    price_out: float | None = typer.Option(None, "--price-out", callback=checked("NonNegative"), help="USD per 1M completion tokens."),
     save_config: Path | None = typer.Option(None, "--save-config", help="Also write the judge config used here (once the run has finished)."),
     engine: str = typer.Option("local", "--engine", help="local (this process) or ray (a Ray cluster: RAY_ADDRESS, else a local one)."),
-    workers: int | None = typer.Option(None, "--workers", callback=checked(limits.Count), help="Ray workers (default: the cluster's CPUs)."),
+    workers: int | None = typer.Option(None, "--workers", callback=checked("Count"), help="Ray workers (default: the cluster's CPUs)."),
     stream: bool = typer.Option(False, "--stream", help="Read, judge and write in chunks (JSON lines): memory stays flat in the number of items."),
-    chunk_size: int | None = typer.Option(None, "--chunk-size", callback=checked(limits.Count), help="Items per chunk with --stream (default 1000)."),
+    chunk_size: int | None = typer.Option(None, "--chunk-size", callback=checked("Count"), help="Items per chunk with --stream (default 1000)."),
     member: list[str] | None = typer.Option(None, "--member", help="Ensemble configs: NAME=FILE reads member NAME's "
                                             "verdicts from FILE (a judgments file or run folder) for this run; repeatable."),
 ) -> None:
     """Judge items with an LLM and compare with the human labels they carry."""
     from judgelab.commands._common import console
+    from judgelab.data import load_items
+    from judgelab.runner.run import check_out_folder, run_judge
 
     if out is not None:
         check_out_folder(out)  # before anything is loaded: a wrong --out costs nothing
@@ -103,6 +101,13 @@ def judge(
 
 def judge_config_from_options(config: Path | None, method: str | None, aspect: str | None, **overrides) -> JudgeConfig:
     """The config file if given (else a default judge of kind ``method``), with command-line options laid over it."""
+    from pydantic import ValidationError
+
+    from judgelab.judges.base import judge_from_dict, load_judge
+    from judgelab.judges.pairwise import PairwiseJudge  # noqa: F401 - registers the 'pairwise' kind
+    from judgelab.judges.prompted import PromptedJudge  # noqa: F401 - registers the 'prompted' kind
+    from judgelab.strategy import Strategy
+
     if config and method:
         raise ConfigError("give either --config or --method: the config file names its own kind")
     # As JSON: the file paths in it are then absolute, so resolving them again below leaves them be.

@@ -11,7 +11,6 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from judgelab import limits
 from judgelab.commands._common import FROM_HELP, HUMAN_HELP
 from judgelab.commands._numbers import checked
 from judgelab.errors import ConfigError
@@ -51,8 +50,8 @@ def meta(
     ties: Annotated[str, typer.Option(
         "--ties", help="Pairwise accuracy: a 'tie' verdict (the two orders disagreed) counts half (LLMBar) or wrong.")] = "half",
     bootstrap: Annotated[int, typer.Option(
-        "--bootstrap", callback=checked(limits.Resamples), help="Bootstrap resamples for the intervals (0: none).")] = 1000,
-    seed: Annotated[int, typer.Option("--seed", callback=checked(limits.Seed), help="Seed of the bootstrap.")] = 0,
+        "--bootstrap", callback=checked("Resamples"), help="Bootstrap resamples for the intervals (0: none).")] = 1000,
+    seed: Annotated[int, typer.Option("--seed", callback=checked("Seed"), help="Seed of the bootstrap.")] = 0,
     alpha_level: Annotated[str, typer.Option(
         "--alpha-level", help="Krippendorff's alpha level: ordinal, nominal or interval.")] = "ordinal",
     human: Annotated[Path | None, typer.Option(

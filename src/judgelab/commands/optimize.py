@@ -3,32 +3,21 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
-import yaml
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from judgelab import limits
 from judgelab.commands._common import HUMAN_HELP, TIMEOUT_HELP, client_from_options, human_labelled
 from judgelab.commands._numbers import checked
 from judgelab.commands.judge import judge_config_from_options
-from judgelab.data import load_items
 from judgelab.errors import ConfigError
-from judgelab.files import read_run_record
-from judgelab.llm.resolve import MODEL_STRING_HELP
-from judgelab.optimize.base import (
-    BEST,
-    DEFAULT_MIN_COVERAGE,
-    OBJECTIVES,
-    Budget,
-    JudgeEvaluator,
-    OptimizeResult,
-    optimize,
-)
-from judgelab.optimize.methods import METHODS, make_optimizer
+from judgelab.llm.models import MODEL_STRING_HELP
+from judgelab.optimize.names import DEFAULT_MIN_COVERAGE, METHOD_SUMMARIES, OBJECTIVES
+
+if TYPE_CHECKING:
+    from judgelab.optimize.base import OptimizeResult
 
 
 def register(app: typer.Typer) -> None:
@@ -36,19 +25,19 @@ def register(app: typer.Typer) -> None:
 
 
 def optimize_command(
-    method: str = typer.Argument(..., help=f"Search method: {', '.join(METHODS)}."),
+    method: str = typer.Argument(..., help=f"Search method: {', '.join(METHOD_SUMMARIES)}."),
     data: Path = typer.Option(..., "--data", "-d", help="Dev items with human labels (JSONL, CSV, Parquet)."),
     aspect: str = typer.Option(..., "--aspect", "-a", help="The human score to agree with (e.g. naturalness)."),
-    budget: int = typer.Option(..., "--budget", "-b", callback=checked(limits.Count), help="Evaluations on the dev items (HPSS paper: 71)."),
+    budget: int = typer.Option(..., "--budget", "-b", callback=checked("Count"), help="Evaluations on the dev items (HPSS paper: 71)."),
     out: Path = typer.Option(..., "--out", "-o", help="Run folder; rerun the same command into it to resume."),
     test: Path | None = typer.Option(None, "--test", help="Held-out items: the best and the start config are scored on them."),
     human: Path | None = typer.Option(None, "--human", help=HUMAN_HELP + " For --data and --test; only labelled items are used."),
     objective: str = typer.Option("spearman", "--objective", help=f"What to maximise: {', '.join(OBJECTIVES)}."),
-    min_coverage: float = typer.Option(DEFAULT_MIN_COVERAGE, "--min-coverage", callback=checked(limits.Fraction), help="A config's objective is undefined when fewer than this share of the dev items get a usable rating."),
+    min_coverage: float = typer.Option(DEFAULT_MIN_COVERAGE, "--min-coverage", callback=checked("Fraction"), help="A config's objective is undefined when fewer than this share of the dev items get a usable rating."),
     model: str | None = typer.Option(None, "--model", "-m", help=MODEL_STRING_HELP),
     model_name: str | None = typer.Option(None, "--model-name", help="Model name on an OpenAI-compatible server."),
-    timeout: float | None = typer.Option(None, "--timeout", callback=checked(limits.Seconds), help=TIMEOUT_HELP),
-    seed: int = typer.Option(0, "--seed", callback=checked(limits.Seed), help="Seed of the search (and of LLM proposals)."),
+    timeout: float | None = typer.Option(None, "--timeout", callback=checked("Seconds"), help=TIMEOUT_HELP),
+    seed: int = typer.Option(0, "--seed", callback=checked("Seed"), help="Seed of the search (and of LLM proposals)."),
     config: Path | None = typer.Option(None, "--config", "-c", help="Start judge config (YAML/JSON); default: the MT-Bench strategy."),
     strategy: str | None = typer.Option(None, "--strategy", help="Start strategy factors, e.g. 'scale=3' (a dataset's native scale)."),
     family: str | None = typer.Option(None, "--family", help="Task wording: summarisation, dialogue, data2text, story, qa, relevance, generic."),
@@ -56,22 +45,25 @@ def optimize_command(
     criteria: str | None = typer.Option(None, "--criteria", help="Start criteria text (what ape/rewrite optimise), or @FILE."),
     option: list[str] = typer.Option([], "--option", "-O", help="Optimiser setting KEY=VALUE, repeatable (e.g. -O rho=0 -O lam=2); see docs/optimize.md."),
     space: list[str] = typer.Option([], "--space", help="Confine a strategy search to some values of a factor, FACTOR=V1,V2; repeatable (e.g. --space cot=none,suffix --space scale=3,5,10)."),
-    max_calls: int | None = typer.Option(None, "--max-calls", callback=checked(limits.Count), help="Also stop once this many paid LLM calls were made."),
-    max_cost: float | None = typer.Option(None, "--max-cost", callback=checked(limits.Positive), help="Also stop once this much USD was spent (needs prices)."),
-    limit: int | None = typer.Option(None, "--limit", callback=checked(limits.Count), help="Use only the first N dev items (and N test items)."),
+    max_calls: int | None = typer.Option(None, "--max-calls", callback=checked("Count"), help="Also stop once this many paid LLM calls were made."),
+    max_cost: float | None = typer.Option(None, "--max-cost", callback=checked("Positive"), help="Also stop once this much USD was spent (needs prices)."),
+    limit: int | None = typer.Option(None, "--limit", callback=checked("Count"), help="Use only the first N dev items (and N test items)."),
     examples_from: Path | None = typer.Option(None, "--examples-from", help="Labelled items for in-context examples (default: --data)."),
     cache: bool = typer.Option(True, "--cache/--no-cache", help="Use the completion cache (LLM proposals replay from it on resume)."),
     cache_path: Path | None = typer.Option(None, "--cache-path", help="Cache file (default ~/.cache/judgelab/cache.sqlite)."),
-    price_in: float | None = typer.Option(None, "--price-in", callback=checked(limits.NonNegative), help="USD per 1M prompt tokens, for cost accounting."),
-    price_out: float | None = typer.Option(None, "--price-out", callback=checked(limits.NonNegative), help="USD per 1M completion tokens."),
+    price_in: float | None = typer.Option(None, "--price-in", callback=checked("NonNegative"), help="USD per 1M prompt tokens, for cost accounting."),
+    price_out: float | None = typer.Option(None, "--price-out", callback=checked("NonNegative"), help="USD per 1M completion tokens."),
     report: bool = typer.Option(True, "--report/--no-report", help="Also write the best config's dev run and report.html into --out."),
 ) -> None:
     """Search for the judge config that agrees best with the humans on dev items (HPSS and baselines)."""
     from judgelab.commands._common import console
     from judgelab.commands.judge import _text_or_file
+    from judgelab.data import load_items
+    from judgelab.optimize.base import Budget, JudgeEvaluator, optimize
+    from judgelab.optimize.methods import make_optimizer
 
-    if method not in METHODS:
-        raise ConfigError(f"unknown method {method!r}; choose from {', '.join(METHODS)}")
+    if method not in METHOD_SUMMARIES:
+        raise ConfigError(f"unknown method {method!r}; choose from {', '.join(METHOD_SUMMARIES)}")
     if objective not in OBJECTIVES:
         raise ConfigError(f"--objective {objective!r}: choose from {', '.join(OBJECTIVES)}")
     dev, held_out = _dev_and_test(data, test, human, aspect, limit)
@@ -101,6 +93,8 @@ def optimize_command(
 def _dev_and_test(data: Path, test: Path | None, human: Path | None, aspect: str, limit: int | None
                   ) -> tuple[list, list | None]:
     """The dev (and test) items; with --human, relabelled from the one file that covers both."""
+    from judgelab.data import load_items
+
     dev = list(load_items(data))
     held_out = list(load_items(test)) if test is not None else []
     if human is not None:
@@ -122,6 +116,7 @@ def write_best_run(result: OptimizeResult, dev: list, client, out: Path, data_pa
     """Make the search folder a run folder of the best config on the dev items (run.json,
     judgments.jsonl, metrics.json, report.html with the trajectory), through the normal runner:
     every call is a cache hit of the search's own evaluation."""
+    from judgelab.files import read_run_record
     from judgelab.runner.run import run_judge
 
     assert result.best_config is not None
@@ -157,6 +152,8 @@ def parse_space(pairs: list[str]) -> dict[str, str]:
 
 def parse_options(pairs: list[str]) -> dict[str, Any]:
     """``KEY=VALUE`` settings; values read as YAML scalars (``0.2``, ``false``, ``5``)."""
+    import yaml
+
     return {key: yaml.safe_load(value) for key, value in _key_values(pairs, "--option", "KEY=VALUE, e.g. -O rho=0")}
 
 
@@ -175,6 +172,8 @@ class SearchProgress:
     """One rich line: evaluations spent of the budget, best so far, its pairwise agreement, calls, cost."""
 
     def __init__(self, console: Console, budget: int):
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
         self._bar = Progress(TextColumn("searching"), BarColumn(), MofNCompleteColumn(),
                              TextColumn("{task.fields[info]}"), TimeElapsedColumn(), console=console)
         self._task = self._bar.add_task("search", total=budget, info="")
@@ -200,6 +199,8 @@ class SearchProgress:
 
 
 def print_result(console: Console, result: OptimizeResult) -> None:
+    from judgelab.optimize.base import BEST
+
     best = result.best or {}
     record = next((r for r in result.trajectory if r["step"] == best.get("step")), {})
     table = Table("", "value", title=f"search: {result.status}")

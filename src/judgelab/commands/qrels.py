@@ -6,10 +6,7 @@ from pathlib import Path
 
 import typer
 
-from judgelab.data import load_items, load_judgments
-from judgelab.data.trec import write_qrels
 from judgelab.errors import ConfigError
-from judgelab.files import read_run_record
 
 
 def register(app: typer.Typer) -> None:
@@ -23,6 +20,8 @@ def qrels(
 ) -> None:
     """Write the labels of ok judgments as TREC qrels; unparsable and failed ones are listed, never written as 0."""
     from judgelab.commands._common import console
+    from judgelab.data import load_items, load_judgments
+    from judgelab.data.trec import write_qrels
 
     data = data or _run_data(judgments)
     result = write_qrels(load_judgments(judgments), list(load_items(data)), out)
@@ -34,6 +33,8 @@ def qrels(
 
 
 def _run_data(judgments: Path) -> Path:
+    from judgelab.files import read_run_record
+
     record = read_run_record(judgments) if judgments.is_dir() else None
     if record and record.get("data"):
         return Path(record["data"])

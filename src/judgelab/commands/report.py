@@ -6,8 +6,6 @@ from pathlib import Path
 
 import typer
 
-from judgelab.report import write_report
-
 
 def register(app: typer.Typer) -> None:
     app.command("report")(report)
@@ -21,6 +19,7 @@ def report(
     """Write RUN_DIR/report.html from the run's files (open it in any browser, offline)."""
     from judgelab.commands._common import console
     from judgelab.data.stream import iter_items, streamable
+    from judgelab.report import write_report
 
     items = None
     if data is not None:

@@ -7,10 +7,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from judgelab.csv_cells import safe_csv
 from judgelab.errors import ConfigError
-from judgelab.files import write_atomic
-from judgelab.judges.base import load_judge
 
 
 def register(app: typer.Typer) -> None:
@@ -23,6 +20,9 @@ def similarity_weights(
 ) -> None:
     """Print the standardised weights (one row per score class, one column per feature, plus bias)."""
     from judgelab.commands._common import console
+    from judgelab.csv_cells import safe_csv
+    from judgelab.files import write_atomic
+    from judgelab.judges.base import load_judge
     from judgelab.judges.similarity import SimilarityJudge, weight_table
 
     judge = load_judge(config)

@@ -10,21 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 
-from judgelab import limits
 from judgelab.commands._common import HUMAN_HELP, human_labelled
 from judgelab.commands._numbers import checked
-from judgelab.data import load_items
 from judgelab.errors import ConfigError
-from judgelab.judges.base import judge_from_dict
 
 
 def register(app: typer.Typer) -> None:
@@ -43,21 +32,21 @@ def train(
     head: str = typer.Option("regression", "--head", help="regression (MSE on the scaled score) or ordinal (ordered levels)."),
     loss: str = typer.Option("mse", "--loss", help="mse (the head's loss) or pairwise (plus a RankNet loss within groups; "
                              "batches of whole groups)."),
-    epochs: int = typer.Option(3, "--epochs", callback=checked(limits.Count), help="Passes over the training items (early stopping may stop sooner)."),
-    seed: int = typer.Option(0, "--seed", callback=checked(limits.Seed), help="Seed for the validation split, initialisation and batch order."),
-    max_length: int = typer.Option(256, "--max-length", callback=checked(limits.EncoderWindow), help="Encoder window in tokens; longer inputs are cut (docs/training.md)."),
-    batch_size: int = typer.Option(16, "--batch-size", callback=checked(limits.Count)),
-    learning_rate: float = typer.Option(3e-5, "--learning-rate", callback=checked(limits.Positive), help="Encoder learning rate (the head uses 1e-3)."),
-    train_layers: int | None = typer.Option(None, "--train-layers", callback=checked(limits.Layers), help="Fine-tune only the top N encoder layers (faster on CPU)."),
+    epochs: int = typer.Option(3, "--epochs", callback=checked("Count"), help="Passes over the training items (early stopping may stop sooner)."),
+    seed: int = typer.Option(0, "--seed", callback=checked("Seed"), help="Seed for the validation split, initialisation and batch order."),
+    max_length: int = typer.Option(256, "--max-length", callback=checked("EncoderWindow"), help="Encoder window in tokens; longer inputs are cut (docs/training.md)."),
+    batch_size: int = typer.Option(16, "--batch-size", callback=checked("Count")),
+    learning_rate: float = typer.Option(3e-5, "--learning-rate", callback=checked("Positive"), help="Encoder learning rate (the head uses 1e-3)."),
+    train_layers: int | None = typer.Option(None, "--train-layers", callback=checked("Layers"), help="Fine-tune only the top N encoder layers (faster on CPU)."),
     inputs: str = typer.Option("source,context", "--inputs", help="Fields read besides the output: source,context,reference."),
-    val_fraction: float = typer.Option(0.15, "--val-fraction", callback=checked(limits.HeldOut), help="Share of groups held out for early stopping."),
+    val_fraction: float = typer.Option(0.15, "--val-fraction", callback=checked("HeldOut"), help="Share of groups held out for early stopping."),
     labels: str | None = typer.Option(None, "--labels", help="Also give graded labels (e.g. TREC relevance 0-3, "
                                       "for `judgelab qrels`), learnt on the validation groups: logistic (all grades, in "
                                       "about the humans' shares), ordinal (cut points) or naive-bayes; logistic and "
                                       "ordinal weight the grades equally (class_weight balanced)."),
     curve: str | None = typer.Option(None, "--curve", help="Also measure a learning curve: training sizes, e.g. 16,32,64,all."),
-    folds: int = typer.Option(5, "--folds", callback=checked(limits.Folds), help="Group-wise folds for --curve."),
-    limit: int | None = typer.Option(None, "--limit", callback=checked(limits.Count), help="Use only the first N items."),
+    folds: int = typer.Option(5, "--folds", callback=checked("Folds"), help="Group-wise folds for --curve."),
+    limit: int | None = typer.Option(None, "--limit", callback=checked("Count"), help="Use only the first N items."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing, non-empty --out folder."),
     stack: bool = typer.Option(False, "--stack", help="Save a stacked judge instead: the cross-encoder and the similarity "
                                "scorer (fitted on the training groups) combined by a ridge fitted on the validation groups."),
@@ -69,6 +58,7 @@ def train(
 ) -> None:
     """Train a local scorer (no LLM at use time) from labelled items, or distil a teacher judge into one."""
     from judgelab.commands._common import console
+    from judgelab.data import load_items
     from judgelab.train import check_trainable, human_targets, read_teacher, teacher_targets
     from judgelab.train.save import check_out_dir
 
@@ -114,6 +104,8 @@ def train(
 
 def _spec(aspect: str, head: str, loss: str, epochs: int, seed: int, max_length: int, batch_size: int, learning_rate: float,
           train_layers: int | None, inputs: str, val_fraction: float, labels: str | None = None):
+    from judgelab.judges.base import judge_from_dict
+
     fields = [name.strip() for name in inputs.split(",") if name.strip()]
     config = {"kind": "trained", "aspect": aspect, "head": head, "loss": loss, "epochs": epochs, "seed": seed, "max_length": max_length,
               "batch_size": batch_size, "learning_rate": learning_rate, "train_layers": train_layers,
@@ -139,6 +131,15 @@ def _sizes(curve: str | None) -> list[int | None] | None:
 
 
 def _train_and_measure(spec, targets, sizes, folds: int, data: Path, teacher: Path | None) -> tuple[Any, dict[str, Any]]:
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
     from judgelab.train import agreement, cross_validate, train_scorer
     from judgelab.train.save import training_record
 

@@ -59,6 +59,13 @@ PRESETS: dict[str, ModelPreset] = {
     )
 }
 DEFAULT_MODEL = "qwen2.5-coder-1.5b"
+#: What ``--model`` takes (``judgelab.llm.resolve`` turns it into a backend); here, beside the presets, so
+#: that a command's ``--help`` prints it without loading the backends.
+MODEL_STRING_HELP = (
+    f"embedded presets ({', '.join(PRESETS)}; default {DEFAULT_MODEL}), a path to a .gguf file, "
+    "'openai:<model>', 'vllm:<hub id or folder>' (CUDA GPU, vllm extra), "
+    "or an OpenAI-compatible base URL such as http://127.0.0.1:8000/v1 with --model-name"
+)
 
 
 def judgelab_home() -> Path:

@@ -22,16 +22,11 @@ from judgelab.llm.backends.base import Backend
 from judgelab.llm.cache import CompletionCache
 from judgelab.llm.client import Client
 from judgelab.llm.location import check_server_url, mask_userinfo, trusts_proxy_settings
-from judgelab.llm.models import DEFAULT_MODEL, PRESETS, judgelab_home
+from judgelab.llm.models import DEFAULT_MODEL, MODEL_STRING_HELP, PRESETS, judgelab_home
 from judgelab.llm.pricing import Price
 from judgelab.llm.replies import bound_replies
 from judgelab.redact import redact_known
 
-MODEL_STRING_HELP = (
-    f"embedded presets ({', '.join(PRESETS)}; default {DEFAULT_MODEL}), a path to a .gguf file, "
-    "'openai:<model>', 'vllm:<hub id or folder>' (CUDA GPU, vllm extra), "
-    "or an OpenAI-compatible base URL such as http://127.0.0.1:8000/v1 with --model-name"
-)
 SERVER_PREFIXES = ("openai:", "http://", "https://")  # model strings that name a server
 
 

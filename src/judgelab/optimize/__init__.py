@@ -8,19 +8,26 @@ this package (docs/architecture.md). The in-context retriever's training is ``op
 (loaded on use: it needs torch); its run-time selectors are ``judgelab.judges.retrieval``.
 """
 
-from judgelab.optimize.base import (
-    Budget,
-    Evaluation,
-    Evaluator,
-    JudgeEvaluator,
-    Optimizer,
-    OptimizeResult,
-    SearchStopped,
-    config_of,
-    load_trajectory,
-    optimize,
-)
-from judgelab.optimize.methods import METHODS, make_optimizer
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from judgelab.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from judgelab.optimize.base import (
+        Budget,
+        Evaluation,
+        Evaluator,
+        JudgeEvaluator,
+        Optimizer,
+        OptimizeResult,
+        SearchStopped,
+        config_of,
+        load_trajectory,
+        optimize,
+    )
+    from judgelab.optimize.methods import METHODS, make_optimizer
 
 __all__ = [
     "METHODS",
@@ -36,3 +43,6 @@ __all__ = [
     "make_optimizer",
     "optimize",
 ]
+# loaded on first use: `judgelab optimize --help` reads optimize.names without loading the optimisers
+__getattr__, __dir__ = lazy_exports(__name__, {name: "methods" if name in ("METHODS", "make_optimizer") else "base"
+                                               for name in __all__})

@@ -34,9 +34,9 @@ from judgelab.files import private_dir, write_atomic
 from judgelab.judges.base import JudgeConfig, judge_from_dict
 from judgelab.llm.client import Client
 from judgelab.llm.types import Usage
+from judgelab.optimize.names import DEFAULT_MIN_COVERAGE, OBJECTIVES
 
-Objective = Literal["spearman", "q", "kappa", "pairwise"]
-OBJECTIVES: tuple[str, ...] = ("spearman", "q", "kappa", "pairwise")
+Objective = Literal["spearman", "q", "kappa", "pairwise"]  # optimize.names.OBJECTIVES
 #: The objective a search sees for a judge whose statistic is undefined (constant or no usable
 #: ratings): such a judge ranks nothing, so it counts as "no correlation". It is recorded as null.
 UNDEFINED_OBJECTIVE = 0.0
@@ -71,8 +71,6 @@ class Budget:
 
 # -- evaluating one config ------------------------------------------------------------------------
 
-#: Share of the items that must get a usable rating for a config's objective to be defined.
-DEFAULT_MIN_COVERAGE = 0.5
 #: Identity values of run folders written before the key existed.
 LEGACY: dict[str, Any] = {"min_coverage": 0.0}
 

@@ -11,18 +11,15 @@ from judgelab.optimize.base import Optimizer
 from judgelab.optimize.baselines import Greedy, RandomSearch, StepwiseGreedy
 from judgelab.optimize.hpss import HPSS
 from judgelab.optimize.llm_search import APE, OPRO
+from judgelab.optimize.names import METHOD_SUMMARIES
 from judgelab.optimize.rewrite import PromptRewrite
 
-#: name -> (class, whether the LLM proposes, one-line summary)
+_CLASSES: dict[str, type[Optimizer]] = {"hpss": HPSS, "greedy": Greedy, "stepwise": StepwiseGreedy,
+                                        "random": RandomSearch, "ape": APE, "opro": OPRO, "rewrite": PromptRewrite}
+#: name -> (class, whether the LLM proposes, one-line summary); the names and summaries are
+#: ``optimize.names``' (what the command's help prints without loading the optimisers)
 METHODS: dict[str, tuple[type[Optimizer], bool, str]] = {
-    "hpss": (HPSS, False, "heuristic strategy search: advantages, UCB exploration, exploitation (seed 002)"),
-    "greedy": (Greedy, False, "perturb the best strategy 5 times per round, keep the best"),
-    "stepwise": (StepwiseGreedy, False, "optimise the 8 factors one at a time in table order"),
-    "random": (RandomSearch, False, "uniform over unevaluated strategies"),
-    "ape": (APE, True, "the LLM resamples the best instructions (criteria text)"),
-    "opro": (OPRO, True, "the LLM proposes strategies from the 20 best so far"),
-    "rewrite": (PromptRewrite, True, "the LLM rewrites the instruction from rated dev items (PanguIR 3.2)"),
-}
+    name: (_CLASSES[name], *summary) for name, summary in METHOD_SUMMARIES.items()}
 
 
 def make_optimizer(method: str, client: Client | None = None, *, seed: int = 0, **options: Any) -> Optimizer:
