@@ -82,6 +82,23 @@ def test_report_loads_offline_without_console_errors_and_draws_plots(browser, re
     cards = browser.find_element("id", "accounting").text
     assert "8\nitems" in cards and "paid calls" in cards
     assert browser.find_element("id", "metrics").text.count("spearman") >= 2
+    # each number column's header ends where its figures end (the groups header sat a column width away)
+    ends = browser.execute_script("""
+        const ends = (cell) => { const range = document.createRange(); range.selectNodeContents(cell);
+                                 return range.getBoundingClientRect().right; };
+        const table = document.getElementById('metrics');
+        const headers = Array.from(table.rows[0].cells);
+        return ['value', 'n', 'groups'].map(name => {
+            const k = headers.findIndex(th => th.textContent === name);
+            return [name, ends(headers[k]), ends(table.rows[1].cells[k])];
+        });""")
+    for name, header, figure in ends:
+        assert abs(header - figure) < 2, (name, header, figure)
+    # the logprob score is named for what it is where it sits beside the reply's written rating
+    note = browser.find_element("id", "score-note")
+    assert note.is_displayed() and "expected rating" in note.text and "1-5" in note.text
+    judge_block = browser.find_element("xpath", "//h2[text()='Judge']/following-sibling::pre[1]").text
+    assert f"model: {TEST_MODEL}" in judge_block and "model: null" not in judge_block
     save_screenshot(browser, tmp_path, "report.png")
 
 
@@ -137,10 +154,17 @@ def test_systems_section_of_an_evaluate_report(browser, real_run, tmp_path):
              for item in items]
     judgments = load_judgments(real_run / "judgments.jsonl")
     report = evaluate(items, judgments, aspect="coherence", human_ids="all", n_resamples=200)
-    page = write_systems_report(tmp_path / "systems", items, judgments, report)
+    page = write_systems_report(tmp_path / "systems", items, judgments, report,
+                                judgments_file=real_run / "judgments.jsonl")
     _open(browser, page)
     assert [e for e in browser.get_log("browser") if e["level"] in ("SEVERE", "WARNING")] == []
     assert browser.execute_script("return window.__injected === undefined")
+    # the judgments' run folder names the model and holds the calls, tokens and time (were blank)
+    header = browser.find_element("css selector", "h1 + p").text
+    assert header.startswith(f"model {TEST_MODEL} (") and "not recorded" not in header
+    cards = browser.find_element("id", "accounting").text
+    run_usage = json.loads((real_run / "run.json").read_text())["usage"]
+    assert f"{run_usage['calls']}\npaid calls" in cards and f"{run_usage['wall_s']:.1f} s\nwall time" in cards
     rows = browser.find_elements("css selector", "#systems tr")
     assert len(rows) == 1 + len({item.system_id for item in items})
     assert ATTACK[:20] in browser.find_element("id", "systems").text

@@ -182,3 +182,118 @@ def test_items_follow_the_recommended_estimate_and_comparisons_show_its_point_ra
     section = systems_section(comparisons)
     assert [row["system"] for row in section["rows"]] == ["x", "y", "z"]
     assert [row["point_rank"] for row in section["rows"]] == [2, 1, 3] and section["point"] == "shrunk (EB)"
+
+
+# -- issue 41, item 10: what a first reader of the demo and evaluate reports could not tell ------------
+def _logprob_run(tmp: Path, judge_score: str = "logprob") -> str:
+    items = [Item(id=f"i{i}", group_id="g", output="o", scores={"quality": i}) for i in range(1, 5)]
+    judgments = [Judgment(item_id=f"i{i}", score=3.2 + i / 10, raw="Rating: [[5]]") for i in range(1, 5)]
+    judge = {"kind": "prompted", "model": None, "aspect": "quality", "strategy": {"scale": 5}, "score": judge_score}
+    return render_report(_run_folder(tmp, judgments, judge), items)
+
+
+def test_a_logprob_score_is_called_the_expected_rating_where_it_is_shown(tmp_path):
+    """A reply "Rating: [[5]]" beside a score of 3.6 reads as a bug unless the page says what the score is."""
+    page = _logprob_run(tmp_path)
+    judgments = page[page.index("<h2>Judgments</h2>"):]
+    note = re.search(r'<p class="muted score-note" id="score-note">(.*?)</p>', judgments, re.S).group(1)
+    assert "expected rating" in note and "1-5" in note and "probability" in note
+    assert judgments.index('id="score-note"') < judgments.index('<table id="judgments"')
+    assert ">judge (expected)</th>" in judgments
+    parsed = _logprob_run(tmp_path / "parsed", "parsed") if (tmp_path / "parsed").mkdir() is None else ""
+    assert "score-note" not in parsed and ">judge</th>" in parsed
+
+
+def test_the_judge_block_names_the_runs_model_when_the_config_leaves_it_open(tmp_path):
+    page = _logprob_run(tmp_path)
+    block = re.search(r"<h2>Judge</h2>\s*<pre>(.*?)</pre>", page, re.S).group(1)
+    assert "model: null" not in block
+    assert "model: m  # the run&#39;s model: the config names none" in block
+
+
+def test_numeric_columns_have_right_aligned_headers(tmp_path):
+    """The metrics table's numbers are right-aligned: so are their headers, or `groups` sits a column
+    width away from its figures (the browser test measures the edges)."""
+    folder = _run_folder(tmp_path, [Judgment(item_id=f"i{k}", score=float(k)) for k in range(4)])
+    (folder / "metrics.json").write_text(json.dumps({"dataset": {"spearman": {
+        "value": 0.5, "ci": [0.1, 0.8], "n": 4, "n_groups": 2}}}))
+    table = re.search(r'<table id="metrics">.*?</table>', render_report(folder), re.S).group(0)
+    for name in ("value", "CI", "n", "groups"):
+        assert f'<th class="num">{name}</th>' in table
+    assert "th.num" in render_report(folder)
+
+
+def test_a_tie_from_verdicts_that_changed_with_the_order_is_explained_as_such(tmp_path):
+    """A tie made by the two orders disagreeing showed the original order's reply, "Output (a)", as
+    its explanation."""
+    items = [Item(id="p0", group_id="g", output_a="x", output_b="y", label="a")]
+    tie = Judgment(item_id="p0", label="tie", raw="Output (a)",
+                   extra={"verdicts": {"original": "a", "swapped": "b"}, "raw_swapped": "Output (a)", "consistent": False})
+    page = render_report(_run_folder(tmp_path, [tie], {"kind": "pairwise"}), items)
+    explained = re.search(r'<table id="disagreements".*?</table>', page, re.S).group(0)
+    assert "A tie: the verdict changed when the two outputs swapped places (original order: a, swapped order: b)" \
+        in explained
+    assert "Output (a)" not in explained
+    shown = re.search(r'<table id="judgments".*?</table>', page, re.S).group(0)
+    assert "A tie: the verdict changed" in shown and "reply, outputs swapped" in shown
+
+
+def _evaluate_items() -> tuple[list[Item], list[Judgment]]:
+    items = [Item(id=f"g{g}-s{s}", group_id=f"g{g}", system_id=f"s{s}", output="o", scores={"quality": 1 + (g + s) % 5})
+             for g in range(8) for s in range(3)]
+    judgments = [Judgment(item_id=item.id, score=item.scores["quality"] + 0.5 * ((k % 3) - 1))
+                 for k, item in enumerate(items)]
+    return items, judgments
+
+
+def test_an_evaluate_report_from_a_judge_runs_files_shows_that_runs_model_and_usage(tmp_path):
+    from judgelab.evaluate import evaluate
+    from judgelab.report.systems import write_systems_report
+
+    items, judgments = _evaluate_items()
+    run = _run_folder(tmp_path, judgments, {"kind": "prompted", "model": None, "aspect": "quality",
+                                            "strategy": {"scale": 5}, "score": "logprob"})
+    report = evaluate(items, judgments, aspect="quality", human_ids="all", n_resamples=100)
+    for given in (run, run / "judgments.jsonl"):  # --judgments names the folder or its file
+        out = tmp_path / f"systems-{given.name}"
+        page = write_systems_report(out, items, judgments, report, judgments_file=given).read_text()
+        header = re.search(r'<p class="muted">model (.*?)</p>', page, re.S).group(1)
+        assert "<code>m</code> (b)" in header and "not recorded" not in page
+        cards = re.search(r'<div class="cards" id="accounting">.*?</div>\n</div>', page, re.S).group(0)
+        assert "<b>3</b>paid calls" in cards and "<b>2</b>cache hits" in cards and "<b>15</b>tokens" in cards
+        assert "<b>1.5 s</b>wall time" in cards
+        assert f"the judge run's, in <code>{run.resolve()}</code>" in page
+        assert json.loads((out / "run.json").read_text())["model"] == "m"
+
+
+def test_an_evaluate_report_without_a_judge_run_says_usage_was_not_recorded(tmp_path):
+    from judgelab.evaluate import evaluate
+    from judgelab.report.systems import write_systems_report
+
+    items, judgments = _evaluate_items()
+    loose = tmp_path / "published.jsonl"
+    save_judgments(judgments, loose)
+    report = evaluate(items, judgments, aspect="quality", human_ids="all", n_resamples=100)
+    page = write_systems_report(tmp_path / "systems", items, judgments, report, judgments_file=loose).read_text()
+    cards = re.search(r'<div class="cards" id="accounting">.*?</div>\n</div>', page, re.S).group(0)
+    assert "paid calls" not in cards and "0.0 s" not in cards and "<b>0</b>tokens" not in cards
+    assert '<div class="card" id="usage-unknown"><b>not recorded</b>calls, tokens, time</div>' in cards
+
+
+def test_comparisons_show_no_guided_ranking_column(tmp_path):
+    """The guided ranking counts the TREC runs ranked below a run: for comparisons its column said
+    "runs ranked below" beside the systems' win probabilities."""
+    from judgelab.data import load_items
+    from judgelab.evaluate import evaluate
+    from judgelab.report.systems import write_systems_report
+    from judgelab.report.systems_view import LABELS
+
+    items = list(load_items(Path(__file__).parents[2] / "src" / "judgelab" / "examples" / "comparisons.jsonl"))
+    flipped = {"a": "b", "b": "a", "tie": "tie"}
+    judgments = [Judgment(item_id=item.id, label=flipped[item.label] if k % 5 == 0 else item.label)
+                 for k, item in enumerate(items)]
+    report = evaluate(items, judgments, human_ids="all", n_resamples=100)
+    assert "guided" in report.to_dict()["estimators"]  # systems.json keeps it
+    page = write_systems_report(tmp_path / "leaderboard", items, judgments, report).read_text()
+    table = re.search(r'<table id="systems".*?</table>', page, re.S).group(0)
+    assert LABELS["guided"] not in table and LABELS["corrected"] in table

@@ -85,6 +85,16 @@ class Row:
     def verdict(self) -> Any:
         return self.score if self.score is not None else self.label
 
+    @property
+    def shown_explanation(self) -> str | None:
+        """The judge's explanation; for a pairwise tie that the two orders made (each order named a different
+        output), that, since either order's reply names one output ("Output (a)")."""
+        verdicts = self.extra.get("verdicts")
+        if self.label == "tie" and isinstance(verdicts, Mapping) and len({str(v) for v in verdicts.values()}) > 1:
+            orders = ", ".join(f"{order} order: {verdict}" for order, verdict in verdicts.items())
+            return f"A tie: the verdict changed when the two outputs swapped places ({orders})."
+        return self.explanation
+
 
 @dataclass
 class Scan:
@@ -116,7 +126,8 @@ def render_report(folder: str | Path, items: Iterable[Item] | None = None) -> st
     _join_items(scan.rows, items if items is not None else _items_of(record, wanted), aspect)
     judge_scale = _judge_scale(judge)
     return _ENV.get_template("report.html.j2").render(
-        title=folder.name, record=record, usage=record.get("usage") or {}, judge_yaml=yaml.safe_dump(judge, sort_keys=False),
+        title=folder.name, record=record, usage=record.get("usage") or {}, judge_yaml=_judge_yaml(judge, record),
+        score_note=_score_note(judge, judge_scale),
         metrics=metrics, estimate_rows=list(_estimate_rows(metrics)), coverage=(metrics or {}).get("coverage"),
         comparison=_comparison_rows(metrics), dropped=_dropped_groups(metrics),
         scan=scan, sample_size=SAMPLE, figures=_figures(scan, metrics, judge, judge_scale),
@@ -191,6 +202,27 @@ def _pair_text(item: Item) -> str | None:
 def _judge_scale(judge: Mapping[str, Any]) -> tuple[float, float] | None:
     scale = (judge.get("strategy") or {}).get("scale")
     return (1.0, float(scale)) if isinstance(scale, (int, float)) else None
+
+
+def _judge_yaml(judge: Mapping[str, Any], record: Mapping[str, Any]) -> str:
+    """The judge config as YAML; a config that leaves the model open shows the run's, marked as such
+    (``model: null`` beside a header naming the model read as if no model had run)."""
+    text = yaml.safe_dump(dict(judge), sort_keys=False)
+    model = record.get("model")
+    if "model" in judge and judge["model"] is None and isinstance(model, str) and model:
+        line = yaml.safe_dump({"model": model}, sort_keys=False).rstrip("\n")
+        text = text.replace("model: null\n", f"{line}  # the run's model: the config names none\n", 1)
+    return text
+
+
+def _score_note(judge: Mapping[str, Any], scale: tuple[float, float] | None) -> str | None:
+    """What a logprob score is, for the tables that show it beside the reply (whose rating differs)."""
+    if judge.get("score") != "logprob":
+        return None
+    ratings = f"{scale[0]:g}-{scale[1]:g}" if scale else "on the scale"
+    return (f"The judge's score is its expected rating (score: logprob): each rating {ratings} weighted by the "
+            "probability the model gave it at the rating token. The reply shows only the rating the model wrote, "
+            "its most likely one, so a reply of 5 can sit beside a score of 3.7.")
 
 
 # -- metrics tables ---------------------------------------------------------------------------------

@@ -94,7 +94,7 @@ def _meta_record(metrics: Mapping[str, Any], compared: list[Judgment], *, data: 
     from judgelab import __version__
     from judgelab.llm.types import Usage
 
-    source = _source_run(judgments_file)
+    source = source_run(judgments_file)
     statuses = Counter(j.status for j in compared)
     usage = source.get("usage") or sum((j.usage for j in compared), Usage()).model_dump()
     return {
@@ -103,28 +103,37 @@ def _meta_record(metrics: Mapping[str, Any], compared: list[Judgment], *, data: 
         "model": source.get("model") or "not recorded",
         "backend": source.get("backend") or (f"judgments file {Path(judgments_file).name}" if judgments_file
                                              else "judgments given in Python"),
-        "judge": _judge_config(source, metrics), "source_run": str(Path(judgments_file).parent.resolve()) if source else None,
+        "judge": judge_config(source, metrics["aspect"], metrics["judge"]),
+        "source_run": str(source_folder(judgments_file).resolve()) if source else None,
         "usage": usage, "options": {k: str(v) if isinstance(v, Path) else v for k, v in options.items()},
         "items": metrics["coverage"]["n_items"], "counts": dict(statuses),
         "unparsable_share": statuses["unparsable"] / len(compared) if compared else 0.0,
     }
 
 
-def _source_run(judgments_file: str | Path | None) -> dict[str, Any]:
-    """run.json of the judge run the judgments come from (model, judge config, accounting), if any."""
-    if judgments_file is None or Path(judgments_file).name != "judgments.jsonl":
+def source_folder(judgments_file: str | Path) -> Path:
+    """The run folder judgments were read from: the folder given, or the folder of a file."""
+    path = Path(judgments_file)
+    return path if path.is_dir() else path.parent
+
+
+def source_run(judgments_file: str | Path | None) -> dict[str, Any]:
+    """run.json of the judge run the judgments come from (model, judge config, accounting), if any:
+    ``--judgments`` named its folder or the judgments.jsonl in it. Read by meta and evaluate reports."""
+    if judgments_file is None or not (Path(judgments_file).is_dir() or Path(judgments_file).name == "judgments.jsonl"):
         return {}  # a run.json beside some other file describes another file's judgments
     try:
-        return read_run_record(Path(judgments_file).parent) or {}
+        return read_run_record(source_folder(judgments_file)) or {}
     except DataError:
-        return {}  # only context for the page's header: an unreadable neighbour must not stop meta
+        return {}  # only context for the page's header: an unreadable neighbour must not stop the command
 
 
-def _judge_config(source: Mapping[str, Any], metrics: Mapping[str, Any]) -> dict[str, Any]:
+def judge_config(source: Mapping[str, Any], aspect: str | None, judge_name: str | None = None) -> dict[str, Any]:
+    """The judge config the page shows: the source run's, unless it judged another aspect."""
     judge = source.get("judge") if isinstance(source.get("judge"), dict) else None
-    if judge is None or judge.get("aspect") not in (None, metrics["aspect"]):
+    if judge is None or (aspect is not None and judge.get("aspect") not in (None, aspect)):
         # the page reads the aspect from the judge config: never let another aspect's config stand in
-        judge = {"aspect": metrics["aspect"], **({"judge": metrics["judge"]} if metrics["judge"] else {})}
+        judge = {"aspect": aspect, **({"judge": judge_name} if judge_name else {})}
     return judge
 
 

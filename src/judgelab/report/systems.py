@@ -23,7 +23,7 @@ from judgelab.data.judgment import Judgment
 from judgelab.evaluate.systems import SystemsReport
 from judgelab.files import staged_folder, write_atomic
 from judgelab.report.html import write_report
-from judgelab.report.meta import check_report_folder, move_folder_in
+from judgelab.report.meta import check_report_folder, judge_config, move_folder_in, source_folder, source_run
 
 SYSTEMS_FILES = ("run.json", "systems.json", "systems.csv", "pairs.csv", "judgments.jsonl", "report.html")
 
@@ -40,13 +40,20 @@ def write_systems_report(out_dir: str | Path, items: Iterable[Item] | None, judg
 
     out_dir = check_systems_folder(out_dir)
     judgments = list(judgments)
+    source = source_run(judgments_file)
     record = {
         "command": "evaluate", "status": "finished", "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "versions": {"judgelab": __version__}, "data": _absolute(data), "judgments": _absolute(judgments_file),
-        "model": "not recorded", "backend": f"judgments file {Path(judgments_file).name}" if judgments_file else
-        "judgments given in Python", "judge": {"aspect": report.aspect}, "items": report.coverage["units"],
+        "model": source.get("model") or "not recorded",
+        "backend": source.get("backend") or (f"judgments file {Path(judgments_file).name}" if judgments_file
+                                             else "judgments given in Python"),
+        "judge": judge_config(source, report.aspect), "items": report.coverage["units"],
         "options": {k: str(v) if isinstance(v, Path) else v for k, v in (options or report.options).items()},
     }
+    if source:  # the judge run behind the judgments: its calls, tokens and time
+        record["source_run"] = str(source_folder(judgments_file).resolve())
+        if isinstance(source.get("usage"), dict):
+            record["usage"] = source["usage"]
     with staged_folder(out_dir, move_in=lambda folder, target: move_folder_in(
             folder, target, check_systems_folder, SYSTEMS_FILES)) as folder:
         write_atomic(folder / "run.json", json.dumps(record, indent=2, default=str))

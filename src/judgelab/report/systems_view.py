@@ -139,7 +139,10 @@ def systems_section(systems: Mapping[str, Any] | None) -> dict[str, Any] | None:
     main = next(name for name in ("corrected", "human", "judge") if name in estimators)
     ranking, point = _rankings(systems, main)
     order = sorted(systems["systems"], key=lambda s: _sort_key(estimators[ranking][s]["value"]))
-    rows = [{"system": s, "cells": [(name, estimators[name][s]) for name in estimators],
+    # the guided ranking's value counts the runs ranked below each run: a column for TREC runs; for
+    # comparisons (systems.json has it too) the rank columns already say where each system stands
+    shown = [name for name in estimators if name != "guided" or systems.get("kind") != "comparisons"]
+    rows = [{"system": s, "cells": [(name, estimators[name][s]) for name in shown],
              "rank": estimators[ranking][s]["rank_interval"],
              "point_rank": estimators[point][s].get("rank") if point else None} for s in order]
     if systems.get("kind") == "comparisons":
@@ -156,7 +159,7 @@ def systems_section(systems: Mapping[str, Any] | None) -> dict[str, Any] | None:
     pairs = systems["pairs"]
     if main in pairs:  # absent past evaluate's MAX_PAIRWISE_SYSTEMS
         figures.append(plots.significance(order, _signs(pairs[main], order), title=f"Separable pairs: {LABELS[main]}"))
-    return {"kind": systems.get("kind"), "rows": rows, "estimators": [LABELS[name] for name in estimators],
+    return {"kind": systems.get("kind"), "rows": rows, "estimators": [LABELS[name] for name in shown],
             "main": LABELS[main], "ranking": LABELS[ranking], "point": LABELS[point] if point else None,
             "recommended": systems.get("recommended"), "rank_method": _rank_method(systems),
             "figures": figures, "effective": systems.get("effective_labels"), "labels": systems["labels"],
