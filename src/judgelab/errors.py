@@ -39,12 +39,11 @@ class DataError(JudgelabError):
         super().__init__(self._format())
 
     def _format(self) -> str:
-        where = self.path or "<data>"
-        if self.line is not None:
-            where += f":{self.line}"
+        # no placeholder for a file there is none of (items built in Python): the field and the detail
+        where = [self.path if self.line is None else f"{self.path}:{self.line}" if self.path else f"line {self.line}"]
         if self.field:
-            where += f": field '{self.field}'"
-        return f"{where}: {self.detail}"
+            where.append(f"field '{self.field}'")
+        return ": ".join([part for part in where if part] + [self.detail])
 
 
 class ConfigError(JudgelabError):

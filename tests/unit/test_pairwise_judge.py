@@ -210,7 +210,7 @@ def test_an_item_without_an_instruction_is_an_error_and_the_rest_are_judged(make
     broken = Item(id="x", output_a="GOOD", output_b="weak", label="a")
     judgments = PairwiseJudge().run([ITEMS[0], broken, ITEMS[1]], client)
     assert [j.status for j in judgments] == ["ok", "error", "ok"]
-    assert "no 'prompt' text" in judgments[1].reason
+    assert "item 'x' has no 'instruction' text" in judgments[1].reason  # the field to fill, not an internal name
     assert len(backend.requests) == 4
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from judgelab.data.fields import text_columns
 from judgelab.data.io import load_items, load_judgments
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
@@ -435,7 +436,7 @@ def unshown_text(item: Item) -> list[str]:
     (``question_id: q7`` is a code, not a question). Empty when the item has its context."""
     if any(getattr(item, name) for name in CONTEXT_FIELDS[item.kind]):
         return []
-    return [name for name, value in item.extra.items() if isinstance(value, str) and len(value.split()) > 1]
+    return text_columns(item)
 
 
 def _warn_unshown(items: list[Item], kind: str, data: str | os.PathLike) -> None:

@@ -64,19 +64,26 @@ def judge(
     if stream:
         from itertools import islice
 
-        from judgelab.data.stream import check_ids, iter_items
+        from judgelab.data.stream import check_ids, head, iter_items
 
         items = islice(iter_items(data), limit) if limit else iter_items(data)
         check_ids(data, limit or None)  # a duplicate id anywhere is refused before the model loads and any call is paid
+        sample = head(data, min(limit or 1000, 1000))  # what the checks below look at: the first items
     else:
         items = load_items(data)
         if limit:
             items = items[:limit]
+        sample = items
+    pointwise_options = {"--aspect": aspect, "--family": family, "--task": task, "--criteria": criteria,
+                         "--strategy": strategy, "--score": score, "--samples": samples, "--reduce": reduce,
+                         "--likelihood-of": likelihood_of, "--examples-from": examples_from}
+    method = _method_for(sample, data, config, method, [name for name, value in pointwise_options.items() if value is not None])
     judge_config = judge_config_from_options(config, method, aspect, family=family, task=task, criteria=_text_or_file(criteria),
                                  strategy=strategy, score=score, samples=samples, temperature=temperature,
                                  reduce=reduce, likelihood_of=likelihood_of)
     judge_config = rebind_members(judge_config, member or [])
     pool = list(load_items(examples_from)) if examples_from else None
+    check_items(sample, judge_config, data, pool)  # warnings before the model loads and the first call is paid
     with client_from_options(model or judge_config.model, model_name, cache, cache_path, concurrency, rpm,
                              price_in, price_out, uses_llm=judge_config.uses_llm, timeout=timeout) as client:
         options = {"examples_pool": pool} if pool is not None else {}
@@ -97,6 +104,91 @@ def judge(
     if save_config:  # only now: bad input anywhere (data, examples, model, run folder) leaves no file behind
         _save(judge_config, save_config)
     print_run(console, result)
+    _fail_if_nothing_judged(result)
+
+
+def _method_for(items, data: Path, config: Path | None, method: str | None, pointwise: list[str]) -> str | None:
+    """``--method``, or ``pairwise`` for a file of comparisons given neither a config nor a method: they
+    are judged pairwise, as ``--method pairwise`` does. Options only a pointwise judge takes are refused
+    then (exit 2), with the command to type."""
+    from rich.markup import escape
+
+    from judgelab.commands._common import err_console
+
+    detected = config is None and method is None and bool(items) and all(item.kind == "pairwise" for item in items)
+    if not (detected or method == "pairwise") or not pointwise:
+        if detected:
+            err_console.print(f"{escape(str(data))}: pairwise items (output_a, output_b): judged with the pairwise judge, "
+                              "as --method pairwise does", highlight=False, soft_wrap=True)
+        return "pairwise" if detected else method
+    what = "holds pairwise items (output_a, output_b)" if detected else "is judged with --method pairwise"
+    raise ConfigError(f"{data} {what}: the pairwise judge asks which output better follows the instruction and takes "
+                      f"no {', '.join(pointwise)}; run: {_command_without(pointwise)}")
+
+
+def _command_without(options: list[str]) -> str:
+    """This command as typed, without ``options`` and their values (``--aspect x``, ``--aspect=x``, ``-a x``)."""
+    import shlex
+    import sys
+
+    names = set(options) | ({"-a"} if "--aspect" in options else set())
+    kept, skip = [], False
+    for arg in sys.argv[1:]:
+        if skip:
+            skip = False
+        elif arg.partition("=")[0] in names:
+            skip = "=" not in arg
+        elif not (arg.startswith("-a") and not arg.startswith("--") and "-a" in names):  # -acoherence
+            kept.append(arg)
+    return " ".join(["judgelab", *map(shlex.quote, kept)])
+
+
+def check_items(items, judge_config: JudgeConfig, data: Path, pool: list | None = None) -> None:
+    """Warn, before the model loads, of a run that would waste its calls: no item has the input its
+    outputs answer (a file naming it otherwise), or none has the human value the judge learns from
+    (in-context examples) or that its aspect suggests (the items carry scores, for other aspects)."""
+    import warnings
+
+    from judgelab.data.fields import PROMPT_FIELD, text_columns
+    from judgelab.errors import DataWarning
+    from judgelab.metrics.align import no_human_values
+
+    items = list(items)
+    if not items:
+        return
+    kind = items[0].kind
+    if not any(item.prompt for item in items):
+        columns = list(dict.fromkeys(name for item in items for name in text_columns(item)))
+        held = f" (text the file holds under {', '.join(columns[:5])} goes unread)" if columns else ""
+        then = ("the pairwise judge shows it, so each comparison will be an error" if judge_config.kind == "pairwise"
+                else f"each {'passage' if kind == 'relevance' else 'output'} is judged without it (or is an error "
+                "where the judge's prompt needs it)")
+        warnings.warn(f"{data}: no item has {PROMPT_FIELD[kind]!r}, the input each output answers: {then}{held}",
+                      DataWarning, stacklevel=2)
+    aspect = getattr(judge_config, "aspect", None)
+    learns = bool(getattr(getattr(judge_config, "strategy", None), "examples", 0))
+    labelled = pool if learns and pool is not None else items
+    missing = no_human_values(labelled, aspect) if aspect or kind == "pairwise" else None
+    if missing and (learns or any(item.scores for item in labelled)):
+        what = "the in-context examples are drawn from them" if learns else "the run will have no agreement figures"
+        where = "the --examples-from items" if labelled is pool else str(data)
+        warnings.warn(f"{where}: {missing}; {what}", DataWarning, stacklevel=2)
+
+
+def _fail_if_nothing_judged(result) -> None:
+    """Exit 1 when every item ended in an error (a missing field, every request refused): a run that
+    judged nothing is no success. Some errors among judged items keep exit 0, counted in the summary."""
+    from rich.markup import escape
+
+    from judgelab.commands._common import err_console
+
+    judgments = result.judgments
+    if not len(judgments) or result.counts["error"] < len(judgments):
+        return
+    reason = next((j.reason for j in judgments if j.reason), "no reason recorded")
+    err_console.print(f"[bold red]error:[/] every item ended in an error ({len(judgments)} of {len(judgments)}), e.g. "
+                      f"{escape(reason)}", highlight=False, soft_wrap=True)
+    raise SystemExit(1)
 
 
 def judge_config_from_options(config: Path | None, method: str | None, aspect: str | None, **overrides) -> JudgeConfig:

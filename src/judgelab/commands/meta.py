@@ -64,6 +64,7 @@ def meta(
     from judgelab.commands._common import console, read_inputs
     from judgelab.data.io import load_judgments
     from judgelab.metrics import meta_evaluate
+    from judgelab.metrics.align import require_human_values
     from judgelab.metrics.bootstrap import check_resamples
     from judgelab.report import check_meta_folder, write_meta_report
 
@@ -82,6 +83,7 @@ def meta(
     human_section = None
     if human is not None:
         items, aspect, human_section = _with_human(list(items), human, aspect, seed)
+    require_human_values(list(items), aspect, data)  # named with the file, before any statistics
     report = meta_evaluate(items, judged, aspect=aspect, preset=preset, judge=judge,
                            levels=levels, runs=runs, n_resamples=bootstrap, seed=seed, alpha_level=alpha_level,
                            baseline=load_judgments(baseline, field=baseline_field) if baseline else None,

@@ -27,7 +27,7 @@ import sys
 import threading
 import warnings
 import zlib
-from collections.abc import Collection, Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -35,6 +35,7 @@ from typing import IO, TYPE_CHECKING, Any
 from pydantic import BaseModel, ValidationError
 
 from judgelab.csv_cells import read_cell, safe_cell
+from judgelab.data.fields import naming_warning, rename_hint
 from judgelab.data.item import Item, ItemKind
 from judgelab.data.judgment import Judgment
 from judgelab.errors import ConfigError, DataError, DataWarning
@@ -86,8 +87,11 @@ def load_items(source: PathLike | pd.DataFrame, *, kind: ItemKind | None = None)
     where, rows, name = _open_rows(source, _ITEMS)
     items: list[Item] = []
     first_line: dict[str, int] = {}
+    columns: dict[str, None] = {}  # every top-level name, in the order first seen
     for line, record in rows:
-        item = _validate(Item, record, where, line)
+        if not columns.keys() >= record.keys():
+            columns.update(dict.fromkeys(record))
+        item = validate_item(record, where, line)
         if item.id in first_line:
             raise DataError(f"duplicate id {item.id!r} (first used on line {first_line[item.id]})",
                             where, line, "id")
@@ -97,7 +101,27 @@ def load_items(source: PathLike | pd.DataFrame, *, kind: ItemKind | None = None)
         items.append(item)
     if not items:
         raise DataError("no items", where)
+    warn_unused_names(where, columns, items)
     return Dataset._trusted(items, name=name)
+
+
+def validate_item(record: dict[str, Any], where: str, line: int) -> Item:
+    """``record`` as an Item; a row missing a required field that it has under another name says which."""
+    try:
+        return _validate(Item, record, where, line)
+    except DataError as exc:
+        hint = rename_hint(record) if exc.detail.startswith("required field is missing") else ""
+        if not hint:
+            raise
+        raise DataError(f"{exc.detail}; {hint}", exc.path, exc.line, exc.field) from None
+
+
+def warn_unused_names(where: str, columns: Collection[str], items: Sequence[Item]) -> None:
+    """A ``DataWarning`` (one line naming ``where``) when unknown columns look like fields no item uses."""
+    if any(column not in Item.model_fields for column in columns):  # the usual case costs one pass over the names
+        message = naming_warning(where, columns, items)
+        if message:  # from this one line: Python's registry shows a message once, however often the file is read
+            warnings.warn(message, DataWarning, stacklevel=1)
 
 
 def save_items(dataset: Dataset | Iterable[Item], path: PathLike) -> Path:

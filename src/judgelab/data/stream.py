@@ -17,7 +17,12 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from judgelab.data.io import _validate, iter_jsonl, open_binary  # one reader, so errors read the same
+from judgelab.data.io import (  # one reader, so errors read the same
+    iter_jsonl,
+    open_binary,
+    validate_item,
+    warn_unused_names,
+)
 from judgelab.data.item import Item
 from judgelab.errors import DataError
 from judgelab.files import regular_file
@@ -50,8 +55,20 @@ def iter_items(path: str | Path, only: Container[str] | None = None) -> Iterator
     regular_file(path)
     where = str(path)
     rows = iter_jsonl(path)
-    return distinct_ids(((line, _validate(Item, record, where, line)) for line, record in rows
+    return distinct_ids(((line, validate_item(record, where, line)) for line, record in rows
                          if only is None or str(record.get("id")) in only), where)
+
+
+def head(path: str | Path, count: int) -> list[Item]:
+    """The first ``count`` items of a JSON-lines file, read as ``load_items`` reads them (a warning naming
+    the file when its unknown columns look like judgelab fields no item uses): what a streamed run checks
+    before it starts."""
+    where, columns, items = str(path), {}, []
+    for line, record in islice(iter_jsonl(regular_file(Path(path))), count):
+        columns.update(dict.fromkeys(record))
+        items.append(validate_item(record, where, line))
+    warn_unused_names(where, columns, items)
+    return items
 
 
 def distinct_ids(items: Iterable[tuple[int, Any]], where: str, *, id_of: Callable[[Any], str] = _item_id,

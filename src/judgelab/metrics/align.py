@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
@@ -75,6 +76,8 @@ def infer_aspect(items: list[Item], aspect: str | None) -> str | None:
     if kinds == {"relevance"}:
         return "relevance"
     aspects = sorted({a for item in items for a in item.scores})
+    if not aspects:
+        require_human_values(items, None)  # says where human scores go
     if len(aspects) != 1:
         raise ConfigError(f"the items carry {len(aspects)} aspects ({', '.join(aspects) or 'none'}); "
                         "choose one with --aspect")
@@ -127,6 +130,41 @@ def human_value(item: Item, aspect: str | None) -> Any:
     return item.label if item.kind == "pairwise" else item.human_score(aspect)
 
 
+def human_field(kind: str, aspect: str | None) -> str:
+    """Where an item of ``kind`` keeps its human value for ``aspect`` (``scores.ASPECT`` when none is named)."""
+    if kind == "pairwise" or (kind == "relevance" and aspect in (None, "relevance", "label")):
+        return "label"
+    return f"scores.{aspect or 'ASPECT'}"
+
+
+def no_human_values(items: list[Item], aspect: str | None) -> str | None:
+    """Why none of ``items`` can be set beside a judge's verdict, when none has a human value for ``aspect``
+    (saying where such values go, and which aspects the items do carry); None when some item has one."""
+    kind = items[0].kind if items else "pointwise"
+    if aspect is None and kind == "relevance":
+        aspect = "relevance"  # the graded label, as infer_aspect reads it
+    if aspect is None and kind == "pointwise":  # no aspect named: any human score will do
+        if not items or any(item.scores for item in items):
+            return None
+    elif not items or any(human_value(item, aspect) is not None for item in items):
+        return None
+    field = human_field(kind, aspect)
+    carried = sorted({name for item in items for name in item.scores})
+    what = f"a human value for aspect {aspect!r}" if aspect and field != "label" else "a human value"
+    others = f"; the items carry scores for {', '.join(carried[:8])}" if carried and field != "label" else ""
+    verdicts = ' ("a", "b" or "tie")' if kind == "pairwise" else " (a graded int)" if field == "label" else ""
+    return f"no item has {what}: human values go in each item's {field}{verdicts}{others}"
+
+
+def require_human_values(items: list[Item], aspect: str | None, where: str | os.PathLike | None = None) -> None:
+    """A DataError naming the file ``where`` and the field to fill when no item has a human value for ``aspect``."""
+    if len({item.kind for item in items}) > 1:
+        return  # mixed kinds: align says so
+    reason = no_human_values(items, aspect)
+    if reason:
+        raise DataError(reason, where, None, human_field(items[0].kind, aspect))
+
+
 def items_of_one_kind(items: Iterable[Item]) -> tuple[list[Item], str]:
     """The items as a list and their one kind; no items, or mixed kinds, is a DataError."""
     items = list(items)
@@ -167,6 +205,8 @@ def align(items: Iterable[Item], judgments: Iterable[Judgment], *, aspect: str |
             human.append(reference)
             verdicts.append(value)
     coverage = Coverage(n_items=len(items), n_used=len(used_items), n_unknown=n_unknown, **counts)
+    if not used_items and counts["n_no_human"] == len(items):
+        require_human_values(items, aspect)  # says where human values go
     if not used_items:
         raise DataError(f"no item has both a human value{f' for aspect {aspect!r}' if aspect else ''} "
                         f"and a usable judgment ({_describe(coverage)})")

@@ -19,6 +19,7 @@ from typing import Any, Literal, Protocol
 import jinja2
 from pydantic import BaseModel, ConfigDict
 
+from judgelab.data.fields import PROMPT_FIELD
 from judgelab.data.item import Item
 from judgelab.errors import ConfigError
 from judgelab.strategy import CotMode, ReferenceMode, Strategy
@@ -409,7 +410,9 @@ def _check_item(module: Any, family: str, item: Item, *, judged: bool = True) ->
             continue
         value = getattr(item, field)
         if not isinstance(value, str) or not value.strip():
-            raise ConfigError(f"item {item.id!r} has no {field!r} text, which the {family!r} prompt shows")
+            # "prompt" is the item's input under whichever name its kind gives it: name that one
+            named = PROMPT_FIELD[item.kind] if field == "prompt" else field
+            raise ConfigError(f"item {item.id!r} has no {named!r} text, which the {family!r} prompt shows")
 
 
 _UNRENDERED = re.compile(r"\{\{|\{%|\{#")
