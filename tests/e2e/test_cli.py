@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import subprocess
+from importlib.resources import files
+from pathlib import Path
 
 import pytest
 
@@ -117,3 +119,16 @@ def test_demo_runs_the_whole_loop(tmp_path, test_model_path):
 
     regenerated = run_cli("report", tmp_path / "demo")
     assert regenerated.returncode == 0 and "report.html" in regenerated.stdout
+
+
+def test_the_demo_header_is_not_folded_inside_a_word_off_a_terminal(tmp_path):
+    """`make demo 2>&1 | cat` printed "...,metrics=of" / "f,order=..." (rich folds at 80 columns off a
+    TTY). The header is printed before the model loads, so a model that cannot load is enough."""
+    from judgelab.judges.base import load_judge
+
+    result = run_cli("demo", "--model", tmp_path / "missing.gguf", "--out", tmp_path / "demo", timeout=120)
+    assert result.returncode != 0
+    key = load_judge(Path(str(files("judgelab") / "examples" / "demo_judge.yaml"))).strategy.key()
+    first, second = result.stdout.splitlines()[:2]
+    assert first == "judgelab demo: 36 summaries of 9 articles, aspect 'coherence', score=logprob"
+    assert second == f"strategy: {key}"

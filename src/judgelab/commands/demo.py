@@ -36,8 +36,9 @@ def demo(
     examples = files("judgelab") / "examples"
     items = list(load_items(Path(str(examples / DEMO_DATA))))
     judge = load_judge(Path(str(examples / DEMO_JUDGE)))
+    # soft_wrap: off a terminal rich would fold the strategy key at 80 columns, inside a word
     console.print(f"[bold]judgelab demo[/]: {len(items)} summaries of 9 articles, aspect 'coherence', "
-                  f"strategy {judge.strategy.key()}, score={judge.score}")
+                  f"score={judge.score}\nstrategy: {judge.strategy.key()}", soft_wrap=True)
     with client_from_options(model or judge.model, model_name, cache, timeout=timeout) as client:
         console.print(f"model: {client.backend.identity}")
         result = run_judge(judge, items, client, out, data_path=str(examples / DEMO_DATA), show_progress=True)
@@ -48,4 +49,4 @@ def demo(
     console.print(table)
     print_run(console, result)
     console.print("[dim]The embedded models are small: they show the pipeline, not judge quality. "
-                  "Try --model http://host:port/v1 with a strong model.[/]")
+                  "Try --model http://host:port/v1 with a strong model.[/]", soft_wrap=True)
