@@ -1,8 +1,102 @@
-"""judgelab: build, tune and audit LLM judges."""
+"""judgelab: build, tune and audit LLM judges.
 
+The front door (docs/python.md)::
+
+    import judgelab as jl
+
+    items = jl.load("items.jsonl")                                   # a Dataset (or another tool's output)
+    run = jl.judge(items, aspect="coherence", model="smollm2-135m")  # judge them with an LLM
+    jl.meta(items, run)                                              # how far the judge agrees with humans
+    jl.evaluate(items, run, human_ids="all")                         # systems ranked, with intervals
+    jl.compare(items, run, baseline="v1", candidate="v2")            # is the candidate worse?
+    jl.audit("comparisons.jsonl", "verdicts.jsonl")                  # a pairwise judge's biases
+    jl.sample(items, 20)                                             # which items to label
+
+Each verb takes files, lists of dicts or ``Item``/``Judgment`` objects, or pandas DataFrames, and returns
+a result with ``.to_pandas()`` and an HTML view in Jupyter. The verbs only wrap the deep modules
+(``judgelab.evaluate``, ``judgelab.metrics``, ``judgelab.audit``, ...), which stay importable as before;
+``jl.evaluate`` and ``jl.audit`` are also those packages (``jl.evaluate.two_systems`` still works).
+
+Nothing is imported until a verb is first used: ``import judgelab`` loads no numpy, pandas or model code.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import types
 from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+from judgelab.lazy import lazy_exports
 
 try:
     __version__ = version("judgelab")
 except PackageNotFoundError:  # running from a source tree without install
     __version__ = "0.0.0"
+
+VERBS = ("judge", "meta", "evaluate", "compare", "audit", "sample", "load")
+#: the results the verbs return, and the data types they take (for isinstance and type hints)
+_TYPES = {"JudgeRun": "api.results", "MetaEvaluation": "api.results", "Evaluation": "api.results",
+          "Comparison": "api.results", "Audit": "api.results", "Sample": "api.results", "Source": "api.results",
+          "Item": "data", "Judgment": "data", "Dataset": "data"}
+#: verbs that are also the name of a subpackage
+_SHARED = ("evaluate", "audit")
+
+__all__ = [*VERBS, *_TYPES, "__version__"]
+
+_lazy_getattr, _lazy_dir = lazy_exports(__name__, {name: "api" for name in VERBS} | _TYPES)
+
+
+class _VerbAndPackage:
+    """``jl.evaluate`` and ``jl.audit``: called, the front door's verb (``judgelab.api``); read, the
+    subpackage of that name (``jl.evaluate.two_systems.compare_systems``), imported on first use."""
+
+    __slots__ = ("_name",)
+
+    def __init__(self, name: str):
+        self._name = name
+
+    @property
+    def __wrapped__(self) -> Any:  # inspect.signature, help() and Jupyter's `?` show the verb
+        return getattr(importlib.import_module("judgelab.api"), self._name)
+
+    @property
+    def __doc__(self) -> str | None:  # type: ignore[override]
+        return self.__wrapped__.__doc__
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.__wrapped__(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(importlib.import_module(f"judgelab.{self._name}"), name)
+
+    def __dir__(self) -> list[str]:
+        return dir(importlib.import_module(f"judgelab.{self._name}"))
+
+    def __repr__(self) -> str:
+        return f"<judgelab.{self._name}: the verb judgelab.api.{self._name}, and the package judgelab.{self._name}>"
+
+
+class _Package(types.ModuleType):
+    """judgelab's own module type: importing ``judgelab.evaluate`` (the package) binds it on the parent
+    as Python does for every subpackage, which would hide the verb; here the name keeps both."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _SHARED:
+            value = _VerbAndPackage(name)
+        super().__setattr__(name, value)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SHARED:
+        setattr(sys.modules[__name__], name, None)  # becomes the verb-and-package
+        return globals()[name]
+    return _lazy_getattr(name)
+
+
+def __dir__() -> list[str]:
+    return _lazy_dir()
+
+
+sys.modules[__name__].__class__ = _Package

@@ -50,17 +50,12 @@ def client_from_options(model: str | None, model_name: str | None, cache: bool, 
                         concurrency: int | None = None, rpm: float | None = None,
                         price_in: float | None = None, price_out: float | None = None, *,
                         uses_llm: bool = True, timeout: float | None = None) -> Client:
-    """The client the model options describe; for a judge that calls no LLM, one that loads no model."""
-    if not uses_llm:
-        from judgelab.llm.backends.none import no_llm_client
+    """The client the model options describe (:func:`judgelab.llm.resolve.client_from_options`, imported only
+    when a command builds its client)."""
+    from judgelab.llm.resolve import client_from_options as build
 
-        return no_llm_client()
-    from judgelab.llm.pricing import Price
-    from judgelab.llm.resolve import make_client
-
-    price = Price(price_in or 0.0, price_out or 0.0) if price_in is not None or price_out is not None else None
-    return make_client(model, model_name, cache=(cache_path or True) if cache else False,
-                       max_concurrency=concurrency, requests_per_minute=rpm, price=price, timeout=timeout)
+    return build(model, model_name, cache, cache_path, concurrency, rpm, price_in, price_out, uses_llm=uses_llm,
+                 timeout=timeout)
 
 
 def print_run(console: Console, result: RunResult) -> None:
@@ -154,29 +149,12 @@ FROM_HELP = ("The tool that wrote --data: inspect, promptfoo, lm-eval, deepeval,
 
 def read_inputs(data: Path, judgments: Path | None, source: str | None, *, field: str | None = None):
     """The items and the judge's verdicts of --data, --judgments and --from, for every command that reads
-    them: a tool's output (--from, or detected when no --judgments is given) gives both; --judgments, when
-    given, replaces the tool's verdicts. What a reader left out or kept without a value goes to stderr."""
+    them (:func:`judgelab.data.sources.read_inputs`). What a reader left out or kept without a value goes to stderr."""
     from rich.markup import escape
 
-    from judgelab.data.io import load_items, load_judgments
-    from judgelab.data.item import VERDICTS
-    from judgelab.data.sources import detect_source, read_source
-    from judgelab.errors import ConfigError
+    from judgelab.data.sources import read_inputs as read
 
-    if source is None and judgments is None:
-        source = detect_source(data)
-        if source is None:
-            raise ConfigError(f"give --judgments (the judge's verdicts), or --from when {data} is another tool's "
-                              "output (inspect, promptfoo, lm-eval, deepeval, alpaca-eval, arena-hard, mt-bench)")
-    if source is not None:
-        read = read_source(data, source)
-        for note in read.notes:  # a path may hold [brackets]: printed as written, not as markup
-            err_console.print(f"[yellow]{read.source}[/]: {escape(note)}", soft_wrap=True)
-        items, judged = read.items, read.judgments
-    else:
-        items, judged = load_items(data), None
-    if judgments is not None:
-        # comparisons between systems: a verdict outside a/b/tie is named with its line as it is read
-        comparisons = bool(items) and items[0].kind == "pairwise" and items[0].system_a is not None
-        judged = load_judgments(judgments, field=field, labels=VERDICTS if comparisons else None)
-    return items, judged
+    inputs = read(data, judgments, source, field=field)
+    for note in inputs.notes:  # a path may hold [brackets]: printed as written, not as markup
+        err_console.print(f"[yellow]{inputs.source}[/]: {escape(note)}", soft_wrap=True)
+    return inputs.items, inputs.judgments

@@ -58,7 +58,6 @@ def _load(data: Path, judgments: Path | None, human: Path | None, human_ids: str
         items, judged = load_items(data), []
     else:
         items, judged = read_inputs(data, judgments, source, field=field)
-    pairwise = bool(items) and items[0].kind == "pairwise"
     sample_file = None
     ids: Any = None
     if human_ids == ALL:
@@ -68,37 +67,10 @@ def _load(data: Path, judgments: Path | None, human: Path | None, human_ids: str
         ids = sample_file.ids
     labels = None
     if human is not None:
-        from judgelab.data.labels import human_values, labels_aspect, load_labels
+        from judgelab.data.labels import values_for_items
 
-        read = load_labels(human)
-        named = any(label.aspect for label in read)
-        if pairwise:
-            labels = human_values(read, aspect or (labels_aspect(read) if named else "preference"), items)
-        elif items and items[0].kind == "relevance":
-            labels = _relevance_labels(human_values(read, "relevance", items))
-        else:
-            # the aspect the file labels (as meta takes it), for the judge's verdicts and the items too
-            aspect = labels_aspect(read, aspect) if named else aspect or _only_aspect(items)
-            labels = human_values(read, aspect, items)
+        labels, aspect = values_for_items(human, items, aspect)
     return items, judged, labels, ids, sample_file, aspect
-
-
-def _only_aspect(items) -> str:
-    """The one aspect the items carry: what labels that name no aspect rate."""
-    aspects = sorted({a for item in items for a in item.scores})
-    if len(aspects) != 1:
-        raise ConfigError(f"the labels name no aspect and the items carry {len(aspects)} "
-                          f"({', '.join(aspects) or 'none'}): say which one they rate with --aspect")
-    return aspects[0]
-
-
-def _relevance_labels(values: dict[str, float]) -> dict[str, int]:
-    bad = {k: v for k, v in values.items() if not float(v).is_integer()}
-    if bad:
-        item_id, value = next(iter(bad.items()))
-        raise ConfigError(f"relevance labels must be whole grades; {item_id!r} has {value!r} (several annotators "
-                          "disagreeing average to fractions: adjudicate them first)")
-    return {k: int(v) for k, v in values.items()}
 
 
 # -- evaluate -----------------------------------------------------------------------------------------
@@ -483,77 +455,32 @@ def sample(
         return
     if out is None:
         raise ConfigError("give --out: the file to write the drawn ids to")
-    drawn, units, method = _draw(data, judgments, aspect, judge, field, budget, active, mix, exclude, seed)
+    drawn_sample, drawn, units = _draw(data, judgments, aspect, judge, field, budget, active, mix, exclude, seed)
     from judgelab.evaluate import write_sample
 
-    chosen = [k for k in range(units.n_units) if drawn.design.labelled[k]]
+    header = drawn_sample.header
+    write_sample(out, drawn_sample.ids, drawn_sample.probabilities, header)
     pairs = units.kind == "comparisons"
-    header = {"method": method, "units": units.kind, **({"strata": "pair"} if pairs else {}),
-              "budget": len(chosen), "seed": seed, **({"mix": mix} if active else {})}
-    write_sample(out, [units.units[k] for k in chosen], [drawn.design.probability[k] for k in chosen], header)
-    console.print(f"{len(chosen)} {header['units']} drawn ({method}, {len(drawn.sizes)} "
+    console.print(f"{len(drawn_sample.ids)} {header['units']} drawn ({drawn_sample.method}, {len(drawn.sizes)} "
                   f"{'strata' if units.kind != 'queries' else 'stratum'}{' (pairs of systems)' if pairs else ''}: "
                   f"{', '.join(map(str, drawn.sizes[:12]))}{' ...' if len(drawn.sizes) > 12 else ''}) "
                   f"-> {escape(str(out))}")
 
 
 def _draw(data, judgments, aspect, judge, field, budget, active, mix, exclude, seed):
-    import numpy as np
-
     from judgelab.data.io import load_items, load_judgments
-    from judgelab.evaluate import draw, read_sample
-    from judgelab.evaluate.sampling import item_units, judge_uncertainty, query_units
-    from judgelab.metrics.align import select_judgments
+    from judgelab.data.item import VERDICTS
+    from judgelab.evaluate import read_sample
+    from judgelab.evaluate.sampling import draw_sample
 
     items = load_items(data)
-    if items and items[0].kind == "pairwise":
-        return _draw_comparisons(items, judgments, judge, field, budget, active, mix, exclude, seed)
-    relevance = bool(items) and items[0].kind == "relevance"
-    if relevance:
-        units = query_units(sorted({str(item.qid) for item in items}))
-        unit_of_item = {item.id: str(item.qid) for item in items}
-    else:
-        units = item_units(items)
-        unit_of_item = {item.id: item.id for item in items}
-    uncertainty = None
-    if active:
-        if judgments is None:
-            raise ConfigError("--active needs the judge's verdicts (--judgments)")
-        chosen = load_judgments(judgments, field=field)
-        if judge is not None or len({j.judge for j in chosen}) <= 1:
-            chosen = select_judgments(chosen, aspect, judge)
-        uncertainty = judge_uncertainty(chosen, unit_of_item, units.units)
-    excluded = None
-    if exclude is not None:
-        excluded = np.zeros(units.n_units, dtype=bool)
-        excluded[units.index(read_sample(exclude).ids)] = True
-    drawn = draw(units, budget, uncertainty=uncertainty, mix=mix, exclude=excluded, seed=seed)
-    return drawn, units, "active" if active else "stratified"
-
-
-def _draw_comparisons(items, judgments, judge, field, budget, active, mix, exclude, seed):
-    """Comparisons between systems: stratified by the pair of systems, or active where the judge is unsure."""
-    import numpy as np
-
-    from judgelab.data.io import load_judgments, select_judge
-    from judgelab.data.item import VERDICTS
-    from judgelab.evaluate import draw, read_sample
-    from judgelab.evaluate.sampling import comparison_problem, comparison_uncertainty
-
-    units = comparison_problem(items)
-    uncertainty = None
-    if active:
-        if judgments is None:
-            raise ConfigError("--active needs the judge's verdicts (--judgments)")
-        chosen = load_judgments(judgments, field=field, labels=VERDICTS)
-        uncertainty = comparison_uncertainty(select_judge(chosen, judge) if judge else chosen, units.units)
-    excluded = None
-    if exclude is not None:
-        excluded = np.zeros(units.n_units, dtype=bool)
-        excluded[units.index(read_sample(exclude).ids)] = True
-    drawn = draw(units, budget, uncertainty=uncertainty, mix=mix, exclude=excluded, seed=seed,
-                 strata_name="pairs of systems")
-    return drawn, units, "active" if active else "stratified"
+    judged = None
+    if active and judgments is not None:  # comparisons: a verdict outside a/b/tie is named with its line
+        comparisons = bool(items) and items[0].kind == "pairwise"
+        judged = load_judgments(judgments, field=field, labels=VERDICTS if comparisons else None)
+    excluded = read_sample(exclude).ids if exclude is not None else None
+    return draw_sample(items, budget, judged, aspect=aspect, judge=judge, active=active, mix=mix, exclude=excluded,
+                       seed=seed)
 
 
 def _print_plan(console, data, judgments, human, human_ids, aspect, judge, field, runs, width, seed) -> None:

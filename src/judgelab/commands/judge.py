@@ -192,30 +192,11 @@ def _fail_if_nothing_judged(result) -> None:
 
 
 def judge_config_from_options(config: Path | None, method: str | None, aspect: str | None, **overrides) -> JudgeConfig:
-    """The config file if given (else a default judge of kind ``method``), with command-line options laid over it."""
-    from pydantic import ValidationError
+    """The config file if given (else a default judge of kind ``method``), with command-line options laid over it
+    (:func:`judgelab.judges.options.judge_config_from_options`, imported when a command builds its judge)."""
+    from judgelab.judges.options import judge_config_from_options as build
 
-    from judgelab.judges.base import judge_from_dict, load_judge
-    from judgelab.judges.pairwise import PairwiseJudge  # noqa: F401 - registers the 'pairwise' kind
-    from judgelab.judges.prompted import PromptedJudge  # noqa: F401 - registers the 'prompted' kind
-    from judgelab.strategy import Strategy
-
-    if config and method:
-        raise ConfigError("give either --config or --method: the config file names its own kind")
-    # As JSON: the file paths in it are then absolute, so resolving them again below leaves them be.
-    base = load_judge(config).model_dump(mode="json") if config else {"kind": method or "prompted"}
-    if aspect:
-        base["aspect"] = aspect
-    if base.get("kind") == "prompted" and not base.get("aspect"):
-        raise ConfigError("say which aspect to judge: --aspect NAME (or 'aspect' in the config)")
-    strategy = overrides.pop("strategy", None)
-    if strategy:
-        try:
-            base["strategy"] = {**(base.get("strategy") or {}), **Strategy.from_key(strategy).model_dump(exclude_unset=True)}
-        except (ValueError, ValidationError) as exc:
-            raise ConfigError(f"--strategy {strategy!r}: {exc}") from exc
-    base.update({key: value for key, value in overrides.items() if value is not None})
-    return judge_from_dict(base, str(config or "command-line options"), base_dir=config.parent if config else None)
+    return build(config, method, aspect, **overrides)
 
 
 def rebind_members(judge_config: JudgeConfig, specs: list[str]) -> JudgeConfig:

@@ -20,6 +20,9 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
+SHOWN_ROWS = 20  # rows of a dataset a notebook shows
+
+
 class Dataset(Sequence[Item]):
     """Items in file order, addressable by position (``ds[0]``) or id (``ds["sfres-0001"]``)."""
 
@@ -164,3 +167,10 @@ class Dataset(Sequence[Item]):
         from judgelab.data.io import items_frame
 
         return items_frame(self)
+
+    def _repr_html_(self) -> str:
+        """Jupyter: this summary line and the first ``SHOWN_ROWS`` rows of ``to_pandas()`` (cells escaped)."""
+        from html import escape
+
+        more = f" (the first {SHOWN_ROWS} shown)" if len(self) > SHOWN_ROWS else ""
+        return f"<p>{escape(repr(self))}{more}</p>" + self[:SHOWN_ROWS].to_pandas().to_html(escape=True)

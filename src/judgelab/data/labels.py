@@ -35,7 +35,7 @@ from judgelab.data.item import Item, Score
 from judgelab.errors import ConfigError, DataError
 
 __all__ = ["Label", "PREFERENCES", "human_values", "label_matrix", "labels_aspect", "latest_answers", "load_labels",
-           "read_labels", "refuse_unknown_ids", "with_human_labels"]
+           "read_labels", "refuse_unknown_ids", "values_for_items", "with_human_labels"]
 
 #: Pairwise preferences as numbers, so several annotators' answers average (a > tie > b).
 PREFERENCES = {"a": 1.0, "tie": 0.5, "b": 0.0}
@@ -235,6 +235,41 @@ def human_values(labels: Iterable[Label], aspect: str, items: Iterable[Item] | N
     for label in chosen:
         sums.setdefault(label.item_id, []).append(label.number)  # type: ignore[arg-type]
     return {item_id: sum(values) / len(values) for item_id, values in sums.items()}
+
+
+def values_for_items(labels: str | os.PathLike | Iterable[Label], items: Sequence[Item],
+                     aspect: str | None = None) -> tuple[dict[str, Any], str | None]:
+    """What ``--human LABELS`` gives ``evaluate``, ``compare`` and ``sample --plan``: one human value per
+    labelled item, and the aspect. Comparisons between outputs take the preferences (the aspect the file
+    names, else ``preference``); relevance items whole grades; scored items the aspect the file labels
+    (``aspect``, else the one it names; labels naming none rate the items' one aspect)."""
+    read = load_labels(labels) if isinstance(labels, (str, os.PathLike)) else list(labels)
+    named = any(label.aspect for label in read)
+    kind = items[0].kind if items else None
+    if kind == "pairwise":
+        return human_values(read, aspect or (labels_aspect(read) if named else "preference"), items), aspect
+    if kind == "relevance":
+        return _whole_grades(human_values(read, "relevance", items)), aspect
+    aspect = labels_aspect(read, aspect) if named else aspect or _only_aspect(items)
+    return human_values(read, aspect, items), aspect
+
+
+def _only_aspect(items: Iterable[Item]) -> str:
+    """The one aspect the items carry: what labels that name no aspect rate."""
+    aspects = sorted({a for item in items for a in item.scores})
+    if len(aspects) != 1:
+        raise ConfigError(f"the labels name no aspect and the items carry {len(aspects)} "
+                          f"({', '.join(aspects) or 'none'}): say which one they rate with --aspect")
+    return aspects[0]
+
+
+def _whole_grades(values: dict[str, float]) -> dict[str, int]:
+    bad = {k: v for k, v in values.items() if not float(v).is_integer()}
+    if bad:
+        item_id, value = next(iter(bad.items()))
+        raise ConfigError(f"relevance labels must be whole grades; {item_id!r} has {value!r} (several annotators "
+                          "disagreeing average to fractions: adjudicate them first)")
+    return {k: int(v) for k, v in values.items()}
 
 
 def check_against_items(labels: Sequence[Label], aspect: str, items: Iterable[Item]) -> None:

@@ -33,7 +33,7 @@ from judgelab.data.labels import PREFERENCES
 from judgelab.errors import ConfigError
 from judgelab.evaluate.design import Design
 from judgelab.evaluate.problem import Problem
-from judgelab.evaluate.sample_file import MIN_PROBABILITY
+from judgelab.evaluate.sample_file import MIN_PROBABILITY, SampleFile
 from judgelab.metrics.bootstrap import group_codes
 
 MIN_PER_STRATUM = 2  # the estimators need two labels per system for a variance
@@ -240,3 +240,53 @@ def _verdicts(judgment) -> list[str]:
     if isinstance(both, dict) and both and all(v in PREFERENCES for v in both.values()):
         return list(both.values())
     return [judgment.label] if judgment.label in PREFERENCES else []
+
+
+# -- the draw `judgelab sample` and the front door's sample() make ------------------------------------
+def draw_sample(items, budget: float, judgments=None, *, aspect: str | None = None, judge: str | None = None,
+                active: bool = False, mix: float = DEFAULT_MIX, exclude=None, seed: int = 0
+                ) -> tuple[SampleFile, Drawn, Units]:
+    """Which of ``items``' units to label: ``budget`` of them (a count, or a fraction), stratified by system
+    (comparisons: by pair of systems; relevance items: their queries, one stratum), or ``active`` where the
+    judge's ``judgments`` are least sure. ``exclude``: unit ids already labelled, never drawn. Returns the
+    sample as the file ``judgelab sample`` writes, the draw (sizes per stratum) and the units."""
+    items = list(items)
+    if active and judgments is None:
+        raise ConfigError("--active needs the judge's verdicts (--judgments)")
+    kind = items[0].kind if items else None
+    if kind == "pairwise":
+        units = comparison_problem(items)
+        strata_name = "pairs of systems"
+    elif kind == "relevance":
+        units = query_units(sorted({str(item.qid) for item in items}))
+        strata_name = "systems"
+    else:
+        units = item_units(items)
+        strata_name = "systems"
+    uncertainty = None
+    if active:
+        uncertainty = _uncertainty(items, units, list(judgments), aspect, judge)
+    excluded = None
+    if exclude is not None:
+        excluded = np.zeros(units.n_units, dtype=bool)
+        excluded[units.index(list(exclude))] = True
+    drawn = draw(units, budget, uncertainty=uncertainty, mix=mix, exclude=excluded, seed=seed, strata_name=strata_name)
+    chosen = [k for k in range(units.n_units) if drawn.design.labelled[k]]
+    method = "active" if active else "stratified"
+    header = {"method": method, "units": units.kind, **({"strata": "pair"} if kind == "pairwise" else {}),
+              "budget": len(chosen), "seed": seed, **({"mix": mix} if active else {})}
+    sample = SampleFile(tuple(units.units[k] for k in chosen), tuple(float(drawn.design.probability[k]) for k in chosen),
+                        method, header)
+    return sample, drawn, units
+
+
+def _uncertainty(items, units: Units, judgments, aspect: str | None, judge: str | None) -> np.ndarray:
+    from judgelab.data.io import select_judge
+    from judgelab.metrics.align import select_judgments
+
+    if units.kind == "comparisons":
+        return comparison_uncertainty(select_judge(judgments, judge) if judge else judgments, units.units)
+    if judge is not None or len({j.judge for j in judgments}) <= 1:
+        judgments = select_judgments(judgments, aspect, judge)
+    unit_of_item = {item.id: str(item.qid) if units.kind == "queries" else item.id for item in items}
+    return judge_uncertainty(judgments, unit_of_item, units.units)

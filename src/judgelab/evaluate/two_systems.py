@@ -177,11 +177,10 @@ class Comparison:
         ElementTree.indent(root)
         return ElementTree.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
 
-    def markdown(self) -> str:
-        """A short summary for a CI job page (e.g. ``$GITHUB_STEP_SUMMARY``)."""
-        mark = {"worse": ":x: worse", "not worse": ":white_check_mark: not worse",
-                "better": ":white_check_mark: better"}[self.decision]
-        rows = [("decision", mark),
+    def rows(self) -> list[tuple[str, str]]:
+        """(what, text) for each figure of the result: the decision, the difference with its interval, the
+        measure, the margin, the estimator and the design, each with why; the markdown summary's rows."""
+        return [("decision", self.decision),
                 ("difference", f"{self.difference:+.4g} [{self.low:+.4g}, {self.high:+.4g}] ({1 - self.alpha:.0%} "
                                f"{self.interval + ' ' if self.interval else ''}interval)"),
                 *([("measure", self.measure)] if self.measure else []),
@@ -189,6 +188,12 @@ class Comparison:
                 ("estimator", f"{self.estimator}: {self.estimator_reason}"),
                 (self.design_heading, f"{self.design}: {self.pairing_reason}"),
                 ("units", f"{self.n} ({self.n_labelled} labelled)")]
+
+    def markdown(self) -> str:
+        """A short summary for a CI job page (e.g. ``$GITHUB_STEP_SUMMARY``)."""
+        mark = {"worse": ":x: worse", "not worse": ":white_check_mark: not worse",
+                "better": ":white_check_mark: better"}[self.decision]
+        rows = [("decision", mark), *self.rows()[1:]]
         # names come from data a pull request can change: every text but the decision's own mark is escaped
         lines = [f"### judgelab compare: {_md(self.candidate)} vs {_md(self.baseline)}"
                  + (f" ({_md(self.aspect)})" if self.aspect else ""), "", "| | |", "|---|---|"]

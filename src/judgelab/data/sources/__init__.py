@@ -17,8 +17,10 @@ import importlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, NamedTuple
 
 from judgelab.data.dataset import Dataset
+from judgelab.data.item import VERDICTS
 from judgelab.data.judgment import Judgment
 from judgelab.errors import ConfigError, DataError
 
@@ -71,3 +73,46 @@ def read_source(path: str | os.PathLike, source: str | None = None) -> SourceDat
     if not Path(path).exists():
         raise DataError("no such file or folder", path)
     return module.read(Path(path))
+
+
+class Inputs(NamedTuple):
+    """The items and a judge's verdicts on them, wherever they came from; ``source``: the tool whose
+    output the data was (None: judgelab's own files or objects), ``notes``: what its reader noted."""
+
+    items: Dataset
+    judgments: list[Judgment]
+    source: str | None = None
+    notes: tuple[str, ...] = ()
+
+
+def read_inputs(data: Any, judgments: Any = None, source: str | None = None, *, field: str | None = None) -> Inputs:
+    """The items and the judge's verdicts that ``evaluate``, ``meta``, ``audit`` and ``compare`` read, from the
+    command line or the Python front door: another tool's output (``source``, a --from name, or detected from
+    the file when no ``judgments`` are given; or a :class:`SourceData` already read) gives both; ``judgments``,
+    when given, replaces the tool's verdicts. ``data``: a path, or items as :func:`judgelab.data.given.as_items`
+    takes them; ``judgments``: as :func:`judgelab.data.given.as_judgments` takes them (``field`` as there)."""
+    from judgelab.data.given import as_items, as_judgments, is_path
+
+    judged: list[Judgment] | None = None
+    notes: tuple[str, ...] = ()
+    if isinstance(data, SourceData):
+        items, judged, source, notes = data.items, data.judgments, data.source, data.notes
+    else:
+        if source is None and judgments is None and is_path(data):
+            source = detect_source(data)
+        if source is None and judgments is None:
+            where = data if is_path(data) else "the data"
+            raise ConfigError(f"give --judgments (the judge's verdicts; judgments= in Python), or --from (source=) when "
+                              f"{where} is another tool's output ({', '.join(SOURCES)})")
+        if source is not None:
+            if not is_path(data):
+                raise ConfigError(f"--from {source}: reads that tool's output file; give its path as the data")
+            read = read_source(data, source)
+            items, judged, notes = read.items, read.judgments, read.notes
+        else:
+            items = as_items(data)
+    if judgments is not None:
+        # comparisons between systems: a verdict outside a/b/tie is named with its line as it is read
+        comparisons = bool(items) and items[0].kind == "pairwise" and items[0].system_a is not None
+        judged = as_judgments(judgments, field=field, labels=VERDICTS if comparisons else None)
+    return Inputs(items, judged or [], source, notes)

@@ -1,0 +1,379 @@
+"""The verbs of ``import judgelab as jl``: thin glue over the deep modules, one verb per command.
+
+Every keyword is the command-line option of the same name (``--human-ids`` is ``human_ids=``; ``--from``,
+a Python keyword, is ``source=``). Data may be a file path, a pandas DataFrame, a :class:`~judgelab.data.Dataset`,
+a list of ``Item``/``Judgment`` objects or dicts, or what another verb returned (``jl.load`` of another tool's
+output holds items and judgments; ``jl.judge``'s run holds judgments; ``jl.sample``'s draw is a ``human_ids``).
+Nothing heavy is imported before a verb runs.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from judgelab.api.results import Audit, Comparison, Evaluation, JudgeRun, MetaEvaluation, Sample, Source
+    from judgelab.data.dataset import Dataset
+
+#: ``judge``'s options that set the judge config (as ``judgelab judge --family ...`` does)
+JUDGE_OPTIONS = ("family", "task", "criteria", "strategy", "score", "samples", "temperature", "reduce",
+                 "likelihood_of")
+
+
+def load(data: Any, *, source: str | None = None) -> Dataset | Source:
+    """Items from a file (JSONL, JSON, CSV, TSV, Parquet, optionally gzipped), a DataFrame or a list of
+    dicts: a :class:`~judgelab.data.Dataset`. Another tool's output (``source``: inspect, promptfoo, lm-eval,
+    deepeval, alpaca-eval, arena-hard, mt-bench; detected from the file when None): a :class:`Source`,
+    its ``items`` and the ``judgments`` the tool's judges gave, which every other verb takes as data."""
+    from judgelab.data.given import as_items, is_path
+    from judgelab.data.sources import detect_source, read_source
+
+    if source is None and is_path(data):
+        source = detect_source(data)
+    if source is None:
+        return as_items(data)
+    if not is_path(data):
+        raise TypeError(f"source={source!r} reads that tool's output file: give its path")
+    from judgelab.api.results import Source, wrap
+
+    read = read_source(data, source)
+    _warn(read.source, read.notes)
+    return wrap(Source, read)
+
+
+def judge(data: Any, aspect: str | None = None, *, config: Any = None, method: str | None = None,
+          model: str | None = None, model_name: str | None = None, out: str | Path | None = None,
+          limit: int | None = None, examples_from: Any = None, cache: bool = True, cache_path: str | Path | None = None,
+          concurrency: int | None = None, rpm: float | None = None, timeout: float | None = None,
+          price_in: float | None = None, price_out: float | None = None, engine: str = "local",
+          workers: int | None = None, progress: bool = False, **options: Any) -> JudgeRun:
+    """Judge items with an LLM (``judgelab judge``): one :class:`~judgelab.data.Judgment` per item, and the
+    agreement with the human labels the items carry.
+
+    ``config``: a judge config (a YAML/JSON file, a dict, or a config object such as an optimiser's best);
+    else a default judge of kind ``method`` (``prompted`` when None) for ``aspect``. ``options`` lay single
+    settings over it: ``family``, ``task``, ``criteria``, ``strategy`` (e.g. ``"scale=10,cot=none"``), ``score``
+    (``parsed`` or ``logprob``), ``samples``, ``temperature``, ``reduce``, ``likelihood_of``. ``model``: an
+    embedded preset (``qwen2.5-coder-1.5b`` by default, ``smollm2-135m``, ...), a ``.gguf`` path,
+    ``openai:<model>`` or a server's base URL with ``model_name``. ``out``: a run folder (rerun into it to
+    resume; it gets a report.html). ``limit``: the first N items only. ``progress``: a progress bar."""
+    from judgelab.api.results import JudgeRun, wrap
+    from judgelab.data.given import as_items, is_path
+    from judgelab.judges.options import judge_config_from_options
+    from judgelab.llm.resolve import client_from_options
+    from judgelab.runner.run import check_out_folder, run_judge
+
+    unknown = sorted(set(options) - set(JUDGE_OPTIONS))
+    if unknown:
+        raise TypeError(f"judge() got unexpected keyword(s) {', '.join(unknown)}; the judge options are "
+                        f"{', '.join(JUDGE_OPTIONS)}")
+    if out is not None:
+        check_out_folder(out)  # before anything is loaded: a wrong folder costs nothing
+    items = as_items(data)
+    if limit:
+        items = items[:limit]
+    judge_config = judge_config_from_options(config, method, aspect, **options)
+    pool = list(as_items(examples_from)) if examples_from is not None else None
+    with client_from_options(model or judge_config.model, model_name, cache, cache_path, concurrency, rpm, price_in,
+                             price_out, uses_llm=judge_config.uses_llm, timeout=timeout) as client:
+        result = run_judge(judge_config, list(items), client, out, data_path=str(data) if is_path(data) else None,
+                           show_progress=progress, engine=engine, workers=workers,
+                           **({"examples_pool": pool} if pool is not None else {}))
+    return wrap(JudgeRun, result, items=items, config=judge_config)
+
+
+def meta(data: Any, judgments: Any = None, *, source: str | None = None, aspect: str | None = None,
+         preset: str | None = None, levels: str | Sequence[str] | None = None, runs: Any = None,
+         field: str | None = None, judge: str | None = None, baseline: Any = None, baseline_field: str | None = None,
+         baseline_judge: str | None = None, ties: str = "half", bootstrap: int = 1000, seed: int = 0,
+         confidence: float = 0.95, alpha_level: str = "ordinal", human: Any = None,
+         out: str | Path | None = None) -> MetaEvaluation:
+    """How well a judge agrees with the human labels (``judgelab meta``): correlations at the dataset, group
+    and system levels, label agreement, pairwise accuracy, an IR leaderboard (``runs``: a folder of TREC runs),
+    each with a group-bootstrap interval.
+
+    ``judgments``: the judge's verdicts (a judgments file or run folder, a DataFrame, a list, ``jl.judge``'s
+    run); without them, ``data`` is another tool's output (``source``). ``preset``: how a paper reports
+    (aeollm, llmjudge, hpss, active-critic). ``levels``: ``"dataset,group,system"`` or a list. ``baseline``:
+    another judge's verdicts, for judge-minus-baseline differences (paired bootstrap). ``human``: a labels
+    file whose labels replace the items' human values. ``out``: also write a report folder."""
+    from judgelab.api.results import MetaEvaluation, wrap
+    from judgelab.metrics import meta_evaluate
+    from judgelab.metrics.bootstrap import check_resamples
+
+    if bootstrap:  # 0: no intervals
+        check_resamples(bootstrap, confidence, "bootstrap")
+    if out is not None:
+        from judgelab.report import check_meta_folder
+
+        check_meta_folder(out)  # before the statistics: a refused folder costs nothing
+    items, judged = _inputs(data, judgments, source, field)
+    if human is not None:
+        from judgelab.data.labels import labels_aspect, load_labels, with_human_labels
+
+        labels = load_labels(human)
+        aspect = labels_aspect(labels, aspect)
+        items = with_human_labels(items, labels, aspect)
+    if isinstance(levels, str):
+        levels = [part.strip() for part in levels.split(",") if part.strip()]
+    other = None
+    if baseline is not None:
+        from judgelab.data.given import as_judgments
+
+        other = as_judgments(baseline, field=baseline_field)
+    report = meta_evaluate(items, judged, aspect=aspect, preset=preset, judge=judge, levels=levels, runs=runs,
+                           n_resamples=bootstrap, seed=seed, confidence=confidence, alpha_level=alpha_level,
+                           baseline=other, baseline_judge=baseline_judge, ties=ties)
+    if out is not None:
+        from judgelab.report import write_meta_report
+
+        options = {"aspect": aspect, "preset": preset, "level": levels, "field": field, "from": source, "judge": judge,
+                   "baseline": _named(baseline), "baseline_field": baseline_field, "baseline_judge": baseline_judge,
+                   "ties": ties, "bootstrap": bootstrap, "seed": seed, "alpha_level": alpha_level}
+        write_meta_report(out, items, judged, report, data=_named(data), judgments_file=_named(judgments),
+                          options=options)
+    return wrap(MetaEvaluation, report)
+
+
+def evaluate(data: Any, judgments: Any = None, *, source: str | None = None, aspect: str | None = None,
+             judge: str | None = None, field: str | None = None, human: Any = None, human_ids: Any = None,
+             runs: Any = None, measure: str = "nDCG@10", unjudged: str = "condense", calibration: str = "auto",
+             target: str = "population", variance: str = "system", intervals: str = "auto",
+             scale: tuple[float, float] | None = None, until_decided: str | None = None,
+             skewness_correction: bool = True, bootstrap: int = 1000, seed: int = 0, confidence: float = 0.95,
+             estimand: str = "win-prob", baseline: str | None = None, rank_method: str = "auto",
+             bt_intervals: str = "sandwich", out: str | Path | None = None) -> Evaluation:
+    """Which system is better, and how sure (``judgelab evaluate``): each system's estimate judge-only, human-only
+    on the labelled units, corrected (prediction-powered) and shrunk, with per-system intervals, rank intervals
+    and Holm-corrected pairwise tests (docs/evaluate.md, docs/pairwise.md).
+
+    ``data``: pointwise items with ``system_id``, relevance items with ``runs`` (TREC run files), or comparisons
+    between systems (``system_a``, ``system_b``; verdicts a/b/tie). ``human``: a labels file (or ``{item id:
+    value}``); ``human_ids``: ``"all"`` (every item's own human score is a label), the ids whose labels count (a
+    list, a sample file, or ``jl.sample``'s draw, whose inclusion probabilities then weight the labels).
+    ``scale``: the human scores' range, e.g. ``(1, 5)``, when the items declare none. Comparisons: ``estimand`` (win-prob,
+    bradley-terry, baseline-win-rate with ``baseline``), ``rank_method``, ``bt_intervals``. ``out``: also write a
+    report folder (systems.json, systems.csv, pairs.csv, report.html)."""
+    from judgelab.api.results import Evaluation
+    from judgelab.evaluate import evaluate as run_evaluate
+    from judgelab.metrics.bootstrap import check_resamples
+
+    if bootstrap:
+        check_resamples(bootstrap, confidence, "bootstrap")
+    if out is not None:
+        from judgelab.report.systems import check_systems_folder
+
+        check_systems_folder(out)
+    items, judged = _inputs(data, judgments, source, field)
+    labels, aspect = _human(human, items, aspect)
+    ids, sample_file = _human_ids(human_ids)
+    report = run_evaluate(items, judged, aspect=aspect, judge=judge, human=labels, human_ids=ids, sample=sample_file,
+                          runs=runs, measure=measure, unjudged=unjudged, calibration=calibration, target=target,
+                          variance=variance, n_resamples=bootstrap, seed=seed, confidence=confidence,
+                          skewness_correction=skewness_correction, estimand=estimand, baseline=baseline,
+                          rank_method=rank_method, bt_intervals=bt_intervals, intervals=intervals,
+                          scale=_scale(scale), until_decided=until_decided)
+    if out is not None:
+        from judgelab.report.systems import write_systems_report
+
+        options = {"aspect": aspect, "judge": judge, "field": field, "from": source, "human": _named(human),
+                   "human_ids": _named(human_ids), "runs": _named(runs), **report.options}
+        write_systems_report(out, items, judged, report, data=_named(data), judgments_file=_named(judgments),
+                             options=options)
+    return Evaluation.of(report)
+
+
+def compare(data: Any, judgments: Any = None, *, baseline: str, candidate: str, margin: float = 0.0,
+            alpha: float = 0.05, higher_is_better: bool = True, estimator: str = "auto", pairing: str = "auto",
+            source: str | None = None, aspect: str | None = None, judge: str | None = None, field: str | None = None,
+            human: Any = None, human_ids: Any = None, calibration: str = "auto", target: str = "population",
+            bootstrap: int = 1000, seed: int = 0, sequential: bool = False) -> Comparison:
+    """Is the ``candidate`` system worse than the ``baseline`` (``judgelab compare``)? ``candidate - baseline``
+    with its ``1 - alpha`` interval, paired on the inputs both answer (``group_id``), corrected with the human
+    labels when there are some (``human``, ``human_ids`` as in :func:`evaluate`); ``.passed`` is False only when
+    the candidate is significantly worse by more than ``margin``. ``sequential``: labels gathered in rounds
+    (confidence sequences). ``.plan(regression)``: labels needed to catch a regression of that size."""
+    from judgelab.api.results import Comparison, wrap
+    from judgelab.evaluate.two_systems import compare_systems
+
+    items, judged = _inputs(data, judgments, source, field)
+    labels, aspect = _human(human, items, aspect)
+    ids, sample_file = _human_ids(human_ids)
+    result = compare_systems(items, judged, baseline=baseline, candidate=candidate, margin=margin, alpha=alpha,
+                             higher_is_better=higher_is_better, estimator=estimator, pairing=pairing, aspect=aspect,
+                             judge=judge, human=labels, human_ids=ids, sample=sample_file, calibration=calibration,
+                             target=target, n_resamples=bootstrap, seed=seed, sequential=sequential)
+    return wrap(Comparison, result)
+
+
+def audit(data: Any, judgments: Any = None, *, source: str | None = None, field: str | None = None,
+          swapped_field: str | None = None, judge: str | None = None, human: Any = None, family: str | None = None,
+          baseline: str | None = None, probes: str | Sequence[str] | None = None, config: Any = None,
+          model: str | None = None, model_name: str | None = None, limit: int | None = None, cache: bool = True,
+          cache_path: str | Path | None = None, concurrency: int | None = None, timeout: float | None = None,
+          bootstrap: int = 1000, seed: int = 0, confidence: float = 0.95) -> Audit:
+    """A pairwise judge's biases, each with an interval (``judgelab audit``): position (flip rate with both
+    orders; first-position rate against the humans'), ties, verbosity, self-preference (``family``: the judge's
+    model family as it appears in system names), each system's raw and length-controlled win rate against
+    ``baseline``. ``data``: comparisons (``output_a``/``output_b``, ``label`` the human verdict), or another
+    tool's output; ``judgments``: the judge's verdicts (both orders from a pairwise run; published layouts with
+    ``field``/``swapped_field``). ``human``: a labels file replacing the items' verdicts. ``probes``: run
+    ``swap``, ``pad``, ``reformat`` with a pairwise judge (``config``, ``model``) on the first ``limit`` items."""
+    from judgelab.api.results import Audit
+    from judgelab.audit import audit as audit_verdicts
+    from judgelab.audit import read_comparisons, read_human_labels, read_verdicts
+    from judgelab.audit.inputs import comparisons_of, verdicts_of
+    from judgelab.data.given import as_items, as_judgments, is_path
+    from judgelab.data.sources import SourceData
+    from judgelab.errors import ConfigError
+    from judgelab.metrics.bootstrap import check_resamples
+
+    check_resamples(bootstrap, confidence, "bootstrap")
+    names = _probe_names(probes)
+    if names and (source is not None or isinstance(data, SourceData)):
+        raise ConfigError("the probes judge judgelab comparison items; source= reads another tool's verdicts")
+    if judgments is None and not names and source is None and not isinstance(data, SourceData) and is_path(data):
+        from judgelab.data.sources import detect_source
+
+        source = detect_source(data)
+    if judgments is None and not names and source is None and not isinstance(data, SourceData):
+        raise ConfigError("give judgments= (a judge's verdicts) or probes= (run the probes), or both; or source= when "
+                          "the data is another tool's output")
+    verdicts = None
+    if source is not None or isinstance(data, SourceData):
+        items, judged = _inputs(data, None, source, None)
+        comparisons = comparisons_of(items)
+        if judgments is None:
+            verdicts = verdicts_of(judged, judge, _named(data))
+    else:
+        comparisons = read_comparisons(data) if is_path(data) else comparisons_of(as_items(data))
+    if human is not None:
+        comparisons = read_human_labels(human, comparisons)
+    if verdicts is None and judgments is not None:
+        verdicts = (read_verdicts(judgments, field=field, swapped_field=swapped_field, judge=judge) if is_path(judgments)
+                    else verdicts_of(as_judgments(judgments), judge))
+    report = None
+    if verdicts is not None:
+        report = audit_verdicts(verdicts, comparisons, family=family, baseline=baseline, n_resamples=bootstrap,
+                                seed=seed, confidence=confidence)
+    found = {}
+    if names:
+        found = _run_probes(data, names, config, model, model_name, limit, cache, cache_path, concurrency, timeout,
+                            confidence)
+    return Audit.of(report, found, len(comparisons), confidence)
+
+
+def sample(data: Any, budget: float, *, judgments: Any = None, aspect: str | None = None, judge: str | None = None,
+           field: str | None = None, active: bool = False, mix: float = 0.5, exclude: Any = None, seed: int = 0,
+           out: str | Path | None = None) -> Sample:
+    """Which units to label (``judgelab sample``): ``budget`` of them (a count, or a fraction such as 0.1),
+    stratified by system (comparisons: by pair of systems; relevance items: queries), or ``active``: favouring
+    those the judge is least sure of (``judgments`` with an uncertainty: logprob scores, several samples, both
+    orders), ``mix`` of each probability kept uniform. ``exclude``: ids already labelled (a list or a sample
+    file). The draw is the ``human_ids`` of :func:`evaluate` and :func:`compare` once labelled; ``out`` (or
+    ``.write(path)``) writes it as the sample file the command line reads."""
+    from judgelab.api.results import Sample
+    from judgelab.data.given import as_items, as_judgments
+    from judgelab.data.item import VERDICTS
+    from judgelab.evaluate.sampling import draw_sample
+
+    items = as_items(data)
+    judged = None
+    if judgments is not None:
+        judged = as_judgments(judgments, field=field, labels=VERDICTS if items[0].kind == "pairwise" else None)
+    excluded = _human_ids(exclude)[0] if exclude is not None else None
+    drawn_sample, drawn, units = draw_sample(items, budget, judged, aspect=aspect, judge=judge, active=active, mix=mix,
+                                             exclude=excluded, seed=seed)
+    result = Sample.of(drawn_sample, drawn, units)
+    if out is not None:
+        result.write(out)
+    return result
+
+
+# -- glue the verbs share ---------------------------------------------------------------------------------
+def _inputs(data: Any, judgments: Any, source: str | None, field: str | None):
+    """Items and verdicts as the commands read them (judgelab.data.sources.read_inputs); a reader's notes
+    become warnings."""
+    from judgelab.data.sources import read_inputs
+
+    inputs = read_inputs(data, judgments, source, field=field)
+    _warn(inputs.source, inputs.notes)
+    return inputs.items, inputs.judgments
+
+
+def _warn(source: str | None, notes: Iterable[str]) -> None:
+    from judgelab.errors import DataWarning
+
+    for note in notes:
+        warnings.warn(f"{source}: {note}", DataWarning, stacklevel=4)
+
+
+def _human(human: Any, items, aspect: str | None) -> tuple[Mapping[str, Any] | None, str | None]:
+    """``human=``: ``{item id: value}`` as it is, or a labels file (or list of labels) read for these items."""
+    if human is None or isinstance(human, Mapping):
+        return human, aspect
+    from judgelab.data.labels import values_for_items
+
+    return values_for_items(human, items, aspect)
+
+
+def _human_ids(human_ids: Any):
+    """``human_ids=``: ``"all"``, a sample file, a drawn sample (its probabilities weight the labels), or ids."""
+    from judgelab.data.given import is_path
+    from judgelab.evaluate import ALL, SampleFile, read_sample
+
+    if human_ids is None or (isinstance(human_ids, str) and human_ids == ALL):
+        return human_ids, None
+    if is_path(human_ids):
+        human_ids = read_sample(human_ids)
+    if isinstance(human_ids, SampleFile):
+        return human_ids.ids, human_ids
+    return [str(unit) for unit in human_ids], None
+
+
+def _scale(scale: tuple[float, float] | None) -> tuple[float, float] | None:
+    return None if scale is None else (float(scale[0]), float(scale[1]))
+
+
+def _named(value: Any) -> str | None:
+    """A path as the report records it; data given as objects is recorded as given in Python."""
+    from judgelab.data.given import is_path
+
+    return str(value) if is_path(value) else None
+
+
+def _probe_names(probes: str | Sequence[str] | None) -> list[str]:
+    from judgelab.audit.probes import PROBES
+    from judgelab.errors import ConfigError
+
+    names = [part.strip() for part in probes.split(",")] if isinstance(probes, str) else list(probes or ())
+    unknown = [name for name in names if name not in PROBES]
+    if unknown:
+        raise ConfigError(f"probe {unknown[0]!r}: choose among {', '.join(PROBES)}")
+    return [name for name in names if name]
+
+
+def _run_probes(data, names, config, model, model_name, limit, cache, cache_path, concurrency, timeout, confidence):
+    from judgelab.audit.probes import load_probe_items, run_probes
+    from judgelab.data.given import as_items, is_path
+    from judgelab.errors import ConfigError
+    from judgelab.judges.options import judge_config_from_options
+    from judgelab.judges.pairwise import PairwiseJudge
+    from judgelab.llm.resolve import client_from_options
+
+    judge_config = judge_config_from_options(config, "pairwise" if config is None else None, None)
+    if not isinstance(judge_config, PairwiseJudge):
+        raise ConfigError(f"the probes run a pairwise judge (kind: pairwise), not a {judge_config.kind} one")
+    if is_path(data):
+        items = load_probe_items(data, limit=limit)
+    else:
+        items = list(as_items(data))[:limit]
+        bare = next((item.id for item in items if not item.output_a or not item.output_b), None)
+        if bare is not None:
+            raise ConfigError(f"the probes need the two texts (output_a and output_b); item {bare!r} lacks one")
+    with client_from_options(model or judge_config.model, model_name, cache, cache_path, concurrency,
+                             timeout=timeout) as client:
+        return run_probes(items, judge_config, client, names, confidence=confidence)

@@ -1,0 +1,47 @@
+"""A judge config from options, as ``judgelab judge``/``fit``/``optimize`` and the Python front door build it:
+a config (a file, a dict or a config object) or a default judge of a kind, with single options laid over it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from judgelab.errors import ConfigError
+from judgelab.judges.base import JudgeConfig, judge_from_dict, load_judge
+from judgelab.judges.pairwise import PairwiseJudge  # noqa: F401 - registers the 'pairwise' kind
+from judgelab.judges.prompted import PromptedJudge  # noqa: F401 - registers the 'prompted' kind
+from judgelab.strategy import Strategy
+
+
+def judge_config_from_options(config: str | Path | Mapping[str, Any] | JudgeConfig | None, method: str | None,
+                              aspect: str | None, **overrides: Any) -> JudgeConfig:
+    """``config`` (a YAML/JSON file, a dict, or a config object; else a default judge of kind ``method``,
+    ``prompted`` when None) with ``aspect`` and the ``overrides`` that are not None laid over it
+    (``strategy``: HPSS factors as a key, e.g. ``"scale=10,cot=none"``, merged into the config's)."""
+    if config is not None and method:
+        raise ConfigError("give either --config or --method: the config file names its own kind")
+    where, base_dir = "command-line options", None
+    if isinstance(config, JudgeConfig):
+        base, where = config.model_dump(mode="json"), "the given judge config"
+    elif isinstance(config, Mapping):
+        base, where = dict(config), "the given judge config"
+    elif config is not None:
+        # As JSON: the file paths in it are then absolute, so resolving them again below leaves them be.
+        base, where, base_dir = load_judge(config).model_dump(mode="json"), str(config), Path(config).parent
+    else:
+        base = {"kind": method or "prompted"}
+    if aspect:
+        base["aspect"] = aspect
+    if base.get("kind", "prompted") == "prompted" and not base.get("aspect"):
+        raise ConfigError("say which aspect to judge: --aspect NAME (or 'aspect' in the config)")
+    strategy = overrides.pop("strategy", None)
+    if strategy:
+        try:
+            base["strategy"] = {**(base.get("strategy") or {}), **Strategy.from_key(strategy).model_dump(exclude_unset=True)}
+        except (ValueError, ValidationError) as exc:
+            raise ConfigError(f"--strategy {strategy!r}: {exc}") from exc
+    base.update({key: value for key, value in overrides.items() if value is not None})
+    return judge_from_dict(base, where, base_dir=base_dir)
