@@ -2,7 +2,7 @@
 HTML view for Jupyter (``_repr_html_``) added. A result is the deep one's fields copied as they are (no
 figure is computed again), so everything documented for ``SystemsReport``, ``MetaReport``, ``AuditReport``,
 ``two_systems.Comparison``, ``RunResult``, ``SampleFile`` and ``SourceData`` holds for it, ``to_dict()``
-included. The HTML is report.html's own sections where the report has them (judelab.report.notebook).
+included. The HTML is report.html's own sections where the report has them (judgelab.report.notebook).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 
 from judgelab.audit.probes import ProbeResult
 from judgelab.audit.table import AuditReport
-from judgelab.data.dataset import Dataset
+from judgelab.data.dataset import SHOWN_ROWS, Dataset
 from judgelab.data.judgment import Judgment
 from judgelab.data.sources import SourceData
 from judgelab.evaluate.preferences import PreferenceReport
@@ -234,8 +234,12 @@ class Source(SourceData):
     def _repr_html_(self) -> str:
         kinds = "/".join(sorted(self.items.kinds))
         judges = ", ".join(self.judges()) or "none named"
+        shown = [(j.item_id, j.judge, j.score if j.score is not None else j.label, j.status)
+                 for j in self.judgments[:SHOWN_ROWS]]
+        more = f" (the first {SHOWN_ROWS})" if len(self.judgments) > SHOWN_ROWS else ""
         return notebook.view(f"{self.source} output: {len(self.items)} {kinds} items, {len(self.judgments)} judgments",
-                             lines=[f"judges: {judges}", *self.notes])
+                             lines=[f"judges: {judges}", *self.notes],
+                             tables=[(f"judgments{more}", ("item", "judge", "verdict", "status"), shown)])
 
 
 __all__ = ["Audit", "Comparison", "Evaluation", "JudgeRun", "MetaEvaluation", "PreferenceEvaluation", "Sample",

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
-SHOWN_ROWS = 20  # rows of a dataset a notebook shows
+SHOWN_ROWS = 10  # rows of a dataset a notebook shows
 
 
 class Dataset(Sequence[Item]):
