@@ -77,7 +77,7 @@ def test_meta_is_meta_evaluate_whatever_the_judgments_are_given_as():
     from judgelab.metrics import meta_evaluate
 
     expected = meta_evaluate(load_items(ITEMS), load_judgments(JUDGED), n_resamples=200).to_dict()
-    from judgelab.api.results import judgments_frame
+    from judgelab.data.io import judgments_frame
 
     judgments = load_judgments(JUDGED)
     for given in (JUDGED, judgments, [j.model_dump() for j in judgments], judgments_frame(judgments)):

@@ -16,7 +16,7 @@ from typing import Any
 from judgelab.audit.probes import ProbeResult
 from judgelab.audit.table import AuditReport
 from judgelab.data.dataset import SHOWN_ROWS, Dataset
-from judgelab.data.judgment import Judgment
+from judgelab.data.io import judgments_frame
 from judgelab.data.sources import SourceData
 from judgelab.evaluate.preferences import PreferenceReport
 from judgelab.evaluate.sample_file import SampleFile, write_sample
@@ -38,15 +38,6 @@ def _frame(rows: list[dict[str, Any]], columns: Sequence[str] | None = None):
     import pandas as pd
 
     return pd.DataFrame.from_records(rows, columns=columns)
-
-
-def judgments_frame(judgments: Sequence[Judgment]):
-    """One row per judgment, in the files' tabular layout: ``criteria.<name>`` and ``usage.<field>`` columns,
-    ``extra`` as dicts (what ``Dataset.to_pandas`` does for items)."""
-    from judgelab.data.io import _FRAME, _JUDGMENTS, _table
-
-    columns, rows = _table([j.model_dump() for j in judgments], _JUDGMENTS, (), Path(_FRAME))
-    return _frame(rows, columns)
 
 
 @dataclass
@@ -243,4 +234,4 @@ class Source(SourceData):
 
 
 __all__ = ["Audit", "Comparison", "Evaluation", "JudgeRun", "MetaEvaluation", "PreferenceEvaluation", "Sample",
-           "Source", "judgments_frame", "wrap"]
+           "Source", "wrap"]

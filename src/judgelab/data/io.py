@@ -283,6 +283,15 @@ def items_frame(dataset: Iterable[Item]) -> pd.DataFrame:
     return frame
 
 
+def judgments_frame(judgments: Iterable[Judgment]) -> pd.DataFrame:
+    """Judgments as a DataFrame in the same layout: ``criteria.<name>`` and ``usage.<field>`` columns,
+    ``extra`` as dicts (what the front door's ``to_pandas()`` of a run gives)."""
+    import pandas as pd
+
+    columns, rows = _table([j.model_dump() for j in judgments], _JUDGMENTS, (), Path(_FRAME))
+    return pd.DataFrame.from_records(rows, columns=columns)
+
+
 class JsonlAppender:
     """Append-only JSON-lines writer for streaming runs: each record is one ``write`` of one
     line followed by ``fsync``, so a crash loses at most the line being written. Reopening
