@@ -32,3 +32,12 @@ def test_judge_runs_the_embedded_model_and_returns_a_run_every_verb_takes(test_m
     scored = [j for j in run.judgments if j.ok]
     if len(scored) >= 3:  # a meta-evaluation of the run itself, as judgelab meta --judgments RUN reads it
         assert jl.meta(ITEMS, run, bootstrap=0).coverage.n_used == 3
+
+
+def test_audit_runs_the_probes_with_a_pairwise_judge(test_model_path, tmp_path):
+    comparisons = [{"id": f"c{k}", "instruction": "Name a colour.", "output_a": "Blue.",
+                    "output_b": "Green is a colour.", "label": "a"} for k in range(2)]
+    audited = jl.audit(comparisons, probes="swap", model=TEST_MODEL, cache_path=tmp_path / "cache.sqlite")
+    assert list(audited.probes) == ["swap"] and audited.n_items == 2 and audited.rows == []
+    flips = audited.to_pandas().set_index("name").loc["swap: flip rate"]
+    assert flips.n + audited.probes["swap"].failed == 2 and "probes only" in audited.not_measured[0]

@@ -35,8 +35,12 @@ def _rows(value: Any, what: str) -> list[Any]:
 
 
 def as_items(data: Any) -> Dataset:
-    """``data`` as a Dataset: a path or DataFrame read by ``load_items``, a Dataset as it is, or a
-    list of ``Item`` objects and dicts (each dict validated as a file's row would be)."""
+    """``data`` as a Dataset: a path or DataFrame read by ``load_items``, a Dataset as it is (or the one
+    ``data.items`` holds: another tool's output read), or a list of ``Item`` objects and dicts (each dict
+    validated as a file's row would be)."""
+    held = getattr(data, "items", None)
+    if isinstance(held, Dataset):
+        data = held
     if isinstance(data, Dataset):
         return data
     if is_path(data) or _is_frame(data):
