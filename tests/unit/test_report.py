@@ -297,3 +297,4 @@ def test_comparisons_show_no_guided_ranking_column(tmp_path):
     page = write_systems_report(tmp_path / "leaderboard", items, judgments, report).read_text()
     table = re.search(r'<table id="systems".*?</table>', page, re.S).group(0)
     assert LABELS["guided"] not in table and LABELS["corrected"] in table
+    assert '</span><span class="muted"> n=20</span>' in table  # "[0.494, 0.956] n=20", not "...]n=20"
