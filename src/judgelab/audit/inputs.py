@@ -17,6 +17,7 @@ from typing import Any
 from judgelab.data.io import iter_jsonl, judgments_file, select_judge
 from judgelab.data.judgment import Judgment
 from judgelab.errors import ConfigError, DataError
+from judgelab.metrics.align import several_judges
 from judgelab.metrics.bias import TIE_ALIASES
 
 ALLOWED = ("a", "b", *sorted(TIE_ALIASES))
@@ -79,6 +80,8 @@ def read_verdicts(path: Path | str, *, field: str | None = None, swapped_field: 
         keep_ids = {id(j) for j in select_judge(named, judge, where)}
         rows = [row for row, j in zip(rows, named, strict=True) if id(j) in keep_ids]
         judges = sorted({r.get("judge") for _, r in rows})
+        if len(judges) > 1:
+            raise several_judges(judges, judge, where=where)
     elif len(judges) > 1:
         raise ConfigError(f"{where} holds {len(judges)} judges ({', '.join(judges[:8])}"
                           f"{' ...' if len(judges) > 8 else ''}): say which with --judge")
@@ -184,6 +187,8 @@ def verdicts_of(judgments: list[Judgment], judge: str | None = None, where: str 
     names = sorted({j.judge for j in judgments if j.judge is not None})
     if judge is not None:
         judgments = select_judge(judgments, judge, where)
+        if len({j.judge for j in judgments}) > 1:
+            raise several_judges(sorted({j.judge for j in judgments if j.judge is not None}), judge, where=where)
     elif len(names) > 1:
         raise ConfigError(f"{where or 'the file'} holds {len(names)} judges ({', '.join(names[:8])}"
                           f"{' ...' if len(names) > 8 else ''}): say which with --judge")

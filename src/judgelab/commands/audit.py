@@ -103,7 +103,10 @@ def audit(
         typer.echo(json.dumps(output, indent=2))
         return
     if report is not None:
-        console.print(_audit_table(report))
+        table, legend = _audit_table(report, console.width)
+        console.print(table)
+        for line in legend:
+            console.print(line, soft_wrap=True)
         for line in _readings(report):
             console.print(escape(line))
         for line in report.not_measured:
@@ -153,20 +156,28 @@ def _interval(ci, digits: int = 3) -> str:
     return "" if not ci else f"[{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]"
 
 
-def _audit_table(report) -> Table:
+def _audit_table(report, width: int) -> tuple[Table, list[str]]:
+    """The statistics (wrapping at spaces) beside their numbers (whole); a system name longer than the
+    statistic column can be is shortened there and written out whole below (the legend lines)."""
+    from judgelab.commands._tables import NamedTable, name_room, shortened_words
+
     level = f"{report.confidence:.0%} CI"
     title = f"Bias audit of {report.judge or 'the judge'}: {report.n_items} items, " + (
         "both orders" if report.both_orders else "one order")
+    numbers = [("value", [f"{row.value:.3f}" for row in report.rows]), (level, [_interval(row.ci) for row in report.rows]),
+               ("n", [str(row.n) for row in report.rows])]
+    statistics, legend = shortened_words([f"{row.section}: {row.name}" for row in report.rows],
+                                         name_room(numbers, width, title=title))
     table = Table(title=escape(title))
     for column in ("statistic", "value", level, "n"):
         table.add_column(column, justify="left" if column == "statistic" else "right", no_wrap=column != "statistic")
     section = None
-    for row in report.rows:
+    for k, (row, statistic) in enumerate(zip(report.rows, statistics, strict=True)):
         if section is not None and row.section != section:
             table.add_section()
         section = row.section
-        table.add_row(escape(f"{row.section}: {row.name}"), f"{row.value:.3f}", _interval(row.ci), str(row.n))
-    return table
+        table.add_row(escape(statistic), *(cells[k] for _, cells in numbers))
+    return table, NamedTable(table, legend=legend).notes(width)
 
 
 def _readings(report) -> list[str]:

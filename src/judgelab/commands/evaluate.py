@@ -10,7 +10,6 @@ from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
 from judgelab.commands._common import FROM_HELP
 from judgelab.commands._numbers import checked
@@ -218,14 +217,20 @@ def _monitor(data, judgments, aspect, judge, field, time_field, reference_until,
     if as_json:
         typer.echo(json.dumps({"monitor": [w.to_dict() for w in watches], "confidence": confidence}, indent=2))
     else:
-        table = Table("system", "reference", "since then", "alarm", title=f"Each system's judged mean over time "
-                      f"({confidence:.0%}: no false alarm for any system, anywhere in the stream)")
-        for w in watches:
-            alarm = "-" if w.alarm is None else f"[red]moved {w.alarm}[/] at {escape(str(w.alarm_at))}"
-            table.add_row(escape(w.system), f"{w.reference_mean:.3f} [{w.reference[0]:.3f}, {w.reference[1]:.3f}] "
-                          f"n={w.reference_n}", f"{w.current_mean:.3f} [{w.current[0]:.3f}, {w.current[1]:.3f}] "
-                          f"n={w.current_n}", alarm)
-        console.print(table)
+        from judgelab.commands._tables import named_table
+
+        columns = [("reference", [f"{w.reference_mean:.3f} [{w.reference[0]:.3f}, {w.reference[1]:.3f}] "
+                                  f"n={w.reference_n}" for w in watches]),
+                   ("since then", [f"{w.current_mean:.3f} [{w.current[0]:.3f}, {w.current[1]:.3f}] n={w.current_n}"
+                                   for w in watches]),
+                   ("alarm", ["-" if w.alarm is None else f"[red]moved {w.alarm}[/] at {escape(str(w.alarm_at))}"
+                              for w in watches])]
+        fitted = named_table([w.system for w in watches], columns, console.width, wrap=("reference", "since then", "alarm"),
+                             title=f"Each system's judged mean over time ({confidence:.0%}: no false alarm for any "
+                                   "system, anywhere in the stream)")
+        console.print(fitted.table)
+        for line in fitted.notes(console.width, "system names"):
+            console.print(line, soft_wrap=True)
     if any(w.alarm for w in watches):
         raise typer.Exit(1)
 
@@ -300,11 +305,19 @@ def _guided_rule(info: dict[str, Any]) -> str:
             f"({info['significant_pairs']} pairs; {info['overruled_judge_pairs']} of them against the judge's order)")
 
 
+#: The columns ``evaluate`` leaves out, in this order, while the system names lack room (docs/evaluate.md);
+#: the estimate the table is ranked by and the rank are always kept.
+LEFT_OUT_FIRST = ("judge", "human", "point rank", "shrunk", "corrected")
+
+
 def systems_tables(report, width: int = 120) -> list[Any]:
     """The terminal view: a header line, the leaderboard, what the labels were worth, caveats.
-    Below 120 columns intervals print as ± half-widths, so numbers are never cut."""
+    Intervals print as ± half-widths when the full ones would leave the system names too little room,
+    so numbers are never cut; columns are left out (``LEFT_OUT_FIRST``) and names shortened (with a
+    legend) only when even those do not fit: no name is ever wrapped or lost."""
+    from judgelab.commands._tables import NAME_ROOM, name_room, named_table
+
     estimates = report.estimates
-    compact = width < 120
     # the recommended ranking leads (runs: guided; items: shrunk, corrected or human, as checked on the labels);
     # comparisons keep the corrected estimate, whose rank sets are simultaneous, with the recommended
     # point ranking in a column of its own
@@ -325,23 +338,25 @@ def systems_tables(report, width: int = 120) -> list[Any]:
                            else "")]
     kind = "bootstrap " if report.options.get("intervals") == "bootstrap" else ""
     ranked_by = "the guided ranking" if main == "guided" else f"the {main} estimate"
-    table = Table(title=f"Systems, ranked by {ranked_by} ({int(report.options['confidence'] * 100)}% {kind}intervals)"
-                  + (", ± half-widths" if compact else ""))
-    table.add_column("system", overflow="fold")
     shown = [name for name in estimates if name != "guided"]  # a ranking: the rank column shows it
-    for name in shown:
-        table.add_column(name, no_wrap=True)
-    table.add_column("rank", no_wrap=True)
     point_rank = report.ranks(point)[0] if point else None
-    if point_rank is not None:
-        table.add_column("point rank", no_wrap=True)
-    for k in order:
-        cells = [_estimate_cell(estimates[name], k, name, compact) for name in shown]
-        span = "-" if math.isnan(rank[k]) else f"{int(rank[k])}" + (
-            "" if math.isnan(best[k]) else f" ({int(best[k])}-{int(worst[k])})")
-        extra = [] if point_rank is None else ["-" if math.isnan(point_rank[k]) else str(int(point_rank[k]))]
-        table.add_row(escape(report.systems[k]), *cells, span, *extra)
-    lines.append(table)
+    spans = ["-" if math.isnan(rank[k]) else f"{int(rank[k])}" + (
+        "" if math.isnan(best[k]) else f" ({int(best[k])}-{int(worst[k])})") for k in order]
+    tail = [("rank", spans)] + ([] if point_rank is None else [
+        ("point rank", ["-" if math.isnan(point_rank[k]) else str(int(point_rank[k])) for k in order])])
+
+    def columns(compact: bool) -> list[tuple[str, list[str]]]:
+        return [(name, [_estimate_cell(estimates[name], k, name, compact) for k in order]) for name in shown] + tail
+
+    names = [report.systems[k] for k in order]
+    longest = max(len(name) for name in names)
+    compact = name_room(columns(False), width) < min(longest, NAME_ROOM)
+    title = (f"Systems, ranked by {ranked_by} ({int(report.options['confidence'] * 100)}% {kind}intervals)"
+             + (", ± half-widths" if compact else ""))
+    fitted = named_table(names, columns(compact), width, title=title,
+                         left_out_first=[name for name in LEFT_OUT_FIRST if name != main])
+    lines.append(fitted.table)
+    lines += fitted.notes(width, "system names")
     lines += _reason_lines(report)
     if main == recommended and main != "guided":
         interval = " (in brackets: the corrected estimate's rank interval)" if main == "shrunk" else ""
@@ -496,13 +511,18 @@ def _print_plan(console, data, judgments, human, human_ids, aspect, judge, field
     report = run_evaluate(items, judged, aspect=aspect, judge=judge, human=labels, human_ids=ids, sample=sample_file,
                           runs=runs, n_resamples=0, seed=seed)
     result = plan_labels(report, width)
-    table = Table("system", "units", "human only", "corrected", title=f"Labels for {width:g}-wide intervals")
-    for k, system in enumerate(result.systems):
-        table.add_row(escape(system), str(result.sizes[k]),
-                      *(_needed(result.needed[name][k]) for name in ("human", "corrected")))
+    from judgelab.commands._tables import named_table
+
     totals = result.totals()
-    table.add_row("[bold]total[/]", str(sum(result.sizes)), _needed(totals["human"]), _needed(totals["corrected"]))
-    console.print(table)
+    columns = [("units", [*map(str, result.sizes), str(sum(result.sizes))])] + [
+        (header, [*(_needed(value) for value in result.needed[name]), _needed(totals[name])])
+        for header, name in (("human only", "human"), ("corrected", "corrected"))]
+    fitted = named_table([*result.systems, "total"], columns, console.width,
+                         title=f"Labels for {width:g}-wide intervals")
+    fitted.table.rows[-2].end_section = True  # a rule above the total
+    console.print(fitted.table)
+    for line in fitted.notes(console.width, "system names"):
+        console.print(line, soft_wrap=True)
     console.print(f"from {report.labels['n_labelled']} labels so far; 'unreachable': the judge term alone is wider")
     if report.kind == "items":
         console.print(f"at least {max(MIN_LABELS_PER_SYSTEM, T_MIN_LABELS)} per system: with fewer than "

@@ -102,7 +102,7 @@ def meta(
     if as_json:
         typer.echo(json.dumps(result, indent=2, ensure_ascii=False))
     else:
-        for renderable in _tables(result):
+        for renderable in _tables(result, console.width):
             console.print(renderable, soft_wrap=isinstance(renderable, str))
     if written is not None:  # stderr under --json: stdout stays one JSON object
         typer.echo(f"report: {printable(written)}", err=as_json)
@@ -167,7 +167,7 @@ def _dropped_lines(result: dict) -> Iterator[str]:
                f"other {entry['n_used']} groups only[/]")
 
 
-def _tables(result: dict) -> Iterator[Any]:
+def _tables(result: dict, width: int = 120) -> Iterator[Any]:
     from judgelab.commands._common import statistic_label, whole_number_table
 
     coverage = result["coverage"]
@@ -195,7 +195,7 @@ def _tables(result: dict) -> Iterator[Any]:
     if "agreement" in result:
         yield _confusion_table(result["agreement"]["confusion_matrix"])
     if "leaderboard" in result:
-        yield _runs_table(result["leaderboard"])
+        yield from _runs_table(result["leaderboard"], width)
     if "comparison" in result:
         yield from _comparison_table(result["comparison"], confidence)
     boot = result["bootstrap"]
@@ -222,17 +222,24 @@ def _confusion_table(confusion: dict) -> Table:
     return table
 
 
-def _runs_table(board: dict) -> Table:
-    from judgelab.commands._common import whole_number_table
+def _runs_table(board: dict, width: int) -> Iterator[Any]:
+    """The runs by the human measure beside the judge's: run names whole (or shortened, with a legend)."""
+    from rich import box
+
+    from judgelab.commands._tables import named_table
 
     runs = board["runs"]
     by_human = sorted(runs, key=lambda name: -(runs[name]["human"] or 0))
     by_judge = sorted(runs, key=lambda name: -(runs[name]["judge"] or 0))
     measure = board["measure"]
-    rows = [(escape(name), _number(runs[name]["human"]), str(by_human.index(name) + 1),
-             _number(runs[name]["judge"]), str(by_judge.index(name) + 1)) for name in by_human]
-    return whole_number_table("Leaderboard", ("run", f"{measure} human", "rank", f"{measure} judge", "rank"), rows,
-                              text=("run",))
+    columns = [(f"{measure} human", [_number(runs[name]["human"]) for name in by_human]),
+               ("rank", [str(by_human.index(name) + 1) for name in by_human]),
+               (f"{measure} judge", [_number(runs[name]["judge"]) for name in by_human]),
+               ("rank", [str(by_judge.index(name) + 1) for name in by_human])]
+    fitted = named_table(by_human, columns, width, name_header="run", title="Leaderboard", box=box.SIMPLE_HEAD,
+                         pad_edge=False, collapse_padding=True)
+    yield fitted.table
+    yield from fitted.notes(width, "run names")
 
 
 def _comparison_table(comparison: dict, confidence: int) -> Iterator[Any]:

@@ -93,9 +93,20 @@ def select_judgments(judgments: Iterable[Judgment], aspect: str | None, judge: s
         judgments = select_judge(judgments, judge)
     judges = sorted({j.judge for j in judgments if j.judge is not None})
     if len(judges) > 1:
-        raise ConfigError(f"the judgments come from {len(judges)} judges ({', '.join(judges[:5])}"
-                        f"{', ...' if len(judges) > 5 else ''}); choose one with {judge_option}")
+        raise several_judges(judges, judge, judge_option)
     return judgments
+
+
+def several_judges(judges: list[str], judge: str | None, option: str = "--judge", where: str | None = None
+                   ) -> ConfigError:
+    """The error for verdicts of several judges where one is needed. When ``judge`` was given and names
+    several (a prefix of each), that is the problem to say: "choose one with --judge" would read as if
+    none had been given."""
+    listed = ", ".join(judges[:8]) + (", ..." if len(judges) > 8 else "")
+    if judge is not None:
+        return ConfigError(f"{where + ': ' if where else ''}{option} {judge!r} matches {len(judges)} judges "
+                           f"({listed}): give one of these names exactly")
+    return ConfigError(f"the judgments come from {len(judges)} judges ({listed}); choose one with {option}")
 
 
 def judgments_by_item(judgments: list[Judgment], known_ids: set[str]) -> tuple[dict[str, Judgment], int]:
