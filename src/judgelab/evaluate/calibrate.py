@@ -30,7 +30,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.isotonic import IsotonicRegression
 
 from judgelab.errors import ConfigError
 
@@ -67,6 +66,8 @@ def _fit(method: str, f: np.ndarray, y: np.ndarray, w: np.ndarray, groups: np.nd
         intercept = np.average(y, weights=w) - slope * np.average(f, weights=w)
         transform = lambda x: intercept + slope * x  # noqa: E731
     else:
+        from sklearn.isotonic import IsotonicRegression  # scikit-learn (and pandas) only for an isotonic fit
+
         increasing = bool(np.cov(f, y, aweights=w)[0, 1] >= 0)
         model = IsotonicRegression(out_of_bounds="clip", increasing=increasing).fit(f, y, sample_weight=w)
         transform = model.predict

@@ -10,10 +10,15 @@ the value, a bootstrap interval, the sample size and what was skipped:
 ``meta_evaluate(dataset, judgments, aspect=..., preset=...)`` does what ``judgelab meta`` does.
 """
 
-from judgelab.metrics.agreement import LabelAgreement, label_agreement
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from judgelab.lazy import lazy_exports
+
+# Loaded now: two of their names are also their modules' (``align``, ``correlation``), which the import
+# system would set on this package in place of the function once the module is imported.
 from judgelab.metrics.align import Aligned, Coverage, align
-from judgelab.metrics.bootstrap import GroupBootstrap, percentile_ci
-from judgelab.metrics.compare import Comparison, compare_judges, paired_difference
 from judgelab.metrics.correlation import (
     LEVELS,
     METHODS,
@@ -23,11 +28,16 @@ from judgelab.metrics.correlation import (
     group_level,
     system_level,
 )
-from judgelab.metrics.evaluate import MetaReport, meta_evaluate
-from judgelab.metrics.ir import Leaderboard, leaderboard, qrels_from_labels, read_runs
-from judgelab.metrics.pairwise import pairwise_accuracy, pairwise_agreement
-from judgelab.metrics.presets import PRESETS
-from judgelab.metrics.results import Estimate, Skipped
+
+if TYPE_CHECKING:
+    from judgelab.metrics.agreement import LabelAgreement, label_agreement
+    from judgelab.metrics.bootstrap import GroupBootstrap, percentile_ci
+    from judgelab.metrics.compare import Comparison, compare_judges, paired_difference
+    from judgelab.metrics.evaluate import MetaReport, meta_evaluate
+    from judgelab.metrics.ir import Leaderboard, leaderboard, qrels_from_labels, read_runs
+    from judgelab.metrics.pairwise import pairwise_accuracy, pairwise_agreement
+    from judgelab.metrics.presets import PRESETS
+    from judgelab.metrics.results import Estimate, Skipped
 
 __all__ = [
     "LEVELS",
@@ -59,3 +69,24 @@ __all__ = [
     "read_runs",
     "system_level",
 ]
+# the others on first use: `judgelab evaluate` then loads no krippendorff or ir_measures
+__getattr__, __dir__ = lazy_exports(__name__, {
+    "LabelAgreement": "agreement",
+    "label_agreement": "agreement",
+    "GroupBootstrap": "bootstrap",
+    "percentile_ci": "bootstrap",
+    "Comparison": "compare",
+    "compare_judges": "compare",
+    "paired_difference": "compare",
+    "MetaReport": "evaluate",
+    "meta_evaluate": "evaluate",
+    "Leaderboard": "ir",
+    "leaderboard": "ir",
+    "qrels_from_labels": "ir",
+    "read_runs": "ir",
+    "pairwise_accuracy": "pairwise",
+    "pairwise_agreement": "pairwise",
+    "PRESETS": "presets",
+    "Estimate": "results",
+    "Skipped": "results",
+})
