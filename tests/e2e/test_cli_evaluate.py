@@ -91,7 +91,10 @@ def test_terminal_table_and_report_rewrite(hanna, hanna_judge, tmp_path):
     assert ("rank: the shrunk estimate's (in brackets: the corrected estimate's rank interval), recommended: on 30 "
             "random halvings") in text
     assert "provisional ranking: 4.0 labels per system: below 8" in text  # 44 labels, 11 systems
-    assert re.search(r"\b\d\.\d\d ±\d\.\d\d\b", text) and "…" not in done.stdout  # whole numbers, nothing cut
+    assert re.search(r"\b\d\.\d\d ±\d\.\d\d\b", text)
+    rows = [line.split("│")[2:] for line in done.stdout.splitlines() if line.startswith("│")]
+    assert rows and not any("…" in cell for row in rows for cell in row)  # whole numbers, nothing cut
+    assert "BertGe…ation = BertGeneration" in done.stdout  # a name shortened to leave them room, written out below
     # four labels per system: betting intervals, whose width the judge's variance cannot narrow (no such claim)
     assert "pairs separable after Holm" in text and "as narrow as human-only ones with" not in text
     assert "else a betting interval ('b': valid at any number of labels, wider" in text

@@ -1,10 +1,10 @@
 """Tables of named rows (systems, runs) that read at any terminal width.
 
-A name never wraps and never vanishes: its column is as wide as the longest name, up to ``NAME_ROOM``
-cells. When the terminal is narrower than the table, columns are left out in the order the caller
-states (each command documents its order) until the names have that room; a name still longer than
-the room left is shortened in its middle (``meta-lla…Instruct``) and written out whole in a legend
-below the table. rich alone shrinks the name column to two characters at 80 columns and folds the
+A name never wraps and never vanishes: its column is as wide as the longest name. When the terminal
+is narrower than the table, a name longer than the room left is shortened in its middle
+(``meta-lla…Instruct``) and written out whole in a legend below the table; and while that room is
+under ``NAME_LEAST`` cells, or more than half of the names would be shortened, columns are left out
+first, in the order the caller states (each command documents its order). rich alone shrinks the name column to two characters at 80 columns and folds the
 names into fragments (issue 39, item 5).
 """
 
@@ -23,7 +23,9 @@ from rich.text import Text
 
 from judgelab.printable import printable
 
-#: Cells a name column gets before any other column is left out for it (a longer name is shortened then).
+#: Cells a name column gets before any other column is left out for it (longer names are shortened).
+NAME_LEAST = 12
+#: Cells the names should have before a table trades detail for them (evaluate's ± half-widths).
 NAME_ROOM = 24
 ELLIPSIS = "…"
 
@@ -54,19 +56,24 @@ def named_table(names: Sequence[str], columns: Sequence[tuple[str, Sequence[str]
     """A table whose first column is ``names`` (raw: escaped here) and then ``columns`` as (header, cells)
     pairs of rich markup, fitted to ``width`` cells. Each column stays unwrapped (numbers whole) but those
     named in ``wrap`` (texts, which wrap at spaces, never inside a word); the columns named in
-    ``left_out_first`` are left out in that order while the names lack ``NAME_ROOM`` cells (or the
-    longest name's width, if less); names still too long are shortened. ``options`` go to
+    ``left_out_first`` are left out in that order while the names lack ``NAME_LEAST`` cells (or the
+    longest name's width, if less) or more than half of them would be shortened; names still too long
+    are shortened. ``options`` go to
     ``rich.table.Table`` (title, box, ...)."""
     if options.get("title") and "min_width" not in options:  # wide enough for its title on one line, if it can
         options["min_width"] = min(width, Text.from_markup(options["title"]).cell_len)
     texts = [printable(name) for name in names]  # as the console shows them (control characters escaped)
     longest = max([cell_len(text) for text in texts] + [cell_len(name_header)])
-    wanted = min(longest, max(NAME_ROOM, cell_len(name_header)))
+    wanted = min(longest, max(NAME_LEAST, cell_len(name_header)))
     kept = list(columns)
     left_out: list[str] = []
     droppable = [header for header in left_out_first if any(header == h for h, _ in columns)]
     room = _room(kept, width, wrap, options)
-    while room < wanted and droppable:
+
+    def crowded(room: int) -> bool:
+        return room < wanted or 2 * sum(cell_len(text) > room for text in texts) > len(texts)
+
+    while crowded(room) and droppable:
         header = droppable.pop(0)
         kept = [column for column in kept if column[0] != header]
         left_out.append(header)
