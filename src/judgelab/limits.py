@@ -104,3 +104,5 @@ Port = Annotated[int, Field(ge=0, le=65_535)]
 #: at the server, and each call in flight may hold a reply of up to a 32nd of the input bound.
 MAX_CONCURRENCY = 256
 Concurrency = Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)]
+#: ``--threads``: the embedded model's llama.cpp threads (as ``JUDGELAB_THREADS``).
+Threads = Annotated[int, Field(ge=1, le=256)]

@@ -42,6 +42,8 @@ err_console = DataConsole(stderr=True)
 # 256: judgelab.limits.MAX_CONCURRENCY, written out so that --help loads no pydantic (a test holds them equal)
 CONCURRENCY_HELP = ("Calls to a server in flight at once, 1 to 256 (default 8; the embedded model "
                     "answers one at a time).")
+THREADS_HELP = ("Threads for the embedded model, 1 to 256 (default: JUDGELAB_THREADS, else the cores the last "
+                "minute's load leaves free: on a busy machine fewer threads wait less for each other).")
 TIMEOUT_HELP = ("Seconds one request attempt to a server may take, connecting to the last byte of the reply "
                 "(default 120); past it the attempt is retried.")
 
@@ -49,13 +51,13 @@ TIMEOUT_HELP = ("Seconds one request attempt to a server may take, connecting to
 def client_from_options(model: str | None, model_name: str | None, cache: bool, cache_path: Path | None = None,
                         concurrency: int | None = None, rpm: float | None = None,
                         price_in: float | None = None, price_out: float | None = None, *,
-                        uses_llm: bool = True, timeout: float | None = None) -> Client:
+                        uses_llm: bool = True, timeout: float | None = None, threads: int | None = None) -> Client:
     """The client the model options describe (:func:`judgelab.llm.resolve.client_from_options`, imported only
     when a command builds its client)."""
     from judgelab.llm.resolve import client_from_options as build
 
     return build(model, model_name, cache, cache_path, concurrency, rpm, price_in, price_out, uses_llm=uses_llm,
-                 timeout=timeout)
+                 timeout=timeout, threads=threads)
 
 
 def print_run(console: Console, result: RunResult) -> None:

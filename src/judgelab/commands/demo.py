@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from judgelab.commands._common import TIMEOUT_HELP, client_from_options, print_run
+from judgelab.commands._common import THREADS_HELP, TIMEOUT_HELP, client_from_options, print_run
 from judgelab.commands._numbers import checked
 from judgelab.llm.models import MODEL_STRING_HELP
 
@@ -24,6 +24,7 @@ def demo(
     model: str | None = typer.Option(None, "--model", "-m", help=MODEL_STRING_HELP),
     model_name: str | None = typer.Option(None, "--model-name"),
     timeout: float | None = typer.Option(None, "--timeout", callback=checked("Seconds"), help=TIMEOUT_HELP),
+    threads: int | None = typer.Option(None, "--threads", callback=checked("Threads"), help=THREADS_HELP),
     out: Path = typer.Option(Path("runs/demo"), "--out", "-o", help="Run folder."),
     cache: bool = typer.Option(True, "--cache/--no-cache"),
 ) -> None:
@@ -39,7 +40,7 @@ def demo(
     # soft_wrap: off a terminal rich would fold the strategy key at 80 columns, inside a word
     console.print(f"[bold]judgelab demo[/]: {len(items)} summaries of 9 articles, aspect 'coherence', "
                   f"score={judge.score}\nstrategy: {judge.strategy.key()}", soft_wrap=True)
-    with client_from_options(model or judge.model, model_name, cache, timeout=timeout) as client:
+    with client_from_options(model or judge.model, model_name, cache, timeout=timeout, threads=threads) as client:
         console.print(f"model: {client.backend.identity}")
         result = run_judge(judge, items, client, out, data_path=str(examples / DEMO_DATA), show_progress=True)
     table = Table("item", "human", "judge", "status", title="judgments")

@@ -7,7 +7,13 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from judgelab.commands._common import CONCURRENCY_HELP, TIMEOUT_HELP, client_from_options, print_run
+from judgelab.commands._common import (
+    CONCURRENCY_HELP,
+    THREADS_HELP,
+    TIMEOUT_HELP,
+    client_from_options,
+    print_run,
+)
 from judgelab.commands._numbers import checked
 from judgelab.errors import ConfigError
 from judgelab.llm.models import MODEL_STRING_HELP
@@ -42,6 +48,7 @@ def judge(
     concurrency: int | None = typer.Option(None, "--concurrency", callback=checked("Concurrency"), help=CONCURRENCY_HELP),
     rpm: float | None = typer.Option(None, "--rpm", callback=checked("Positive"), help="Requests per minute limit."),
     timeout: float | None = typer.Option(None, "--timeout", callback=checked("Seconds"), help=TIMEOUT_HELP),
+    threads: int | None = typer.Option(None, "--threads", callback=checked("Threads"), help=THREADS_HELP),
     cache: bool = typer.Option(True, "--cache/--no-cache", help="Use the completion cache (what makes reruns resume)."),
     cache_path: Path | None = typer.Option(None, "--cache-path", help="Cache file (default ~/.cache/judgelab/cache.sqlite)."),
     price_in: float | None = typer.Option(None, "--price-in", callback=checked("NonNegative"), help="USD per 1M prompt tokens, for cost accounting."),
@@ -85,7 +92,8 @@ def judge(
     pool = list(load_items(examples_from)) if examples_from else None
     check_items(sample, judge_config, data, pool)  # warnings before the model loads and the first call is paid
     with client_from_options(model or judge_config.model, model_name, cache, cache_path, concurrency, rpm,
-                             price_in, price_out, uses_llm=judge_config.uses_llm, timeout=timeout) as client:
+                             price_in, price_out, uses_llm=judge_config.uses_llm, timeout=timeout,
+                             threads=threads) as client:
         options = {"examples_pool": pool} if pool is not None else {}
         try:
             result = run_judge(judge_config, items if stream else list(items), client, out, data_path=str(data),

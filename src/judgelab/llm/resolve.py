@@ -144,14 +144,22 @@ def make_client(
 def client_from_options(model: str | None, model_name: str | None = None, cache: bool = True,
                         cache_path: str | Path | None = None, concurrency: int | None = None, rpm: float | None = None,
                         price_in: float | None = None, price_out: float | None = None, *,
-                        uses_llm: bool = True, timeout: float | None = None) -> Client:
+                        uses_llm: bool = True, timeout: float | None = None, threads: int | None = None) -> Client:
     """The client the commands' model options (and the Python front door's) describe: ``price_in`` /
     ``price_out`` in USD per million tokens, ``cache_path`` (default: the shared cache) unless ``cache`` is
-    False; for a judge that calls no LLM (``uses_llm`` False), one that loads no model."""
+    False; for a judge that calls no LLM (``uses_llm`` False), one that loads no model. ``threads``: the
+    embedded model's (default: ``JUDGELAB_THREADS``, else the cores the load leaves free)."""
     if not uses_llm:
         from judgelab.llm.backends.none import no_llm_client
 
         return no_llm_client()
     price = Price(price_in or 0.0, price_out or 0.0) if price_in is not None or price_out is not None else None
+    options = None
+    if threads is not None:
+        name = model or DEFAULT_MODEL
+        if not (name in PRESETS or name.endswith(".gguf")):
+            raise ConfigError(f"--threads sets the embedded model's threads; {name} is not run by it")
+        options = {"n_threads": threads}
     return make_client(model, model_name, cache=(cache_path or True) if cache else False,
-                       max_concurrency=concurrency, requests_per_minute=rpm, price=price, timeout=timeout)
+                       max_concurrency=concurrency, requests_per_minute=rpm, price=price, timeout=timeout,
+                       backend_options=options)

@@ -65,7 +65,7 @@ class EmbeddedBackend(Backend):
             logprobs=True, max_top_logprobs=20, assistant_prefix=True, json_schema=True, regex=False, seed=True,
             prefix_scoring=True,
         )
-        threads = n_threads or configured_threads() or os.cpu_count()
+        threads = n_threads or configured_threads() or default_threads()
         # n_threads_batch too: llama-cpp-python otherwise evaluates prompts (most of a judge call) on
         # every core whatever n_threads says, so two 1-thread workers would fight over both cores.
         self._llm = Llama(
@@ -308,9 +308,27 @@ class EmbeddedBackend(Backend):
         self._llm.close()
 
 
+def default_threads() -> int:
+    """The threads llama.cpp gets when neither ``n_threads`` nor ``JUDGELAB_THREADS`` says: the cores
+    this process may use that the last minute's load average leaves free, at least one.
+
+    llama.cpp's threads meet at a barrier after every layer, so one thread descheduled by another
+    process stalls all the others (issue 41: the demo ran 15 times slower on a loaded 2-core machine
+    with a thread per core; measured by bench/bench_threads.py, docs/benchmarks.md "Threads on a busy
+    machine"). Read once, when the model loads; the load average is the kernel's, so this process's
+    own work is not in it yet.
+    """
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    try:
+        busy = os.getloadavg()[0]
+    except OSError:  # no load average on this platform: assume the machine is ours
+        busy = 0.0
+    return max(1, min(cores, int(cores - busy + 0.5)))
+
+
 def configured_threads() -> int | None:
-    """``JUDGELAB_THREADS``: the threads llama.cpp uses (default: one per core). On a machine busy with
-    other work, fewer threads wait less for a descheduled peer at every barrier."""
+    """``JUDGELAB_THREADS``: the threads llama.cpp uses (default: :func:`default_threads`). On a
+    machine busy with other work, fewer threads wait less for a descheduled peer at every barrier."""
     value = os.environ.get("JUDGELAB_THREADS", "").strip()
     if not value:
         return None
