@@ -186,7 +186,8 @@ def arena_groups(judges: list[str], sizes: tuple[int, ...]):
         judge_pref = np.array([PREFERENCES[v] for v in verdicts[short]])
         full = comparisons(a, b, judge_pref, human_pref)
         for n in sizes:
-            yield "chatbot_arena", n, {f"chatbot_arena@{JUDGES[short]}": full}
+            # one group per judge: the results file keys finished groups by name, so the name carries the judge
+            yield f"chatbot_arena@{JUDGES[short]}", n, {f"chatbot_arena@{JUDGES[short]}": full}
 
 
 def arena_group(problems: dict, n: int, draws: int) -> list[dict]:
@@ -241,7 +242,7 @@ def run(groups, draws: int, results: Path, fresh: bool) -> list[dict]:
             key = (name, budget, draws)
             if not done[key]:
                 started = time.perf_counter()
-                run_group = (arena_group if name == "chatbot_arena" else labels_group if name.endswith("#labels")
+                run_group = (arena_group if name.startswith("chatbot_arena") else labels_group if name.endswith("#labels")
                              else group)
                 for row in run_group(problems, budget, draws):
                     row["group"] = name
