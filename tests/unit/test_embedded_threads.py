@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+import time
 
 import pytest
 
 from judgelab.errors import ConfigError
+from judgelab.llm.backends import embedded
 from judgelab.llm.backends.embedded import configured_threads, default_threads
 
 
@@ -14,22 +18,30 @@ from judgelab.llm.backends.embedded import configured_threads, default_threads
 def two_cores(monkeypatch):
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
 
-    def at(load):
-        monkeypatch.setattr(os, "getloadavg", lambda: (load, load, load))
-    return at
+    def busy(count):
+        monkeypatch.setattr(embedded, "_busy_cores", lambda cores: count)
+    return busy
 
 
-@pytest.mark.parametrize(("load", "threads"), [(0.0, 2), (0.4, 2), (0.6, 1), (2.0, 1), (9.0, 1)])
-def test_default_threads_are_the_cores_the_load_leaves_free(two_cores, load, threads):
-    two_cores(load)
+@pytest.mark.parametrize(("busy", "threads"), [(0.0, 2), (0.4, 2), (0.6, 1), (2.0, 1), (9.0, 1)])
+def test_default_threads_are_the_cores_other_processes_leave_free(two_cores, busy, threads):
+    two_cores(busy)
     assert default_threads() == threads
 
 
-def test_no_load_average_means_every_core(two_cores, monkeypatch):
-    def unavailable():
-        raise OSError("no load average")
-    monkeypatch.setattr(os, "getloadavg", unavailable)
-    assert default_threads() == 2
+def test_busy_cores_sees_a_spinning_process_and_not_this_one():
+    """Real readings of /proc/stat: this process sleeps while it measures, a spinning child does not."""
+    if not os.path.exists("/proc/stat"):
+        pytest.skip("no /proc/stat on this platform (the default is then every core)")
+    cores = sorted(os.sched_getaffinity(0))
+    spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        time.sleep(0.3)
+        busy = embedded._busy_cores(cores, window=0.5)
+    finally:
+        spinner.kill()
+        spinner.wait()
+    assert 0.6 <= busy <= len(cores) + 0.01, busy  # at least most of the spinner's core
 
 
 def test_judgelab_threads_is_read_and_checked(monkeypatch):

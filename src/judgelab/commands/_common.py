@@ -42,8 +42,9 @@ err_console = DataConsole(stderr=True)
 # 256: judgelab.limits.MAX_CONCURRENCY, written out so that --help loads no pydantic (a test holds them equal)
 CONCURRENCY_HELP = ("Calls to a server in flight at once, 1 to 256 (default 8; the embedded model "
                     "answers one at a time).")
-THREADS_HELP = ("Threads for the embedded model, 1 to 256 (default: JUDGELAB_THREADS, else the cores the last "
-                "minute's load leaves free: on a busy machine fewer threads wait less for each other).")
+THREADS_HELP = ("Threads for the embedded model, 1 to 256 (default: JUDGELAB_THREADS, else the cores other "
+                "processes leave free when the model loads: on a busy machine fewer threads wait less for each "
+                "other).")
 TIMEOUT_HELP = ("Seconds one request attempt to a server may take, connecting to the last byte of the reply "
                 "(default 120); past it the attempt is retried.")
 

@@ -310,20 +310,42 @@ class EmbeddedBackend(Backend):
 
 def default_threads() -> int:
     """The threads llama.cpp gets when neither ``n_threads`` nor ``JUDGELAB_THREADS`` says: the cores
-    this process may use that the last minute's load average leaves free, at least one.
+    this process may use that other processes leave free right now, at least one.
 
     llama.cpp's threads meet at a barrier after every layer, so one thread descheduled by another
     process stalls all the others (issue 41: the demo ran 15 times slower on a loaded 2-core machine
-    with a thread per core; measured by bench/bench_threads.py, docs/benchmarks.md "Threads on a busy
-    machine"). Read once, when the model loads; the load average is the kernel's, so this process's
-    own work is not in it yet.
+    with a thread per core; bench/bench_threads.py measures it, docs/benchmarks.md "Threads on a
+    busy machine"). Measured when the model loads, over a quarter of a second in which this process
+    sleeps: the load average would count this process's own last minute (a second run right after a
+    first would get one thread on an idle machine).
     """
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else list(range(os.cpu_count() or 1))
+    busy = _busy_cores(cores)
+    return max(1, min(len(cores), int(len(cores) - busy + 0.5)))
+
+
+def _busy_cores(cores: list[int], window: float = 0.25) -> float:
+    """How many of ``cores`` other processes keep busy, from two readings of /proc/stat ``window``
+    seconds apart (0 where there is no /proc/stat: the machine is taken to be ours). Hand-written:
+    psutil would do it, but this one reading is all judgelab needs of it."""
+    def idle_and_total() -> tuple[float, float]:
+        idle = total = 0.0
+        with open("/proc/stat", encoding="ascii") as stat:
+            for line in stat:
+                name, *fields = line.split()
+                if name.startswith("cpu") and name[3:].isdigit() and int(name[3:]) in cores:
+                    ticks = [float(f) for f in fields[:8]]  # user nice system idle iowait irq softirq steal
+                    idle, total = idle + ticks[3] + ticks[4], total + sum(ticks)
+        return idle, total
+
     try:
-        busy = os.getloadavg()[0]
-    except OSError:  # no load average on this platform: assume the machine is ours
-        busy = 0.0
-    return max(1, min(cores, int(cores - busy + 0.5)))
+        idle0, total0 = idle_and_total()
+        time.sleep(window)
+        idle1, total1 = idle_and_total()
+    except (OSError, ValueError, IndexError):
+        return 0.0
+    elapsed = total1 - total0
+    return 0.0 if elapsed <= 0 else len(cores) * (1.0 - (idle1 - idle0) / elapsed)
 
 
 def configured_threads() -> int | None:
