@@ -49,7 +49,8 @@ def test_an_oversized_reply_is_a_malformed_reply_never_cached_nor_written(tmp_pa
     with HostileServer("huge", huge_bytes=HUGE, chunked=sent == "chunked", gzip=sent == "gzip") as server:
         done = run_capped("judge", "--data", data, *JUDGE, "--model", server.base_url, "--model-name", "m",
                           "--out", tmp_path / "run", "--cache-path", tmp_path / "cache.sqlite")
-    assert done.returncode == 0, done.stderr
+    # every item an error: the run is written whole, and exits 1 so that a script notices (issue 41, item 3)
+    assert done.returncode == 1 and "every item ended in an error (2 of 2)" in done.stderr, done.stderr
     judgments = _judgments(tmp_path / "run")
     assert [j["status"] for j in judgments] == ["error", "error"]
     for judgment in judgments:
@@ -143,7 +144,8 @@ def test_malformed_replies_under_a_short_deadline_fail_their_items_not_the_run(t
     with HostileServer("bad_schema") as server:
         done = run_cli("judge", "--data", data, *JUDGE, "--model", server.base_url, "--model-name", "m",
                        "--timeout", "1", "--out", tmp_path / "run", "--cache-path", tmp_path / "cache.sqlite")
-    assert done.returncode == 0, done.stderr
+    # the run finishes (not 'not answering', exit 2); every item an error, so it exits 1 (issue 41, item 3)
+    assert done.returncode == 1 and "every item ended in an error (4 of 4)" in done.stderr, done.stderr
     assert "not answering" not in done.stderr
     for judgment in _judgments(tmp_path / "run"):
         assert judgment["status"] == "error"
