@@ -61,7 +61,9 @@ def test_a_fitted_ensemble_moves_with_its_files_and_takes_new_member_files(bench
     assert ensemble.learned == load_judge(fitted).learned  # rebinding keeps what was learned
 
     without = run_cli("judge", "--config", fitted, "--data", tmp_path / "test.jsonl", "--out", tmp_path / "stale")
-    assert without.returncode == 0 and "has no rows for any of the 60 items" in without.stderr
+    # every item an error: exit 1 (issue 41, item 3), the warning naming why
+    assert without.returncode == 1 and "has no rows for any of the 60 items" in without.stderr
+    assert "every item ended in an error (60 of 60)" in without.stderr
     assert not any(j.ok for j in load_judgments(tmp_path / "stale"))  # the dev files hold no test verdicts
 
 

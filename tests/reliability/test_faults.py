@@ -239,7 +239,8 @@ def test_a_reply_that_breaks_the_schema_is_retried_then_fails_its_item_alone(tmp
         done = run_cli("judge", "--data", data, "--aspect", "coherence", "--model", server.base_url,
                        "--criteria", CRITERIA, "--family", "summarisation", "--strategy", "scale=5,cot=none",
                        "--out", tmp_path / "run", "--cache-path", tmp_path / "cache.sqlite")
-    assert done.returncode == 0, done.stderr
+    # every item an error: written whole, exit 1 so that a script notices (issue 41, item 3)
+    assert done.returncode == 1 and "every item ended in an error (2 of 2)" in done.stderr, done.stderr
     assert "internal error" not in done.stderr and "pydantic" not in done.stderr + done.stdout
     assert server.posts == 2 * 6  # every attempt was made
     judgments = [json.loads(line) for line in (tmp_path / "run" / "judgments.jsonl").read_text().splitlines()]
