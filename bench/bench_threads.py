@@ -149,7 +149,7 @@ def doc(speed: list[dict], stops: list[dict], command: str) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--models", nargs="*", default=["qwen2.5-coder-1.5b", "qwen2.5-coder-0.5b"])
+    parser.add_argument("--models", nargs="*", default=["qwen2.5-coder-1.5b"])  # what make setup installs
     parser.add_argument("--threads", nargs="*", default=["1", "2", "auto"])
     parser.add_argument("--loads", nargs="*", type=int, default=[0, 2, 4])
     parser.add_argument("--calls", type=int, default=5)
