@@ -5,11 +5,11 @@ import inspect_ai.model._model as _model
 
 # offline: tiktoken would download its o200k_base table to count the mock's tokens; count characters / 4
 _model.count_text_tokens = lambda text: max(1, len(text) // 4)
-from inspect_ai import Task, eval
-from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.model import ModelOutput, get_model
-from inspect_ai.scorer import match, model_graded_qa
-from inspect_ai.solver import generate
+from inspect_ai import Task, eval  # noqa: E402 - after the offline patch above
+from inspect_ai.dataset import MemoryDataset, Sample  # noqa: E402 - after the offline patch above
+from inspect_ai.model import ModelOutput, get_model  # noqa: E402 - after the offline patch above
+from inspect_ai.scorer import match, model_graded_qa  # noqa: E402 - after the offline patch above
+from inspect_ai.solver import generate  # noqa: E402 - after the offline patch above
 
 QUESTIONS = [("What is 2 + 2?", "4"), ("What is the capital of France?", "Paris"),
              ("How many legs has a spider?", "8"), ("What colour is a clear daytime sky?", "blue"),
