@@ -105,4 +105,5 @@ Port = Annotated[int, Field(ge=0, le=65_535)]
 MAX_CONCURRENCY = 256
 Concurrency = Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)]
 #: ``--threads``: the embedded model's llama.cpp threads (as ``JUDGELAB_THREADS``).
-Threads = Annotated[int, Field(ge=1, le=256)]
+MAX_THREADS = 256
+Threads = Annotated[int, Field(ge=1, le=MAX_THREADS)]

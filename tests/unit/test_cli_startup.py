@@ -104,8 +104,9 @@ def test_every_checked_range_is_a_limit():
         TypeAdapter(getattr(limits, name))
 
 
-def test_the_concurrency_help_states_the_limit():
+def test_the_concurrency_and_threads_help_state_the_limits():
     from judgelab import limits
-    from judgelab.commands._common import CONCURRENCY_HELP
+    from judgelab.commands._common import CONCURRENCY_HELP, THREADS_HELP
 
     assert f"1 to {limits.MAX_CONCURRENCY} " in CONCURRENCY_HELP
+    assert f"1 to {limits.MAX_THREADS} " in THREADS_HELP

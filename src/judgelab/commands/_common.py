@@ -42,6 +42,7 @@ err_console = DataConsole(stderr=True)
 # 256: judgelab.limits.MAX_CONCURRENCY, written out so that --help loads no pydantic (a test holds them equal)
 CONCURRENCY_HELP = ("Calls to a server in flight at once, 1 to 256 (default 8; the embedded model "
                     "answers one at a time).")
+# 256: judgelab.limits.MAX_THREADS, written out likewise
 THREADS_HELP = ("Threads for the embedded model, 1 to 256 (default: JUDGELAB_THREADS, else the cores other "
                 "processes leave free when the model loads: on a busy machine fewer threads wait less for each "
                 "other).")

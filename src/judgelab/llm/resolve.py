@@ -30,6 +30,11 @@ from judgelab.redact import redact_known
 SERVER_PREFIXES = ("openai:", "http://", "https://")  # model strings that name a server
 
 
+def runs_embedded(model: str) -> bool:
+    """Whether the model string names a model the embedded backend (llama.cpp in this process) runs."""
+    return model in PRESETS or model.endswith(".gguf")
+
+
 def make_backend(model: str | None = None, model_name: str | None = None, timeout: float | None = None,
                  **options: Any) -> Backend:
     """Build the backend a model string names. ``options`` go to the backend's constructor.
@@ -37,12 +42,12 @@ def make_backend(model: str | None = None, model_name: str | None = None, timeou
     ``timeout``: the deadline of one request attempt to a server, in seconds (default 120).
     """
     model = model or DEFAULT_MODEL
-    in_process = model in PRESETS or model.endswith(".gguf") or model.startswith("vllm:")
+    in_process = runs_embedded(model) or model.startswith("vllm:")
     if timeout is not None and in_process:
         raise ConfigError(f"--timeout bounds requests to a server; {model} runs in this process")
     if timeout is not None and not timeout > 0:
         raise ConfigError(f"--timeout must be a number of seconds above 0, not {timeout}")
-    if model in PRESETS or model.endswith(".gguf"):
+    if runs_embedded(model):
         from judgelab.llm.backends.embedded import EmbeddedBackend  # heavy import: only when used
 
         if model.endswith(".gguf") and not Path(model).is_file():
@@ -148,7 +153,7 @@ def client_from_options(model: str | None, model_name: str | None = None, cache:
     """The client the commands' model options (and the Python front door's) describe: ``price_in`` /
     ``price_out`` in USD per million tokens, ``cache_path`` (default: the shared cache) unless ``cache`` is
     False; for a judge that calls no LLM (``uses_llm`` False), one that loads no model. ``threads``: the
-    embedded model's (default: ``JUDGELAB_THREADS``, else the cores the load leaves free)."""
+    embedded model's (default: ``JUDGELAB_THREADS``, else the cores other processes leave free)."""
     if not uses_llm:
         from judgelab.llm.backends.none import no_llm_client
 
@@ -157,7 +162,7 @@ def client_from_options(model: str | None, model_name: str | None = None, cache:
     options = None
     if threads is not None:
         name = model or DEFAULT_MODEL
-        if not (name in PRESETS or name.endswith(".gguf")):
+        if not runs_embedded(name):
             raise ConfigError(f"--threads sets the embedded model's threads; {name} is not run by it")
         options = {"n_threads": threads}
     return make_client(model, model_name, cache=(cache_path or True) if cache else False,

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from judgelab.errors import BackendError, ConfigError, RequestError
+from judgelab.limits import MAX_THREADS
 from judgelab.llm.backends.base import Backend, Capabilities, sample_seed
 from judgelab.llm.models import PRESETS, get_preset, resolve_preset_path
 from judgelab.llm.types import Completion, Request, TokenLogprob, TopLogprob
@@ -349,13 +350,13 @@ def _busy_cores(cores: list[int], window: float = 0.25) -> float:
 
 
 def configured_threads() -> int | None:
-    """``JUDGELAB_THREADS``: the threads llama.cpp uses (default: :func:`default_threads`). On a
-    machine busy with other work, fewer threads wait less for a descheduled peer at every barrier."""
+    """``JUDGELAB_THREADS``: the threads llama.cpp uses (default: :func:`default_threads`), the same
+    range as ``--threads`` (``limits.Threads``)."""
     value = os.environ.get("JUDGELAB_THREADS", "").strip()
     if not value:
         return None
-    if not value.isdigit() or not 1 <= int(value) <= 256:
-        raise ConfigError(f"JUDGELAB_THREADS={value!r}: give a whole number of threads from 1 to 256")
+    if not value.isdigit() or not 1 <= int(value) <= MAX_THREADS:
+        raise ConfigError(f"JUDGELAB_THREADS={value!r}: give a whole number of threads from 1 to {MAX_THREADS}")
     return int(value)
 
 
