@@ -1,7 +1,8 @@
 """The embedded model on a busy machine: tokens/s by thread count at load 0, 2 and 4, and Ctrl-C to exit.
 
-    .venv/bin/python -m bench.bench_threads --write          # ~15 min, alone on the machine
-    .venv/bin/python -m bench.bench_threads --quick          # one model, fewer calls, prints only
+    .venv/bin/python -m bench.bench_threads --calls 3 --write          # ~25 min, alone on the machine
+    .venv/bin/python -m bench.bench_threads --part stop --write        # Ctrl-C only, ~10 min
+    .venv/bin/python -m bench.bench_threads --quick                    # one model, fewer calls, prints only
 
 A busy laptop is simulated by ``--loads`` processes spinning on the CPU at the benchmark's own
 priority (``load 2`` on 2 cores: every core has another runnable process). At each load, each
@@ -11,9 +12,9 @@ the thread counts interleaved call by call so that they see the same moments of 
 figures: prompt and generation tokens/s (medians over the calls) and each count's ratio to one
 thread at the same load.
 
-Ctrl-C: ``judgelab judge`` on the demo data with the default strategy (it writes an explanation
-before its rating, so a call is a long generation) gets SIGINT once its first judgment is written;
-the figure is the seconds from the signal to the process's exit, at each load.
+Ctrl-C (``--part stop``): ``judgelab judge`` on the demo data with the demo judge and ``cot=prefix``
+(an explanation before its rating, so a call is a long generation) gets SIGINT once its first
+judgment is written; the figure is the seconds from the signal to the process's exit, at each load.
 
 Nothing here is a pass/fail test: these machines are noisy, so only ratios within one run are read.
 """
@@ -35,10 +36,13 @@ from bench.common import command_line, describe_machine, load_avg, log, write_do
 
 ROOT = Path(__file__).resolve().parents[1]
 SECTION = "## Threads on a busy machine (`bench/bench_threads.py`)"
+STOP_SECTION = "## Ctrl-C on a busy machine (`bench/bench_threads.py --part stop`)"
 DIALOGUE = " ".join(
     f"A: I read that {topic} changed a lot last year. B: Yes, mostly because of new rules and prices."
     for topic in ("football", "chess", "cooking", "jazz", "sailing", "astronomy", "gardening", "painting",
                   "cycling", "poetry"))
+#: The demo judge with an explanation before the rating: each call is a long generation to interrupt.
+LONG_GENERATION = ("--strategy", "cot=prefix", "--score", "parsed")
 PROMPT = (f"Rate how natural the last response is, from 1 to 5, then explain in two sentences.\n\n{DIALOGUE}\n\n"
           "Response: B: I did not know that, what changed for the players?")
 
@@ -105,8 +109,9 @@ def ctrl_c_seconds(model: str, loads: list[int]) -> list[dict]:
     for load in loads:
         with spinning(load), tempfile.TemporaryDirectory() as tmp:
             run = Path(tmp) / "run"
-            args = [sys.executable, "-m", "judgelab.cli", "judge", "--data",
-                    str(ROOT / "src/judgelab/examples/demo_summaries.jsonl"), "--aspect", "coherence",
+            examples = ROOT / "src/judgelab/examples"
+            args = [sys.executable, "-m", "judgelab.cli", "judge", "--data", str(examples / "demo_summaries.jsonl"),
+                    "--config", str(examples / "demo_judge.yaml"), *LONG_GENERATION,
                     "--model", model, "--out", str(run), "--cache-path", str(Path(tmp) / "cache.sqlite")]
             process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                                        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
@@ -116,7 +121,10 @@ def ctrl_c_seconds(model: str, loads: list[int]) -> list[dict]:
                     judgments.exists() and judgments.stat().st_size > 0):
                 time.sleep(0.05)
             if process.poll() is not None:
-                rows.append({"model": model, "load": load, "seconds": None, "note": "finished before the signal"})
+                last = (process.stderr.read().strip().splitlines() or ["no output"])[-1]
+                rows.append({"model": model, "load": load, "seconds": None,
+                             "note": f"exited {process.returncode} before the signal: {last}"})
+                log(f"{model} load {load}: {rows[-1]['note']}")
                 continue
             process.send_signal(signal.SIGINT)
             signalled = time.monotonic()
@@ -127,7 +135,7 @@ def ctrl_c_seconds(model: str, loads: list[int]) -> list[dict]:
     return rows
 
 
-def doc(speed: list[dict], stops: list[dict], command: str) -> str:
+def speed_doc(speed: list[dict], command: str) -> str:
     out = [f"Machine: {describe_machine()}. Command: `{command}`. Load: that many processes spinning on the CPU "
            "at the benchmark's priority; `auto` is the embedded backend's default thread count, "
            "`judgelab.llm.backends.embedded.default_threads` (the number it chose in brackets). Medians over "
@@ -139,8 +147,15 @@ def doc(speed: list[dict], stops: list[dict], command: str) -> str:
         name = f"auto ({row['n_threads']})" if row["threads"] == "auto" else row["threads"]
         out.append(f"| {row['model']} | {row['load']} | {name} | {row['prompt']:.0f} | {row['generation']:.1f} | "
                    f"{row['generation'] / one['generation']:.2f} |")
-    out += ["", "Ctrl-C during `judgelab judge` (the default strategy: an explanation before the rating), seconds "
-            "from the signal to the exit:", "", "| model | load | seconds | exit code |", "|---|---|---|---|"]
+    return "\n".join(out)
+
+
+def stop_doc(stops: list[dict], command: str) -> str:
+    out = [f"Machine: {describe_machine()}. Command: `{command}`. `judgelab judge` on the demo summaries with the "
+           f"demo judge and `{' '.join(LONG_GENERATION)}` (an explanation before the rating: every call is a long "
+           "generation), default threads, at each load (processes spinning on the CPU); SIGINT once the first "
+           "judgment is written, so a call is in flight. Seconds from the signal to the process's exit:", "",
+           "| model | load | seconds | exit code |", "|---|---|---|---|"]
     for row in stops:
         seconds = "-" if row["seconds"] is None else f"{row['seconds']:.2f}"
         out.append(f"| {row['model']} | {row['load']} | {seconds} | {row.get('code', row.get('note'))} |")
@@ -154,19 +169,27 @@ def main() -> None:
     parser.add_argument("--loads", nargs="*", type=int, default=[0, 2, 4])
     parser.add_argument("--calls", type=int, default=5)
     parser.add_argument("--quick", action="store_true", help="the first model, 2 calls, no Ctrl-C")
+    parser.add_argument("--part", choices=("speed", "stop", "both"), default="both",
+                        help="tokens/s by thread count, seconds from Ctrl-C to exit, or both (each its own section)")
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args()
     if "1" not in args.threads:
         parser.error("--threads must include 1 (the ratios are to one thread)")
     models = args.models[:1] if args.quick else args.models
     calls = 2 if args.quick else args.calls
+    command = command_line("bench.bench_threads")
     log(f"machine load before: {load_avg()} ({os.cpu_count()} cores)")
-    speed = [row for model in models for row in tokens_per_second(model, args.threads, args.loads, calls)]
-    stops = [] if args.quick else ctrl_c_seconds(models[0], args.loads)
-    body = doc(speed, stops, command_line("bench.bench_threads"))
-    print(body)
-    if args.write:
-        write_doc_section("bench_threads", body, heading=SECTION)
+    if args.part in ("speed", "both"):
+        speed = [row for model in models for row in tokens_per_second(model, args.threads, args.loads, calls)]
+        body = speed_doc(speed, command)
+        print(body)
+        if args.write:
+            write_doc_section("bench_threads", body, heading=SECTION)
+    if args.part in ("stop", "both") and not args.quick:
+        body = stop_doc(ctrl_c_seconds(models[0], args.loads), command)
+        print(body)
+        if args.write:
+            write_doc_section("bench_threads_stop", body, heading=STOP_SECTION)
 
 
 if __name__ == "__main__":
