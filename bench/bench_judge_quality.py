@@ -156,6 +156,26 @@ def read_records(path: Path) -> dict[str, dict[str, Any]]:
     return records
 
 
+class Recorder:
+    """The ``on_judgment`` callback that appends each judgment's record to a file, with the wall time since the
+    previous judgment (or since :meth:`restart`), and keeps the records that are not errors (errors are retried)."""
+
+    def __init__(self, appender: JsonlAppender, by_id: dict[str, Item], records: dict[str, dict[str, Any]]):
+        self.appender, self.by_id, self.records = appender, by_id, records
+        self.restart()
+
+    def restart(self) -> None:
+        self.mark = time.perf_counter()
+
+    def __call__(self, judgment: Judgment) -> None:
+        now = time.perf_counter()
+        record = record_of(judgment, self.by_id[judgment.item_id], now - self.mark)
+        self.mark = now
+        self.appender.append(record)
+        if record["status"] != "error":
+            self.records[record["item_id"]] = record
+
+
 def task_path(out: Path, model: str, task: Task, max_tokens: int | None) -> Path:
     digest = make_judge(task, max_tokens).digest()
     return out / Path(model).stem / f"{task.dataset}-{task.aspect}-{digest}.jsonl"
@@ -187,16 +207,7 @@ def judge_task(run: TaskRun, client: Any, budget_s: float, max_groups: int | Non
     by_id = {item.id: item for group in run.groups for item in group}
     appender = JsonlAppender(run.path)  # drops a line cut short by an earlier kill
     run.records = read_records(run.path)
-    mark = [time.perf_counter()]
-
-    def on_judgment(judgment: Judgment) -> None:
-        now = time.perf_counter()
-        record = record_of(judgment, by_id[judgment.item_id], now - mark[0])
-        mark[0] = now
-        appender.append(record)
-        if record["status"] != "error":
-            run.records[record["item_id"]] = record
-
+    on_judgment = Recorder(appender, by_id, run.records)
     started_groups = 0
     try:
         for group in run.groups:
@@ -207,7 +218,7 @@ def judge_task(run: TaskRun, client: Any, budget_s: float, max_groups: int | Non
             if over or (max_groups is not None and started_groups >= max_groups):
                 break
             started_groups += 1
-            mark[0] = time.perf_counter()
+            on_judgment.restart()
             judge.run(todo, client, on_judgment=on_judgment)
     finally:
         appender.close()

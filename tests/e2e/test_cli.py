@@ -88,6 +88,19 @@ def test_judge_writes_a_run_folder_and_resumes(tmp_path, benchmarks_dir, test_mo
     assert other.returncode == 2 and "another judge" in " ".join(other.stderr.split())
 
 
+def test_judge_on_the_embedded_default(tmp_path, benchmarks_dir, test_model_path):
+    """Issue 41, item 8: with an embedded model and nothing chosen, the judge rates first and scores the expected
+    rating under its probabilities, and says so (bench/bench_default_strategy.py measured the choice)."""
+    data = save_items(list(load_items(benchmarks_dir / "sfres.jsonl"))[:2], tmp_path / "items.jsonl")
+    result = run_cli("judge", "--data", data, "--aspect", "naturalness", "--model", TEST_MODEL,
+                     "--out", tmp_path / "run", "--cache-path", tmp_path / "cache.sqlite")
+    assert result.returncode == 0, result.stderr
+    assert "embedded model: the judge rates first" in " ".join(result.stderr.split())
+    record = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert record["judge"]["strategy"]["cot"] == "none" and record["judge"]["score"] == "logprob"
+    assert record["usage"]["completion_tokens"] <= 2 * 16  # a rating, not an explanation
+
+
 def test_saved_config_is_reused(tmp_path, benchmarks_dir, test_model_path):
     data = save_items(list(load_items(benchmarks_dir / "sfres.jsonl"))[:2], tmp_path / "items.jsonl")
     saved = tmp_path / "judge.yaml"

@@ -56,13 +56,15 @@ def judge(data: Any, aspect: str | None = None, *, config: Any = None, method: s
     ``config``: a judge config (a YAML/JSON file, a dict, or a config object such as an optimiser's best);
     else a default judge of kind ``method`` (``prompted`` when None) for ``aspect``. ``options`` lay single
     settings over it: ``family``, ``task``, ``criteria``, ``strategy`` (e.g. ``"scale=10,cot=none"``), ``score``
-    (``parsed`` or ``logprob``), ``samples``, ``temperature``, ``reduce``, ``likelihood_of``. ``model``: an
+    (``parsed`` or ``logprob``), ``samples``, ``temperature``, ``reduce``, ``likelihood_of``; with an embedded
+    model, a judge built from options rates first and scores the expected rating under its probabilities
+    unless ``strategy`` names ``cot`` or ``score`` is given (``judge_config.strategy`` shows it). ``model``: an
     embedded preset (``qwen2.5-coder-1.5b`` by default, ``smollm2-135m``, ...), a ``.gguf`` path,
     ``openai:<model>`` or a server's base URL with ``model_name``. ``out``: a run folder (rerun into it to
     resume; it gets a report.html). ``limit``: the first N items only. ``progress``: a progress bar."""
     from judgelab.api.results import JudgeRun, wrap
     from judgelab.data.given import as_items, is_path
-    from judgelab.judges.options import judge_config_from_options
+    from judgelab.judges.options import judge_config_from_options, with_embedded_default
     from judgelab.llm.resolve import client_from_options
     from judgelab.runner.run import check_out_folder, run_judge
 
@@ -76,6 +78,8 @@ def judge(data: Any, aspect: str | None = None, *, config: Any = None, method: s
     if limit:
         items = items[:limit]
     judge_config = judge_config_from_options(config, method, aspect, **options)
+    judge_config, _ = with_embedded_default(judge_config, model, from_options=config is None,
+                                            strategy=options.get("strategy"), score=options.get("score"))
     pool = list(as_items(examples_from)) if examples_from is not None else None
     with client_from_options(model or judge_config.model, model_name, cache, cache_path, concurrency, rpm, price_in,
                              price_out, uses_llm=judge_config.uses_llm, timeout=timeout) as client:

@@ -37,7 +37,7 @@ def judge(
     task: str | None = typer.Option(None, "--task", help="Your task description (generic family)."),
     criteria: str | None = typer.Option(None, "--criteria", help="Your evaluation criteria text, or @FILE."),
     strategy: str | None = typer.Option(None, "--strategy", help="HPSS factors, e.g. 'scale=10,cot=none,order=TD-IC-ER'."),
-    score: str | None = typer.Option(None, "--score", help="parsed (the written rating) or logprob (expected rating)."),
+    score: str | None = typer.Option(None, "--score", help="parsed (the written rating) or logprob (expected rating); default parsed, logprob on an embedded model without --config or a cot in --strategy."),
     reduce: str | None = typer.Option(None, "--reduce", help="Likelihood judge: mean (per token), sum or min of the output's token logprobs."),
     likelihood_of: str | None = typer.Option(None, "--likelihood-of", help="Likelihood judge: score the output given the input (output, GPTScore) or the input given the output (input; for relevance the query given the passage, UPR)."),
     samples: int | None = typer.Option(None, "--samples", callback=checked("Samples"), help="Self-consistency samples (with --temperature > 0)."),
@@ -89,6 +89,7 @@ def judge(
                                  strategy=strategy, score=score, samples=samples, temperature=temperature,
                                  reduce=reduce, likelihood_of=likelihood_of)
     judge_config = rebind_members(judge_config, member or [])
+    judge_config = _embedded_default(judge_config, model, config, strategy, score)
     pool = list(load_items(examples_from)) if examples_from else None
     check_items(sample, judge_config, data, pool)  # warnings before the model loads and the first call is paid
     with client_from_options(model or judge_config.model, model_name, cache, cache_path, concurrency, rpm,
@@ -113,6 +114,21 @@ def judge(
         _save(judge_config, save_config)
     print_run(console, result)
     _fail_if_nothing_judged(result)
+
+
+def _embedded_default(judge_config: JudgeConfig, model: str | None, config: Path | None, strategy: str | None,
+                      score: str | None) -> JudgeConfig:
+    """The embedded models' default (the rating first, from the probabilities), said on stderr when applied."""
+    from judgelab.commands._common import err_console
+    from judgelab.judges.options import with_embedded_default
+
+    judge_config, applied = with_embedded_default(judge_config, model, from_options=config is None,
+                                                  strategy=strategy, score=score)
+    if applied:
+        err_console.print("embedded model: the judge rates first and the score is the expected rating under its "
+                          "probabilities (cot=none, --score logprob; docs/judges.md). For HPSS's MT-Bench start, an "
+                          "explanation first: --strategy cot=prefix --score parsed", highlight=False, soft_wrap=True)
+    return judge_config
 
 
 def _method_for(items, data: Path, config: Path | None, method: str | None, pointwise: list[str]) -> str | None:

@@ -45,3 +45,28 @@ def judge_config_from_options(config: str | Path | Mapping[str, Any] | JudgeConf
             raise ConfigError(f"--strategy {strategy!r}: {exc}") from exc
     base.update({key: value for key, value in overrides.items() if value is not None})
     return judge_from_dict(base, where, base_dir=base_dir)
+
+
+#: How a prompted judge built from options rates with an embedded model: the rating first, read from the
+#: model's probabilities over the scale. On a CPU an explanation first (HPSS's MT-Bench start) costs a long
+#: generation per item for no better agreement (bench/bench_default_strategy.py, docs/judges.md).
+EMBEDDED_DEFAULT = {"cot": "none", "score": "logprob"}
+
+
+def with_embedded_default(judge_config: JudgeConfig, model: str | None, *, from_options: bool,
+                          strategy: str | None, score: str | None) -> tuple[JudgeConfig, bool]:
+    """``judge_config`` with :data:`EMBEDDED_DEFAULT` when the judge runs on an embedded model and nothing
+    chose its chain of thought or score: a prompted judge built from options (not a config), no ``cot`` in
+    ``strategy``, no ``score``. Returns the config and whether the default was applied."""
+    from judgelab.llm.models import DEFAULT_MODEL
+    from judgelab.llm.resolve import runs_embedded
+
+    chosen = score is not None or (strategy and "cot" in Strategy.from_key(strategy).model_fields_set)
+    if not from_options or chosen or not isinstance(judge_config, PromptedJudge):
+        return judge_config, False
+    if not runs_embedded(model or judge_config.model or DEFAULT_MODEL):
+        return judge_config, False
+    settings = judge_config.model_dump(mode="json", exclude_unset=True)
+    settings["strategy"] = {**settings.get("strategy", {}), "cot": EMBEDDED_DEFAULT["cot"]}
+    settings["score"] = EMBEDDED_DEFAULT["score"]
+    return judge_from_dict(settings, "command-line options"), True
