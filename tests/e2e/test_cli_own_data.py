@@ -100,3 +100,20 @@ def test_every_item_an_error_exits_1_for_a_prompted_judge_too(tmp_path, capsys):
                                     "summarisation", "--criteria", "Is it coherent?", "--model", TEST_MODEL)
     assert code == 1
     assert "every item ended in an error (1 of 1), e.g. item 's1' has no 'source' text" in flat(err)
+
+
+def test_optimize_and_fit_refuse_unlabelled_items_before_the_model_loads(tmp_path, capsys):
+    """A search or a fit on items with no human value for the aspect cannot learn anything: exit 2 naming the
+    file and where the values go, before a model that cannot even load is tried."""
+    rows = [{"id": f"i{k}", "source": "q", "output": "a", "scores": {"coherence": 3}} for k in range(3)]
+    data = write_jsonl(tmp_path / "items.jsonl", rows)
+    missing = tmp_path / "missing.gguf"
+    code, err = run_main_in_process(capsys, "optimize", "hpss", "--data", data, "--aspect", "helpfulness",
+                                    "--budget", "2", "--out", tmp_path / "search", "--model", missing)
+    assert code == 2 and "GGUF file not found" not in err
+    assert f"{data}" in flat(err) and "scores.helpfulness" in flat(err) and "coherence" in flat(err)
+    config = tmp_path / "critic.yaml"
+    config.write_text("kind: active-critic\naspect: helpfulness\n", encoding="utf-8")
+    code, err = run_main_in_process(capsys, "fit", "--config", config, "--data", data, "--out", tmp_path / "f.yaml",
+                                    "--model", missing)
+    assert code == 2 and "GGUF file not found" not in err and "scores.helpfulness" in flat(err)

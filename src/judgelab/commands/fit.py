@@ -51,6 +51,9 @@ def fit(
                           f"trainable kinds: {', '.join(trainable) or 'none'}")
     if limit:
         items = items[:limit]
+    from judgelab.metrics.align import require_human_values
+
+    require_human_values(items, aspect or getattr(judge, "aspect", None), human or data)  # before the model loads
     if out.suffix not in (".yaml", ".yml", ".json"):
         raise ConfigError(f"--out {out}: the fitted config is a file ending in .yaml or .json")
     with client_from_options(model or judge.model, model_name, cache, cache_path, uses_llm=judge.uses_llm,

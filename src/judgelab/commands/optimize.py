@@ -109,6 +109,9 @@ def _dev_and_test(data: Path, test: Path | None, human: Path | None, aspect: str
             raise ConfigError(f"--human {human}: none of the --data items is labelled for {aspect!r}")
     if limit:
         dev, held_out = dev[:limit], held_out[:limit]
+    from judgelab.metrics.align import require_human_values
+
+    require_human_values(dev, aspect, data)  # the search's objective: refused before the model loads
     return dev, (held_out if test is not None else None)
 
 
