@@ -381,8 +381,7 @@ def systems_tables(report, width: int = 120) -> list[Any]:
         labelled = sum(int(n) for s, n in zip(report.systems, estimates["corrected"].n_labelled, strict=True)
                        if s in effective)
         where = "" if len(effective) == len(report.systems) else f" (the {len(effective)} systems with t intervals)"
-        lines.append(f"the corrected t intervals are as narrow as human-only ones with [bold]{total:.0f}[/] labels "
-                     f"where {labelled} were labelled{where}")
+        lines.append(_effective_labels_line(total, labelled, where))
     if report.skipped:
         lines.append("[yellow]skipped[/]: " + "; ".join(f"{escape(k)} ({v})" for k, v in report.skipped.items()))
     if report.unjudged_share:
@@ -532,3 +531,12 @@ def _print_plan(console, data, judgments, human, human_ids, aspect, judge, field
 
 def _needed(value: float) -> str:
     return "unreachable" if math.isinf(value) else "-" if math.isnan(value) else str(int(value))
+
+
+def _effective_labels_line(total: float, labelled: int, where: str) -> str:
+    """What the judge's verdicts were worth in labels, read the right way round when they were worth none."""
+    if round(total) > labelled:
+        return (f"the corrected t intervals are as narrow as human-only ones with [bold]{total:.0f}[/] labels "
+                f"where {labelled} were labelled{where}: the judge's verdicts were worth about {total - labelled:.0f} more")
+    return (f"the judge's verdicts did not narrow the t intervals{where}: the corrected ones are as narrow as "
+            f"human-only ones with {total:.0f} labels, and {labelled} were labelled")
