@@ -25,15 +25,9 @@ from __future__ import annotations
 import importlib
 import sys
 import types
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from judgelab.lazy import lazy_exports
-
-try:
-    __version__ = version("judgelab")
-except PackageNotFoundError:  # running from a source tree without install
-    __version__ = "0.0.0"
 
 VERBS = ("judge", "meta", "evaluate", "compare", "audit", "sample", "load")
 #: the results the verbs return, and the data types they take (for isinstance and type hints)
@@ -88,7 +82,21 @@ class _Package(types.ModuleType):
         super().__setattr__(name, value)
 
 
+def _version() -> str:
+    """The installed distribution's version, read on first use: importlib.metadata scans every installed
+    package's metadata (60-100 ms), which ``import judgelab`` and ``judgelab --help`` should not pay."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("judgelab")
+    except PackageNotFoundError:  # running from a source tree without install
+        return "0.0.0"
+
+
 def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        globals()["__version__"] = _version()
+        return globals()["__version__"]
     if name in _SHARED:
         setattr(sys.modules[__name__], name, None)  # becomes the verb-and-package
         return globals()[name]

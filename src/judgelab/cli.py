@@ -16,7 +16,6 @@ import warnings
 import typer
 from rich.markup import escape
 
-from judgelab import __version__
 from judgelab.commands import BareFlagsGroup
 from judgelab.commands._common import console, err_console
 from judgelab.errors import JudgelabError, Terminated, bounded
@@ -38,7 +37,9 @@ _state: dict = {"debug": False, "showwarning": warnings.showwarning}
 
 def _version(value: bool) -> None:
     if value:
-        console.print(f"judgelab {__version__}")
+        import judgelab
+
+        console.print(f"judgelab {judgelab.__version__}")
         raise typer.Exit()
 
 
