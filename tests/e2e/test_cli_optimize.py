@@ -91,7 +91,7 @@ def test_optimize_random_within_a_space(benchmarks_dir, test_model_path, tmp_pat
 
 def test_optimize_names_a_bad_space_before_any_call(tmp_path):
     dev = tmp_path / "dev.jsonl"
-    dev.write_text('{"id": "a", "output": "x", "human": {"naturalness": 3}}\n')
+    dev.write_text('{"id": "a", "output": "x", "scores": {"naturalness": 3}}\n')
     common = ("optimize", "random", "--data", dev, "--aspect", "naturalness", "--budget", "2", "--out", tmp_path / "run",
               "--model", "http://127.0.0.1:9/v1", "--model-name", "judge")  # nothing listens: no call may be made
     bad_value = run_cli(*common, "--space", "cot=before")
