@@ -1,4 +1,4 @@
-"""Which strategy should the embedded model use by default: an explanation first, or the rating first?
+"""Which strategy the embedded model should use by default: an explanation first, or the rating first.
 
     .venv/bin/python -m bench.bench_default_strategy --write      # ~35 min alone on 2 cores, resumable
     .venv/bin/python -m bench.bench_default_strategy --report-only
