@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.bench_judge_quality import NATIVE_SCALE, Recorder, benchmarks_dir, read_records
+from bench.bench_judge_quality import NATIVE_SCALE, Recorder, held_in_groups, read_records
 from bench.common import command_line, describe_machine, load_avg, log, write_doc_section
 from judgelab.data import Item, JsonlAppender, load_items
 from judgelab.judges import load_judge
@@ -64,17 +63,11 @@ class Task:
 
 def held_out(dataset: str, aspect: str, n_items: int, seed: int) -> tuple[Item, ...]:
     """The first ``n_items`` held-out items with a human score, whole sources in a seeded order."""
-    by_group: dict[str, list[Item]] = {}
-    for item in load_items(benchmarks_dir() / f"{dataset}.jsonl"):
-        if item.extra.get("hpss_split") == HELD_OUT and item.human_score(aspect) is not None:
-            by_group.setdefault(item.group, []).append(item)
-    names = sorted(by_group)
-    random.Random(seed).shuffle(names)
     chosen: list[Item] = []
-    for name in names:
+    for group in held_in_groups(dataset, aspect, seed, split=HELD_OUT):
         if len(chosen) >= n_items:
             break
-        chosen += sorted(by_group[name], key=lambda item: item.id)
+        chosen += group
     return tuple(chosen)
 
 
@@ -133,6 +126,7 @@ def paired_figures(task: Task, arms: dict[str, dict[str, dict[str, Any]]], resam
         picked = np.concatenate([members[i] for i in rng.integers(0, len(members), len(members))])
         for reading in READINGS:
             draws[reading].append(_spearman(human[picked], scores[reading][picked]))
+    point = {reading: _spearman(human, scores[reading]) for reading in READINGS}
     out = []
     for reading in READINGS:
         arm, key = reading
@@ -140,14 +134,15 @@ def paired_figures(task: Task, arms: dict[str, dict[str, dict[str, Any]]], resam
         diff = boot - np.array(draws[CURRENT])
         records = list(arms[arm].values())
         fresh = [r for r in records if not r["cached"]]
+        budget = cap(task.judge(arm))
         out.append({
             "task": task.name, "arm": arm, "reading": key, "n": len(common), "sources": len(groups),
-            "spearman": _spearman(human, scores[reading]),
+            "spearman": point[reading],
             "ci": [float(np.nanpercentile(boot, 2.5)), float(np.nanpercentile(boot, 97.5))],
-            "diff": _spearman(human, scores[reading]) - _spearman(human, scores[CURRENT]),
+            "diff": point[reading] - point[CURRENT],
             "diff_ci": [float(np.nanpercentile(diff, 2.5)), float(np.nanpercentile(diff, 97.5))],
             "unparsable": sum(r.get(key) is None for r in records) / max(len(records), 1),
-            "cut": sum(r["completion_tokens"] >= cap(task.judge(arm)) for r in records) / max(len(records), 1),
+            "cut": sum(r["completion_tokens"] >= budget for r in records) / max(len(records), 1),
             "seconds": float(np.median([r["elapsed_s"] for r in fresh])) if fresh else float("nan"),
             "tokens": float(np.mean([r["completion_tokens"] for r in records])) if records else float("nan"),
         })

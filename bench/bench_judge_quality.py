@@ -107,12 +107,13 @@ def parse_tasks(spec: str) -> list[Task]:
     return tasks
 
 
-def held_in_groups(dataset: str, aspect: str, seed: int) -> list[list[Item]]:
-    """Held-in items with a human score for ``aspect``, grouped by source, groups in a seeded order."""
+def held_in_groups(dataset: str, aspect: str, seed: int, split: str = HELD_IN) -> list[list[Item]]:
+    """Held-in items (``split``: another HPSS split) with a human score for ``aspect``, grouped by source,
+    groups in a seeded order."""
     items = load_items(benchmarks_dir() / f"{dataset}.jsonl")
     by_group: dict[str, list[Item]] = {}
     for item in items:
-        if item.extra.get("hpss_split") == HELD_IN and item.human_score(aspect) is not None:
+        if item.extra.get("hpss_split") == split and item.human_score(aspect) is not None:
             by_group.setdefault(item.group, []).append(item)
     names = sorted(by_group)
     random.Random(seed).shuffle(names)
