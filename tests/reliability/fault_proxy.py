@@ -76,6 +76,7 @@ class FaultProxy:
         self.forced = forced
         self.down = False  # True: every connection is reset (the server is gone)
         self.down_after: int | None = None  # go down after this many complete deliveries
+        self._claimed = 0  # answers allowed out (see _may_deliver)
         self.stats = ProxyStats()
         self._attempts: Counter = Counter()
         self._last_429: dict[str, float] = {}
@@ -154,6 +155,9 @@ class FaultProxy:
             _reset(writer)
             return False
         status, headers, body = await self._forward(request)
+        if request.method == "POST" and status == 200 and fault is None and not self._may_deliver():
+            _reset(writer)  # gone while the upstream worked on it: that answer is lost, as a real outage loses it
+            return False
         if fault == "truncate_body":  # the announced length, half the bytes, then the socket closes
             await _write(writer, status, headers, body[: len(body) // 2], length=len(body))
             writer.transport.abort()
@@ -205,6 +209,18 @@ class FaultProxy:
         return response.status_code, {"content-type": response.headers.get("content-type", "application/json")}, \
             response.content
 
+    def _may_deliver(self) -> bool:
+        """Whether an answer may still be written, claimed before the write: with several requests at the
+        upstream at once, exactly ``down_after`` answers go out (counting after the write let a second
+        answer through while the first was being written, and the client may never read it)."""
+        with self._lock:
+            if self.down:
+                return False
+            self._claimed += 1
+            if self.down_after is not None and self._claimed >= self.down_after:
+                self.down = True
+            return True
+
     def _delivered(self, request: _HttpRequest, body: bytes) -> None:
         answer = json.loads(body)
         usage = answer.get("usage") or {}
@@ -214,8 +230,6 @@ class FaultProxy:
             self.stats.delivered_keys[request.digest] += 1
             self.stats.answers[request.digest] = (text, usage.get("prompt_tokens", 0),
                                                   usage.get("completion_tokens", 0))
-            if self.down_after is not None and self.stats.delivered >= self.down_after:
-                self.down = True
 
 
 @dataclass

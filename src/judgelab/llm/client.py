@@ -88,7 +88,10 @@ class Client:
         self._rpm = requests_per_minute
         self._tpm = tokens_per_minute
         self._inflight: dict[str, asyncio.Future[Completion]] = {}
-        self._attempts_running = 0  # attempts the backend is working on (touched on the loop's thread only)
+        self._attempts_running = 0  # attempts the backend is working on (changed on the loop's thread only)
+        # Ctrl-C arrives on another thread: "is it stopping? then count this attempt as running" must be one
+        # step, or an attempt that checked just before the stop starts unseen, and is cancelled after it paid.
+        self._start_lock = threading.Lock()
         self._missed_deadlines = 0  # calls in a row that missed their deadline
         self._stopping = threading.Event()  # set by Ctrl-C: no new attempt starts
         self._loop = asyncio.new_event_loop()
@@ -187,7 +190,8 @@ class Client:
         finish (up to ``interrupt_grace`` s) and its reply reach the cache and the caller's ``on_done``;
         no other attempt starts meanwhile. Then everything left is cancelled. A second Ctrl-C lands in
         the wait and cancels at once."""
-        self._stopping.set()
+        with self._start_lock:
+            self._stopping.set()
         try:
             ends = time.monotonic() + self.interrupt_grace
             while self._attempts_running and not future.done() and time.monotonic() < ends:
@@ -312,9 +316,11 @@ class Client:
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def _attempt(self, deadline: _Deadline, request: Request, sample_index: int) -> Completion:
-        if self._stopping.is_set():  # interrupted: start nothing new; cancelled once the attempts running end
+        with self._start_lock:
+            stopping = self._stopping.is_set()
+            self._attempts_running += not stopping
+        if stopping:  # interrupted: start nothing new; cancelled once the attempts running end
             await asyncio.Event().wait()
-        self._attempts_running += 1
         try:
             return await deadline.run(self.backend.agenerate(request, sample_index))
         finally:
