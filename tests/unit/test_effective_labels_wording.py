@@ -17,3 +17,28 @@ def test_worth_no_more_than_was_labelled_says_the_judge_did_not_narrow_them():
         line = _effective_labels_line(total, 30, " (the 2 systems with t intervals)")
         assert line.startswith("the judge's verdicts did not narrow the t intervals (the 2 systems with t intervals)")
         assert "where 30 were labelled" not in line and "and 30 were labelled" in line
+
+
+def test_the_cli_and_the_report_count_the_same_labels_those_of_the_systems_with_t_intervals():
+    """Before, the CLI summed the labels of the t systems and systems.json (the report) every label: with one
+    system on betting the two said "30 labelled" and "40 labelled" for the same total."""
+    import numpy as np
+
+    from judgelab.evaluate.estimators import SystemEstimates
+    from judgelab.evaluate.systems import SystemsReport
+
+    def estimates(name, se, methods):
+        size = len(se)
+        return SystemEstimates(estimator=name, systems=("a", "b", "c"), value=np.zeros(size),
+                               ci=np.zeros((size, 2)), n_units=np.full(size, 40), n_labelled=np.array([15, 15, 10]),
+                               reason=(None,) * size, confidence=0.95, cov=np.diag(np.square(se)),
+                               info={"per_system": methods})
+
+    report = SystemsReport(kind="items", aspect="x", measure=None, pairs={}, labels={"n_labelled": 40}, coverage={},
+                           estimates={"judge": estimates("judge", [1, 1, 1], ("t",) * 3),
+                                      "human": estimates("human", [2.0, 2.0, 2.0], ("t", "t", "betting")),
+                                      "corrected": estimates("corrected", [1.0, 2.0, 1.0], ("t", "t", "betting"))})
+    assert report.effective_labels() == {"a": 60.0, "b": 15.0, "c": None}
+    assert report.effective_labels_total() == (75.0, 30.0, 2)
+    stored = report.to_dict()["effective_labels"]
+    assert (stored["total"], stored["labelled"], stored["systems_counted"]) == (75.0, 30.0, 2)

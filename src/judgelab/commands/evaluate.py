@@ -375,12 +375,10 @@ def systems_tables(report, width: int = 120) -> list[Any]:
         counts = ", ".join(f"{name} {int(pairs.significant.sum() // 2)}" for name, pairs in report.pairs.items())
         lines.append(f"pairs separable after Holm's correction (of {len(report.systems) * (len(report.systems) - 1) // 2}): "
                      f"{counts}")
-    effective = {k: v for k, v in (report.effective_labels() or {}).items() if v is not None}
+    effective = report.effective_labels_total()
     if effective:
-        total = sum(effective.values())
-        labelled = sum(int(n) for s, n in zip(report.systems, estimates["corrected"].n_labelled, strict=True)
-                       if s in effective)
-        where = "" if len(effective) == len(report.systems) else f" (the {len(effective)} systems with t intervals)"
+        total, labelled, counted = effective
+        where = "" if counted == len(report.systems) else f" (the {counted} systems with t intervals)"
         lines.append(_effective_labels_line(total, labelled, where))
     if report.skipped:
         lines.append("[yellow]skipped[/]: " + "; ".join(f"{escape(k)} ({v})" for k, v in report.skipped.items()))
@@ -533,10 +531,11 @@ def _needed(value: float) -> str:
     return "unreachable" if math.isinf(value) else "-" if math.isnan(value) else str(int(value))
 
 
-def _effective_labels_line(total: float, labelled: int, where: str) -> str:
+def _effective_labels_line(total: float, labelled: float, where: str) -> str:
     """What the judge's verdicts were worth in labels, read the right way round when they were worth none."""
-    if round(total) > labelled:
+    if round(total) > round(labelled):
         return (f"the corrected t intervals are as narrow as human-only ones with [bold]{total:.0f}[/] labels "
-                f"where {labelled} were labelled{where}: the judge's verdicts were worth about {total - labelled:.0f} more")
+                f"where {labelled:.0f} were labelled{where}: the judge's verdicts were worth about "
+                f"{total - labelled:.0f} more")
     return (f"the judge's verdicts did not narrow the t intervals{where}: the corrected ones are as narrow as "
-            f"human-only ones with {total:.0f} labels, and {labelled} were labelled")
+            f"human-only ones with {total:.0f} labels, and {labelled:.0f} were labelled")

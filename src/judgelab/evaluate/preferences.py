@@ -717,14 +717,11 @@ class PreferenceReport(SystemsReport):
         sets = self.rank_sets[estimator]
         return sets.rank, sets.best, sets.worst
 
-    def effective_labels(self) -> dict[str, float] | None:
-        """Per system, how many labelled comparisons alone would give its corrected interval's width,
-        halved: a comparison labels two systems at once, so the total is in comparisons (against a
-        baseline each comparison labels one system, and nothing is halved)."""
-        per_system = super().effective_labels()
-        if per_system is None or self.estimand == "baseline-win-rate":
-            return per_system
-        return {s: None if v is None else v / 2 for s, v in per_system.items()}
+    @property
+    def label_share(self) -> float:
+        """Effective labels are counted in comparisons: each labels two systems at once, so a system's count
+        is halved (against a baseline each comparison labels one system, and nothing is halved)."""
+        return 1.0 if self.estimand == "baseline-win-rate" else 0.5
 
     def to_dict(self) -> dict[str, Any]:
         out = super().to_dict()

@@ -86,19 +86,36 @@ class SystemsReport:
             return ranks_of(value), unknown, unknown
         return self.pairs[estimator].rank_intervals(value)
 
+    #: what one label is on the effective-labels scale (PreferenceReport: a comparison labels two systems)
+    label_share = 1.0
+
     def effective_labels(self) -> dict[str, float] | None:
         """Per system: how many human labels alone would give the corrected interval's width
-        (n x var(human-only) / var(corrected)); None without labels."""
+        (n x var(human-only) / var(corrected)); None for a system whose intervals are not both t (a
+        betting interval's width is set by the scale, not by the variance); None without labels."""
+        counts = self._effective_counts()
+        return None if counts is None else {s: effective for s, (effective, _) in counts.items()}
+
+    def effective_labels_total(self) -> tuple[float, float, int] | None:
+        """(labels human-only would need, labels given, systems counted), both sums over the same systems:
+        those with t intervals on both sides. None when there are none. The CLI line and the report read this."""
+        counts = self._effective_counts()
+        used = [(effective, n) for effective, n in (counts or {}).values() if effective is not None]
+        if not used:
+            return None
+        return sum(e for e, _ in used), sum(n for _, n in used), len(used)
+
+    def _effective_counts(self) -> dict[str, tuple[float | None, float]] | None:
         if "corrected" not in self.estimates or self.estimates["corrected"].info.get("intervals_declined"):
             return None
         human, fixed = self.estimates["human"], self.estimates["corrected"]
         with np.errstate(divide="ignore", invalid="ignore"):
             ratio = (human.se / fixed.se) ** 2
-        # a betting interval's width is set by the scale, not by the variance: the ratio says nothing of it
         plain = ("t",) * len(ratio)  # estimates made with --intervals t
         t_both = [a == "t" and b == "t" for a, b in zip(human.info.get("per_system", plain),
                                                         fixed.info.get("per_system", plain), strict=True)]
-        return {s: json_number(n * r) if ok else None
+        share = self.label_share
+        return {s: (json_number(n * r * share) if ok else None, float(n) * share)
                 for s, n, r, ok in zip(self.systems, human.n_labelled, ratio, t_both, strict=True)}
 
     def table(self):
@@ -153,9 +170,9 @@ class SystemsReport:
         if self.decision:
             out["decision"] = self.decision
         if effective is not None:
-            n = self.labels["n_labelled"]
-            total = sum(v for v in effective.values() if v is not None)
-            out["effective_labels"] = {"per_system": effective, "total": json_number(total), "labelled": n}
+            total, labelled, counted = self.effective_labels_total() or (None, None, 0)
+            out["effective_labels"] = {"per_system": effective, "total": json_number(total), "labelled": labelled,
+                                       "systems_counted": counted}
         if self.unjudged_share is not None:
             out["unjudged_share"] = {k: json_number(v) for k, v in self.unjudged_share.items()}
         return out

@@ -64,7 +64,8 @@ class _Recommended(_Part):
 
 class _Effective(_Part):
     total: Number | None = None
-    labelled: int | None = None
+    labelled: Number | None = None  # over the systems counted (t intervals on both sides); halves for comparisons
+    systems_counted: int | None = None
 
 
 class _RankSets(_Part):
