@@ -134,7 +134,7 @@ def paired_figures(task: Task, arms: dict[str, dict[str, dict[str, Any]]], resam
         diff = boot - np.array(draws[CURRENT])
         records = list(arms[arm].values())
         fresh = [r for r in records if not r["cached"]]
-        budget = cap(task.judge(arm))
+        budget = task.judge(arm).token_budget
         out.append({
             "task": task.name, "arm": arm, "reading": key, "n": len(common), "sources": len(groups),
             "spearman": point[reading],
@@ -147,12 +147,6 @@ def paired_figures(task: Task, arms: dict[str, dict[str, dict[str, Any]]], resam
             "tokens": float(np.mean([r["completion_tokens"] for r in records])) if records else float("nan"),
         })
     return out
-
-
-def cap(judge: PromptedJudge) -> int:
-    from judgelab.judges.prompted import _MAX_TOKENS  # the judge's own token budget for each cot mode
-
-    return judge.max_tokens or _MAX_TOKENS[judge.strategy.cot]
 
 
 def decide(rows: list[dict]) -> str:

@@ -83,6 +83,17 @@ def test_rating_first_strategies_use_the_assistant_prefix():
     assert [j.score for j in judgments] == [2.0, 2.0] and judgments[0].raw == "Rating: [[2]]"
 
 
+def test_the_token_budget_is_what_each_request_asks_for():
+    for strategy, expected in ((Strategy(cot="none"), 16), (Strategy(cot="prefix"), 512),
+                               (Strategy(cot="prefix", reference="dialectic"), 768)):
+        backend = ScriptedBackend(reply_rating("Rating: [[3]]"))
+        made = judge(strategy=strategy)
+        with scripted_client(backend) as client:
+            made.run(items(1), client)
+        assert made.token_budget == expected == backend.requests[-1].max_tokens
+    assert judge(strategy=Strategy(cot="none"), max_tokens=40).token_budget == 40
+
+
 def test_logprob_score_is_the_expected_rating():
     probabilities = {"1": 0.1, "2": 0.1, "3": 0.2, "4": 0.4, "5": 0.1, "The": 0.1}
 

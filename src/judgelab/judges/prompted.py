@@ -49,6 +49,7 @@ if TYPE_CHECKING:
 ScoreMode = Literal["parsed", "logprob"]
 # Room for what each CoT mode makes the judge write (a dialectic reference needs the most).
 _MAX_TOKENS = {"none": 16, "suffix": 256, "prefix": 512}
+_DIALECTIC_MAX_TOKENS = 768
 
 
 class PromptedJudge(JudgeConfig):
@@ -213,13 +214,18 @@ class PromptedJudge(JudgeConfig):
         return selector.select(self.strategy.examples, self.strategy.scale, exclude=item)
 
     # -- requests and parsing -----------------------------------------------------------------
+    @property
+    def token_budget(self) -> int:
+        """The most tokens one reply may take: ``max_tokens``, or the default for the strategy (a reply that
+        reasons first needs room; a dialectic reference argues both sides before it: 768)."""
+        if self.max_tokens:
+            return self.max_tokens
+        return _DIALECTIC_MAX_TOKENS if self.strategy.reference == "dialectic" else _MAX_TOKENS[self.strategy.cot]
+
     def _request(self, rendered: RenderedPrompt) -> Request:
-        budget = self.max_tokens or _MAX_TOKENS[rendered.cot]
-        if self.strategy.reference == "dialectic":
-            budget = self.max_tokens or 768
         return Request(
             messages=rendered.messages, assistant_prefix=rendered.assistant_prefix,
-            temperature=self.temperature, max_tokens=budget, seed=self.seed, n=self.samples,
+            temperature=self.temperature, max_tokens=self.token_budget, seed=self.seed, n=self.samples,
             logprobs=self.score == "logprob", top_logprobs=20 if self.score == "logprob" else 0,
         )
 
