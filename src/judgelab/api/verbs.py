@@ -236,7 +236,9 @@ def audit(data: Any, judgments: Any = None, *, source: str | None = None, field:
     from judgelab.metrics.bootstrap import check_resamples
 
     check_resamples(bootstrap, confidence, "bootstrap")
-    names = _probe_names(probes)
+    from judgelab.audit.probes import probe_names, probe_run
+
+    names = probe_names(probes)
     if names and (source is not None or isinstance(data, SourceData)):
         raise ConfigError("the probes judge judgelab comparison items; source= reads another tool's verdicts")
     if judgments is None and not names and source is None and not isinstance(data, SourceData) and is_path(data):
@@ -265,8 +267,9 @@ def audit(data: Any, judgments: Any = None, *, source: str | None = None, field:
                                 seed=seed, confidence=confidence)
     found = {}
     if names:
-        found = _run_probes(data, names, config, model, model_name, limit, cache, cache_path, concurrency, timeout,
-                            confidence)
+        found = probe_run(data, names, config=config, limit=limit, confidence=confidence, model=model,
+                          model_name=model_name, cache=cache, cache_path=cache_path, concurrency=concurrency,
+                          timeout=timeout)
     return Audit.of(report, found, len(comparisons), confidence)
 
 
@@ -349,35 +352,3 @@ def _named(value: Any) -> str | None:
     return str(value) if is_path(value) else None
 
 
-def _probe_names(probes: str | Sequence[str] | None) -> list[str]:
-    from judgelab.audit.probes import PROBES
-    from judgelab.errors import ConfigError
-
-    names = [part.strip() for part in probes.split(",")] if isinstance(probes, str) else list(probes or ())
-    unknown = [name for name in names if name not in PROBES]
-    if unknown:
-        raise ConfigError(f"probe {unknown[0]!r}: choose among {', '.join(PROBES)}")
-    return [name for name in names if name]
-
-
-def _run_probes(data, names, config, model, model_name, limit, cache, cache_path, concurrency, timeout, confidence):
-    from judgelab.audit.probes import load_probe_items, run_probes
-    from judgelab.data.given import as_items, is_path
-    from judgelab.errors import ConfigError
-    from judgelab.judges.options import judge_config_from_options
-    from judgelab.judges.pairwise import PairwiseJudge
-    from judgelab.llm.resolve import client_from_options
-
-    judge_config = judge_config_from_options(config, "pairwise" if config is None else None, None)
-    if not isinstance(judge_config, PairwiseJudge):
-        raise ConfigError(f"the probes run a pairwise judge (kind: pairwise), not a {judge_config.kind} one")
-    if is_path(data):
-        items = load_probe_items(data, limit=limit)
-    else:
-        items = list(as_items(data))[:limit]
-        bare = next((item.id for item in items if not item.output_a or not item.output_b), None)
-        if bare is not None:
-            raise ConfigError(f"the probes need the two texts (output_a and output_b); item {bare!r} lacks one")
-    with client_from_options(model or judge_config.model, model_name, cache, cache_path, concurrency,
-                             timeout=timeout) as client:
-        return run_probes(items, judge_config, client, names, confidence=confidence)

@@ -26,7 +26,7 @@ import numpy as np
 
 from judgelab.data.io import iter_jsonl, load_items
 from judgelab.data.item import Item
-from judgelab.errors import DataError
+from judgelab.errors import ConfigError, DataError
 from judgelab.judges.pairwise import PairwiseJudge
 from judgelab.llm.client import Client
 from judgelab.metrics import bias
@@ -55,6 +55,56 @@ class ProbeResult:
         return {"flip_rate": self.flip_rate.to_dict(),
                 "toward_perturbed": None if self.toward_perturbed is None else self.toward_perturbed.to_dict(),
                 "failed": self.failed}
+
+
+def probe_names(probes: str | Sequence[str] | None, option: str = "probe") -> list[str]:
+    """The probes asked for: a comma-separated text (the CLI's ``--probe``) or a list; an unknown name is
+    refused naming ``option``, the choices after it."""
+    names = probes.split(",") if isinstance(probes, str) else list(probes or ())
+    names = [name.strip() for name in names if name.strip()]
+    unknown = [name for name in names if name not in PROBES]
+    if unknown:
+        raise ConfigError(f"{option} {unknown[0]!r}: choose among {', '.join(PROBES)}")
+    return names
+
+
+def probe_judge(config: Any = None) -> PairwiseJudge:
+    """The pairwise judge the probes run: ``config`` (a file, a dict or a config object), or the default one."""
+    from judgelab.judges.options import judge_config_from_options
+
+    judge = judge_config_from_options(config, "pairwise" if config is None else None, None)
+    if not isinstance(judge, PairwiseJudge):
+        where = f"{config}: " if isinstance(config, (str, Path)) else ""
+        raise ConfigError(f"{where}the probes run a pairwise judge (kind: pairwise), not a {judge.kind} one")
+    return judge
+
+
+def probe_items(data: Any, *, limit: int | None = None) -> list[Item]:
+    """Pairwise items for the probes from a file (:func:`load_probe_items`) or from items given in Python."""
+    from judgelab.data.given import as_items, is_path
+
+    if is_path(data):
+        return load_probe_items(data, limit=limit)
+    items = list(as_items(data))[:limit]
+    bare = next((item.id for item in items if not item.output_a or not item.output_b), None)
+    if bare is not None:
+        raise ConfigError(f"the probes need the two texts (output_a and output_b); item {bare!r} lacks one")
+    return items
+
+
+def probe_run(data: Any, probes: Sequence[str], *, config: Any = None, limit: int | None = None,
+              confidence: float = 0.95, **client_options: Any) -> dict[str, ProbeResult]:
+    """``audit --probe`` and ``jl.audit(probes=...)``: the probes' judge (:func:`probe_judge`) on the first
+    ``limit`` items of ``data``, through the client ``client_options`` describe
+    (:func:`judgelab.llm.resolve.client_from_options`'s model, model_name, cache, ...; the judge's own
+    model when no ``model`` is given)."""
+    from judgelab.llm.resolve import client_from_options
+
+    judge = probe_judge(config)
+    items = probe_items(data, limit=limit)
+    client_options["model"] = client_options.get("model") or judge.model
+    with client_from_options(**client_options) as client:
+        return run_probes(items, judge, client, probes, confidence=confidence)
 
 
 def load_probe_items(path: Path | str, *, limit: int | None = None) -> list[Item]:

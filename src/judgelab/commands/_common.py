@@ -50,16 +50,12 @@ TIMEOUT_HELP = ("Seconds one request attempt to a server may take, connecting to
                 "(default 120); past it the attempt is retried.")
 
 
-def client_from_options(model: str | None, model_name: str | None, cache: bool, cache_path: Path | None = None,
-                        concurrency: int | None = None, rpm: float | None = None,
-                        price_in: float | None = None, price_out: float | None = None, *,
-                        uses_llm: bool = True, timeout: float | None = None, threads: int | None = None) -> Client:
-    """The client the model options describe (:func:`judgelab.llm.resolve.client_from_options`, imported only
-    when a command builds its client)."""
+def client_from_options(*args: Any, **kwargs: Any) -> Client:
+    """:func:`judgelab.llm.resolve.client_from_options` (its arguments), imported only when a command builds its
+    client: importing judgelab.llm loads httpx and the backends, which ``--help`` should not wait for."""
     from judgelab.llm.resolve import client_from_options as build
 
-    return build(model, model_name, cache, cache_path, concurrency, rpm, price_in, price_out, uses_llm=uses_llm,
-                 timeout=timeout, threads=threads)
+    return build(*args, **kwargs)
 
 
 def print_run(console: Console, result: RunResult) -> None:

@@ -10,7 +10,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from judgelab.commands._common import CONCURRENCY_HELP, FROM_HELP, TIMEOUT_HELP, client_from_options
+from judgelab.commands._common import CONCURRENCY_HELP, FROM_HELP, TIMEOUT_HELP
 from judgelab.commands._numbers import checked
 from judgelab.errors import ConfigError
 
@@ -78,7 +78,9 @@ def audit(
                               "when --data is another tool's output")
     if (config is not None or model is not None) and probe is None:
         raise ConfigError("--config and --model are for the probes: give --probe swap,pad,reformat")
-    probes = _probe_names(probe)
+    from judgelab.audit.probes import probe_names, probe_run
+
+    probes = probe_names(probe, "--probe")
     verdicts = None
     if source is not None:
         comparisons, verdicts = _source_inputs(data, judgments, source, field, swapped_field, judge)
@@ -96,8 +98,9 @@ def audit(
         output["audit"] = report.to_dict()
     probe_results = None
     if probes:
-        probe_results = _run_probes(data, probes, config, model, model_name, limit, cache, cache_path,
-                                    concurrency, timeout, confidence)
+        probe_results = probe_run(data, probes, config=config, limit=limit, confidence=confidence, model=model,
+                                  model_name=model_name, cache=cache, cache_path=cache_path,
+                                  concurrency=concurrency, timeout=timeout)
         output["probes"] = {name: result.to_dict() for name, result in probe_results.items()}
     if as_json:
         typer.echo(json.dumps(output, indent=2))
@@ -126,30 +129,6 @@ def _source_inputs(data, judgments, source, field, swapped_field, judge):
     if judgments is not None:
         return comparisons, read_verdicts(judgments, field=field, swapped_field=swapped_field, judge=judge)
     return comparisons, verdicts_of(judged, judge, str(data))
-
-
-def _probe_names(probe: str | None) -> list[str]:
-    from judgelab.audit.probes import PROBES
-
-    names = [part.strip() for part in (probe or "").split(",") if part.strip()]
-    unknown = [name for name in names if name not in PROBES]
-    if unknown:
-        raise ConfigError(f"--probe {unknown[0]!r}: choose among {', '.join(PROBES)}")
-    return names
-
-
-def _run_probes(data, probes, config, model, model_name, limit, cache, cache_path, concurrency, timeout, confidence):
-    from judgelab.audit.probes import load_probe_items, run_probes
-    from judgelab.judges.base import load_judge
-    from judgelab.judges.pairwise import PairwiseJudge
-
-    judge_config = load_judge(config) if config is not None else PairwiseJudge()
-    if not isinstance(judge_config, PairwiseJudge):
-        raise ConfigError(f"{config}: the probes run a pairwise judge (kind: pairwise), not a {judge_config.kind} one")
-    items = load_probe_items(data, limit=limit)
-    with client_from_options(model or judge_config.model, model_name, cache, cache_path, concurrency,
-                             timeout=timeout) as client:
-        return run_probes(items, judge_config, client, probes, confidence=confidence)
 
 
 def _interval(ci, digits: int = 3) -> str:
