@@ -36,9 +36,13 @@ Every draw gives each system a 95% interval from:
 Per (set, judge, budget) cell and estimator: each system's coverage over the draws, the worst single
 system, the mean over systems, the share of (system, draw) pairs without an interval (a peer raising,
 or declining, counts there), the mean width, and the width against judgelab's ``corrected`` on the
-(system, draw) pairs where both gave one. With 300 draws a system whose interval truly covers 0.95
-shows under 0.93 with probability about 0.04, so the rows also count the (judge, system) pairs
-*significantly* under 0.95 (one-sided binomial p < 0.01), as bench_per_system does.
+(system, draw) pairs where both gave one; and the width *at the same per-system coverage*: each
+estimator's intervals for a system scaled (both arms from its point estimate, by one factor) until they
+cover that system in exactly 95% of the draws, an oracle's comparison of intervals that do not cover
+alike (:func:`stretch`), split by the kind of interval judgelab's rule gave the system. With 300
+draws a system whose interval truly covers 0.95 shows under 0.93 with probability about 0.04, so the
+rows also count the (judge, system) pairs *significantly* under 0.95 (one-sided binomial p < 0.01),
+as bench_per_system does.
 
 Every finished (set, judge, budget) cell is appended to ``--results`` (~/.cache/judgelab/
 bench_ppi_peers.jsonl); a rerun skips the cells there (``--fresh`` starts over). ``--write`` puts the
@@ -88,6 +92,7 @@ PEER_NAMES = {"ppi_py": "ppi-python ppi_mean_ci", "truescore ppi": "truescore pp
               "truescore slices": "truescore estimate_slices", "glide": "glide PPIMeanEstimator"}
 ESTIMATORS = JUDGELAB + tuple(PEER_NAMES.values())
 REFERENCE = "judgelab corrected"
+MIN_STRETCH_DRAWS = 100  # a system's 95% stretch from fewer intervals rests on under 5 of them
 LABELS_ONLY = ("judgelab human", "judgelab human population")  # no judge: one cell per (set, budget)
 SHORT = {"judgelab human": "jl human", "judgelab corrected": "jl corrected", "judgelab human population": "jl human pop",
          "judgelab corrected population": "jl corrected pop", "ppi-python ppi_mean_ci": "ppi-python",
@@ -106,11 +111,16 @@ class Tally:
 
     def __init__(self, size: int):
         self.sums = defaultdict(lambda: {f: np.zeros(size) for f in self.FIELDS})
+        self.stretches = defaultdict(lambda: [[] for _ in range(size)])  # per system, draw by draw: see stretch()
+        self.t_draws = defaultdict(lambda: np.zeros(size))  # per system, the draws judgelab's rule gave it t
         self.methods = defaultdict(lambda: defaultdict(int))
         self.reference = []  # judgelab corrected's intervals, draw by draw (the peers' widths are paired with them)
 
-    def add(self, name: str, ci: np.ndarray, truth: np.ndarray, reference: np.ndarray) -> None:
+    def add(self, name: str, ci: np.ndarray, truth: np.ndarray, reference: np.ndarray,
+            center: np.ndarray | None = None) -> None:
+        """``center``: the point estimates (default: the intervals' midpoints, as the peers' normal ones are)."""
         ok = np.all(np.isfinite(ci), axis=1)
+        center = ci.mean(axis=1) if center is None else center
         width = np.where(ok, ci[:, 1] - ci[:, 0], 0.0)
         ref_ok = np.all(np.isfinite(reference), axis=1)
         both = ok & ref_ok
@@ -121,14 +131,36 @@ class Tally:
         s["zero"] += ok & (width <= 1e-12)
         s["paired_width"] += np.where(both, width, 0.0)
         s["paired_ref"] += np.where(both, reference[:, 1] - reference[:, 0], 0.0)
+        for system in np.flatnonzero(ok):
+            self.stretches[name][system].append(stretch(ci[system], center[system], truth[system]))
 
     def add_estimates(self, name: str, est, truth: np.ndarray, reference: np.ndarray) -> None:
-        self.add(name, est.ci, truth, reference)
-        for method in est.info.get("per_system", ()):
+        self.add(name, est.ci, truth, reference, center=est.value)
+        for system, method in enumerate(est.info.get("per_system", ())):
             self.methods[name][method] += 1
+            self.t_draws[name][system] += method == "t"
 
     def as_dict(self) -> dict:
-        return {name: {f: v.tolist() for f, v in s.items()} for name, s in self.sums.items()}
+        return {name: {f: v.tolist() for f, v in s.items()} | {"stretch95": stretch_at(self.stretches[name])}
+                | ({"t_draws": self.t_draws[name].tolist()} if name in self.t_draws else {})
+                for name, s in self.sums.items()}
+
+
+def stretch(ci: np.ndarray, center: float, truth: float) -> float:
+    """The factor by which ``ci``'s two arms (from the point estimate ``center`` to each end) must be scaled
+    to reach ``truth`` (<= 1: it covers; inf: an arm of zero length on the truth's side). Arms, not the
+    half-width, because a betting interval is not symmetric about its estimate."""
+    center = min(max(center, ci[0]), ci[1])
+    arm, off = (ci[1] - center, truth - center) if truth >= center else (center - ci[0], center - truth)
+    return off / arm if arm > 1e-12 else (0.0 if off <= 1e-9 else np.inf)
+
+
+def stretch_at(per_system: list[list[float]], coverage: float = 1 - ALPHA) -> list[float]:
+    """Per system, the smallest factor that makes ``coverage`` of its intervals cover (NaN: under
+    MIN_STRETCH_DRAWS intervals). An oracle's device (it uses the truth), to compare widths at equal
+    per-system coverage: each system's intervals so scaled cover it exactly ``coverage`` of the time."""
+    return [float(np.quantile(r, coverage, method="higher")) if len(r) >= MIN_STRETCH_DRAWS else np.nan
+            for r in per_system]
 
 
 def item_data(problems: dict, budget: float, draws: int) -> dict:
@@ -353,8 +385,37 @@ def summary(rows: list[dict]) -> list[dict]:
                 "zero": float(s["zero"].sum() / max(s["given"].sum(), 1)),
                 "width": float(s["width"].sum() / s["given"].sum()) if s["given"].sum() else np.nan,
                 "width_ratio": float(s["paired_width"].sum() / s["paired_ref"].sum()) if s["paired_ref"].sum() else np.nan,
-            })
+            } | equal_coverage_widths(members, estimator))
     return out
+
+
+def equal_coverage_widths(members: list[dict], estimator: str) -> dict:
+    """The estimator's mean width with each system's intervals scaled to cover it exactly 95% of the draws,
+    against judgelab corrected's so scaled, over the (judge, system) pairs where both can be (all of them;
+    those judgelab's rule gave a t interval in most draws; those it gave betting), the share of pairs where
+    it is wider, and how many pairs no scaling brings to 95% (zero-width intervals beside the truth in over
+    5% of the draws)."""
+    def scaled(row: dict, name: str) -> np.ndarray:
+        found = row["estimators"].get(name, {})
+        if "stretch95" not in found:
+            return np.full(len(row["systems"]), np.nan)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            width = np.array(found["width"]) / np.array(found["given"])
+        return width * np.array(found["stretch95"], dtype=float)
+
+    mine = np.concatenate([scaled(r, estimator) for r in members])
+    ref = np.concatenate([scaled(r, REFERENCE) for r in members])
+    t_mostly = np.concatenate([np.array(r["estimators"][REFERENCE].get("t_draws", np.full(len(r["systems"]), np.nan)))
+                               > r["draws"] / 2 for r in members])
+    both = np.isfinite(mine) & np.isfinite(ref)
+
+    def ratio(where: np.ndarray) -> float:
+        return float(mine[where].sum() / ref[where].sum()) if where.any() else np.nan
+
+    return {"equal_coverage_ratio": ratio(both), "equal_coverage_t": ratio(both & t_mostly),
+            "equal_coverage_betting": ratio(both & ~t_mostly),
+            "equal_coverage_wider": float(np.mean(mine[both] > ref[both])) if both.any() else np.nan,
+            "cannot_reach": int(np.isinf(mine).sum())}
 
 
 def cells(rows: list[dict]) -> list[dict]:
@@ -403,8 +464,9 @@ SUMMARY_HEAD = ["set", "budget", "labels per system", "estimator", "judges", "wo
                 "share without interval", "share zero width", "mean width", "width / judgelab corrected"]
 
 
-def side_by_side(lines: list[dict], field: str, digits: int = 3) -> list[str]:
-    """One row per (set, budget), one column per estimator; with the share without an interval if any."""
+def side_by_side(lines: list[dict], field: str, digits: int = 3, skip_empty: bool = False) -> list[str]:
+    """One row per (set, budget), one column per estimator; with the share without an interval if any
+    (``skip_empty``: leave out the rows with no value at all)."""
     order = [e for e in ESTIMATORS if any(r["estimator"] == e for r in lines)]
     by = defaultdict(dict)
     for r in lines:
@@ -418,12 +480,37 @@ def side_by_side(lines: list[dict], field: str, digits: int = 3) -> list[str]:
             if r is None:
                 values.append("")
                 continue
-            text = _number(r[field], digits)
+            text = _number(r.get(field, np.nan), digits)
+            if field == "equal_coverage_ratio" and r.get("cannot_reach"):
+                text += f" ({r['cannot_reach']} cannot)"
             if field == "worst" and r["declined"] > 0.005:
                 text += f" ({r['declined']:.0%} none)"
             values.append(text)
+        if skip_empty and all(v in ("", "-") for v in values):
+            continue
         out.append("| " + " | ".join([name, _budget(budget), f"{per_system:.1f}"] + values) + " |")
     return out
+
+
+def equal_coverage_summary(lines: list[dict]) -> str:
+    """The equal-coverage tables in a sentence: the peers' range against judgelab corrected, by kind of system."""
+    peers = [r for r in lines if r["estimator"] in PEER_NAMES.values()]
+
+    def span(field: str, keep=lambda r: True) -> str:
+        found = [r[field] for r in peers if keep(r) and np.isfinite(r.get(field, np.nan))]
+        return f"{min(found):.2f}-{max(found):.2f}" if found else "-"
+
+    few = lambda r: r["labels_per_system"] < 10  # noqa: E731
+    narrower = sorted({f"{r['set']} at {_budget(r['budget'])}" for r in peers
+                       if not few(r) and r.get("equal_coverage_betting", np.nan) < 1})
+    return (f"In short, the peers' width at the same per-system coverage against judgelab corrected's: under 10 "
+            f"labels a system {span('equal_coverage_ratio', few)} (and some systems no scaling brings to 95%); from "
+            f"10 on, {span('equal_coverage_t', lambda r: not few(r))} on the systems judgelab gave a t interval and "
+            f"{span('equal_coverage_betting', lambda r: not few(r))} on those it gave a betting interval. The peers "
+            f"were narrower on betting systems in {len(narrower)} rows ({', '.join(narrower) or 'none'}): a system "
+            "whose ratings sit at an end of the scale, where a normal interval around them can be narrow and still "
+            "cover because these data put the truth at that end too; an interval valid for every bounded "
+            "distribution cannot be that narrow (docs/benchmarks.md, \"One interval per system\", says why).")
 
 
 def cell_overview(rows: list[dict]) -> list[str]:
@@ -506,6 +593,23 @@ def doc(rows: list[dict], args, minutes: float) -> str:
     out += ["", "**Mean width against judgelab's corrected** (`target=\"items\"`) on the (system, draw) pairs where "
             "both gave an interval:", ""]
     out += side_by_side(lines, "width_ratio", 2)
+    out += ["", "**Width at the same per-system coverage.** The widths above compare intervals that do not cover "
+            "alike. Here each estimator's intervals for one system are scaled by the "
+            "factor that makes them cover that system in exactly 95% of the draws (both arms, from the point "
+            "estimate to each end, by the same factor; an oracle's device: it needs the truth, so no estimator can "
+            "do it; it removes each one's over- or under-coverage system by system and leaves how far its point "
+            "estimates fall from the truth, measured in its own arms). Mean scaled "
+            "width against judgelab corrected's scaled the same way, over the (judge, system) pairs where both "
+            "have at least 100 intervals; in brackets the pairs no scaling brings to 95% (zero-width intervals "
+            "beside the truth in more than 5% of draws):", ""]
+    out += side_by_side(lines, "equal_coverage_ratio", 2)
+    out += ["", "The same, over the (judge, system) pairs judgelab's rule gave a t interval in most draws (the "
+            "systems away from the ends of the scale):", ""]
+    out += side_by_side(lines, "equal_coverage_t", 2, skip_empty=True)
+    out += ["", "And over those it gave a betting interval in most draws (a system near an end of the scale, or "
+            "under 10 labels):", ""]
+    out += side_by_side(lines, "equal_coverage_betting", 2, skip_empty=True)
+    out += ["", equal_coverage_summary(lines)]
     out += ["", "Per (set, judge, budget) cell (the issue's unit): how often each estimator's worst system falls "
             "under 0.93 (with 300 draws about 4% of systems that truly cover 0.95 do so by chance; a cell holds "
             "6 to 20 systems). judgelab's human-only intervals do not use the judge: one cell per (set, budget).", ""]
