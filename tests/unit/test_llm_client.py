@@ -150,3 +150,32 @@ def test_rejected_requests_can_be_returned_in_place():
             client.complete_all([Request.of("ok"), Request.of("bad")])
         results = client.complete_all([Request.of("ok"), Request.of("bad")], errors="return")
     assert results[0][0].text == "fine" and isinstance(results[1], RequestError)
+
+
+def test_an_interrupt_as_the_last_call_ends_still_hands_its_reply_to_the_caller(tmp_path):
+    """Ctrl-C waits for the attempts running, then cancels. The last attempt's reply reaches ``on_done`` a few
+    loop steps after the attempt ends; a cancel sent in between dropped the paid judgment from the run (it was
+    cached, so the rerun did not pay again, but the interrupted run showed one judgment fewer than calls paid).
+    Here the loop is held just after the attempt ends, so the stop decides in exactly that gap."""
+    import threading
+
+    from judgelab.llm.client import Client
+
+    ended = threading.Event()
+
+    class HeldAfterEachAttempt(Client):
+        async def _attempt(self, *args, **kwargs):
+            try:
+                return await super()._attempt(*args, **kwargs)
+            finally:
+                ended.set()
+                time.sleep(0.2)  # the loop thread held: the stop below runs before the reply moves on
+
+    delivered = []
+    with HeldAfterEachAttempt(ScriptedBackend(), cache=tmp_path / "cache.sqlite") as client:
+        future = asyncio.run_coroutine_threadsafe(
+            client._complete_many([Request.of("only one")], lambda index, result: delivered.append(index)),
+            client._loop)
+        assert ended.wait(10)
+        client._stop_after_attempts_running(future)
+        assert len(client.cache) == 1 and delivered == [0]  # paid, cached and handed to the run

@@ -15,6 +15,7 @@ from plain scripts, from notebooks that already run a loop, and from async code 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 import random
 import threading
@@ -41,6 +42,7 @@ OnDone = Callable[[int, "list[Completion] | RequestError"], None]
 #: Seconds Ctrl-C / SIGTERM waits for calls already sent before it stops them (a second Ctrl-C stops at once).
 #: Under the 10 s that ``docker stop`` and most supervisors give between SIGTERM and SIGKILL.
 INTERRUPT_GRACE = 5.0
+SETTLE_STEPS = 10  # loop steps a finished call's reply is given to reach on_done (a few gathers deep)
 #: The default deadline of one call across all its attempts, in timeouts of one attempt (3 x 120 s = 360 s).
 DEADLINE_IN_TIMEOUTS = 3
 #: Calls in a row that miss their deadline (none answered in between) before the server is taken as not
@@ -196,9 +198,23 @@ class Client:
             ends = time.monotonic() + self.interrupt_grace
             while self._attempts_running and not future.done() and time.monotonic() < ends:
                 time.sleep(0.01)
+            if not future.done() and not self._attempts_running:
+                self._let_replies_reach_callers(ends)
         finally:
             future.cancel()
             self._stopping.clear()
+
+    def _let_replies_reach_callers(self, ends: float) -> None:
+        """The last attempt has ended and its reply is cached, but it reaches the caller's ``on_done`` a few
+        loop steps later (each gather above it wakes on the next step): a cancel sent now could land first
+        and drop a paid judgment from the run (the rerun would find it in the cache). Let the loop take
+        those steps."""
+        async def steps() -> None:
+            for _ in range(SETTLE_STEPS):
+                await asyncio.sleep(0)
+
+        with contextlib.suppress(Exception):
+            asyncio.run_coroutine_threadsafe(steps(), self._loop).result(timeout=max(0.0, ends - time.monotonic()))
 
     async def _await_on_loop(self, coro: Coroutine[Any, Any, T]) -> T:
         if asyncio.get_running_loop() is self._loop:
