@@ -7,14 +7,14 @@ from judgelab.commands.evaluate import _effective_labels_line
 
 
 def test_worth_more_than_was_labelled_says_how_much_more():
-    line = _effective_labels_line(48.4, 30, "")
+    line = _effective_labels_line(48.4, 30, 3, 3)
     assert "as narrow as human-only ones with [bold]48[/] labels where 30 were labelled" in line
     assert "worth about 18 more" in line
 
 
 def test_worth_no_more_than_was_labelled_says_the_judge_did_not_narrow_them():
     for total in (29.2, 30.3):
-        line = _effective_labels_line(total, 30, " (the 2 systems with t intervals)")
+        line = _effective_labels_line(total, 30, 2, 3)
         assert line.startswith("the judge's verdicts did not narrow the t intervals (the 2 systems with t intervals)")
         assert "where 30 were labelled" not in line and "and 30 were labelled" in line
 
@@ -42,3 +42,13 @@ def test_the_cli_and_the_report_count_the_same_labels_those_of_the_systems_with_
     assert report.effective_labels_total() == (75.0, 30.0, 2)
     stored = report.to_dict()["effective_labels"]
     assert (stored["total"], stored["labelled"], stored["systems_counted"]) == (75.0, 30.0, 2)
+
+
+def test_the_report_reads_the_stored_counts_as_the_cli_does():
+    from judgelab.report.systems_view import _effective
+
+    stored = {"per_system": {"a": 60.0, "b": 15.0, "c": None}, "total": 75.0, "labelled": 30.0, "systems_counted": 2}
+    assert _effective(stored, 3) == {**stored, "narrowed": True, "where": " (the 2 systems with t intervals)"}
+    assert _effective(stored | {"total": 29.6}, 2)["narrowed"] is False
+    assert _effective(stored | {"total": 29.6}, 2)["where"] == ""
+    assert _effective({"per_system": {"a": None}, "total": None, "labelled": None, "systems_counted": 0}, 1) is None

@@ -377,9 +377,7 @@ def systems_tables(report, width: int = 120) -> list[Any]:
                      f"{counts}")
     effective = report.effective_labels_total()
     if effective:
-        total, labelled, counted = effective
-        where = "" if counted == len(report.systems) else f" (the {counted} systems with t intervals)"
-        lines.append(_effective_labels_line(total, labelled, where))
+        lines.append(_effective_labels_line(*effective, len(report.systems)))
     if report.skipped:
         lines.append("[yellow]skipped[/]: " + "; ".join(f"{escape(k)} ({v})" for k, v in report.skipped.items()))
     if report.unjudged_share:
@@ -531,9 +529,12 @@ def _needed(value: float) -> str:
     return "unreachable" if math.isinf(value) else "-" if math.isnan(value) else str(int(value))
 
 
-def _effective_labels_line(total: float, labelled: float, where: str) -> str:
+def _effective_labels_line(total: float, labelled: float, counted: int, systems: int) -> str:
     """What the judge's verdicts were worth in labels, read the right way round when they were worth none."""
-    if round(total) > round(labelled):
+    from judgelab.report.systems_view import effective_reading
+
+    narrowed, where = effective_reading(total, labelled, counted, systems)
+    if narrowed:
         return (f"the corrected t intervals are as narrow as human-only ones with [bold]{total:.0f}[/] labels "
                 f"where {labelled:.0f} were labelled{where}: the judge's verdicts were worth about "
                 f"{total - labelled:.0f} more")

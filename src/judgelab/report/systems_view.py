@@ -163,11 +163,29 @@ def systems_section(systems: Mapping[str, Any] | None) -> dict[str, Any] | None:
     return {"kind": systems.get("kind"), "rows": rows, "estimators": [LABELS[name] for name in shown],
             "main": LABELS[main], "ranking": LABELS[ranking], "point": LABELS[point] if point else None,
             "recommended": systems.get("recommended"), "rank_method": _rank_method(systems),
-            "figures": figures, "effective": systems.get("effective_labels"), "labels": systems["labels"],
+            "figures": figures, "effective": _effective(systems.get("effective_labels"), len(order)),
+            "labels": systems["labels"],
             "skipped": systems.get("skipped") or {}, "unjudged": systems.get("unjudged_share"),
             "options": systems.get("options") or {}, "significant": {
                 LABELS[name]: sum(p["significant"] for p in found) for name, found in pairs.items()},
             "n_pairs": len(pairs.get(main, ())), "pairs_omitted": systems.get("pairs_omitted")}
+
+
+def effective_reading(total: float, labelled: float, counted: int, systems: int) -> tuple[bool, str]:
+    """How the effective-labels line reads, in the CLI and the report alike: whether the judge's verdicts
+    narrowed the t intervals (worth more labels than were labelled, once rounded), and the words naming
+    the systems counted when they are not all of them."""
+    where = "" if not counted or counted == systems else f" (the {counted} systems with t intervals)"
+    return round(total) > round(labelled), where
+
+
+def _effective(effective: Mapping[str, Any] | None, systems: int) -> dict[str, Any] | None:
+    """systems.json's effective labels with :func:`effective_reading` for the template; None without a total."""
+    if not effective or effective.get("total") is None:
+        return None
+    narrowed, where = effective_reading(effective["total"], effective["labelled"], effective.get("systems_counted")
+                                        or 0, systems)
+    return {**effective, "narrowed": narrowed, "where": where}
 
 
 def _rankings(systems: Mapping[str, Any], main: str) -> tuple[str, str | None]:
