@@ -392,8 +392,7 @@ def summary(rows: list[dict]) -> list[dict]:
 def equal_coverage_widths(members: list[dict], estimator: str) -> dict:
     """The estimator's mean width with each system's intervals scaled to cover it exactly 95% of the draws,
     against judgelab corrected's so scaled, over the (judge, system) pairs where both can be (all of them;
-    those judgelab's rule gave a t interval in most draws; those it gave betting), the share of pairs where
-    it is wider, and how many pairs no scaling brings to 95% (zero-width intervals beside the truth in over
+    those judgelab's rule gave a t interval in most draws; those it gave betting), and how many pairs no scaling brings to 95% (zero-width intervals beside the truth in over
     5% of the draws)."""
     def scaled(row: dict, name: str) -> np.ndarray:
         found = row["estimators"].get(name, {})
@@ -414,7 +413,6 @@ def equal_coverage_widths(members: list[dict], estimator: str) -> dict:
 
     return {"equal_coverage_ratio": ratio(both), "equal_coverage_t": ratio(both & t_mostly),
             "equal_coverage_betting": ratio(both & ~t_mostly),
-            "equal_coverage_wider": float(np.mean(mine[both] > ref[both])) if both.any() else np.nan,
             "cannot_reach": int(np.isinf(mine).sum())}
 
 
