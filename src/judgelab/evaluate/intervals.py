@@ -70,6 +70,11 @@ class Curves:
         self.grid = grid
         self._makers = makers
 
+    def taking(self, other: Curves, where: np.ndarray) -> Curves:
+        """These curves, with ``other``'s for the systems ``where`` marks (same grid)."""
+        return Curves(self.grid, [theirs if take else mine
+                                  for mine, theirs, take in zip(self._makers, other._makers, where, strict=True)])
+
     @cached_property
     def pvalue(self) -> np.ndarray:
         out = np.full((len(self._makers), len(self.grid)), np.nan)
