@@ -64,10 +64,15 @@ def test_identity_calibration_equals_ppi_python_for_one_system():
     rectifier, imputed = np.std(y - f) ** 2 / n, np.std(judge) ** 2 / n_items  # ppi-python's (ddof 0) variances
     z = stats.norm.ppf(0.975)
     assert float(np.squeeze(high - low)) / 2 == pytest.approx(z * np.sqrt(rectifier + imputed), rel=1e-9)
-    # ours: the same two terms with ddof 1, and Student's t with Welch-Satterthwaite degrees of freedom
-    # (n - 1 for the labels' term; the judge term over every item counts as known)
+    # ours: the same two terms with ddof 1, plus their covariance, which ppi-python leaves out because it
+    # takes the judged items to be other items than the labelled ones (here they include them: the mean of
+    # the human values over every item is the sum of both terms); Student's t with Welch-Satterthwaite
+    # degrees of freedom (n - 1 for the labels' term, N - 1 for the judge term's)
     labels_term, judge_term = rectifier * n / (n - 1), imputed * n_items / (n_items - 1)
-    df = (labels_term + judge_term) ** 2 / (labels_term ** 2 / (n - 1))
+    r = y - f
+    cross = 2 * float(np.sum((f - judge.mean()) * (r - r.mean()))) / (n * (n_items - 1))
+    judge_term += cross
+    df = (labels_term + judge_term) ** 2 / (labels_term ** 2 / (n - 1) + judge_term ** 2 / (n_items - 1))
     expected = stats.t.ppf(0.975, df) * np.sqrt(labels_term + judge_term)
     assert (ours.ci[0, 1] - ours.ci[0, 0]) / 2 == pytest.approx(expected, rel=1e-9)
 

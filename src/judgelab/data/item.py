@@ -14,6 +14,7 @@ routinely carry bookkeeping columns, and dropping them silently would lose data.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
@@ -179,8 +180,25 @@ class Item(BaseModel):
 
     @property
     def group(self) -> str:
-        """The source this item answers: group_id, else the query, else the item itself."""
-        return self.group_id or self.qid or self.id
+        """The input this item answers: ``group_id``, else the query, else its input text (``source`` or
+        ``instruction``, with ``context``), else the item itself. Items of several systems that answer the
+        same question in a file without group_id are so paired by it, as a user expects (before, each item
+        was its own input: no pairing, and 3 systems x 8 questions read as 24 inputs)."""
+        if self.group_id or self.qid:
+            return self.group_id or self.qid  # type: ignore[return-value]
+        text = self.prompt
+        if text is None:
+            return self.id
+        return TEXT_GROUP + _digest(text, self.context or "")
+
+    @property
+    def grouped_by(self) -> str:
+        """What :attr:`group` was read from: ``group_id``, ``qid``, ``text`` or ``id``."""
+        if self.group_id:
+            return "group_id"
+        if self.qid:
+            return "qid"
+        return "id" if self.prompt is None else "text"
 
     @property
     def prompt(self) -> str | None:
@@ -208,6 +226,15 @@ class Item(BaseModel):
         if self.kind == "relevance" and isinstance(self.label, int) and aspect in ("relevance", "label"):
             return float(self.label)
         return None
+
+
+#: The prefix of a group read from an item's input text (no group_id): the text's digest follows.
+TEXT_GROUP = "text:"
+
+
+def _digest(*texts: str) -> str:
+    joined = "\x00".join(texts).encode("utf-8", "surrogatepass")
+    return hashlib.blake2b(joined, digest_size=8).hexdigest()
 
 
 #: A comparison's verdict: the first-shown system wins, the second does, or neither.

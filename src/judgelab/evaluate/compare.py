@@ -33,14 +33,16 @@ class Pairs:
         """(rank, best possible rank, worst possible rank), 1 = highest value.
 
         A system can be placed anywhere between 1 + the number of systems significantly above it
-        and S - the number significantly below it; systems without a value get NaN ranks.
+        and S - the number significantly below it, S counting every system: one without a value (no
+        labels) may be above or below any other. Systems without a value get NaN ranks; the point rank
+        is among the systems with a value.
         """
         valid = np.isfinite(order_value)
         above = self.significant & (self.difference < 0)  # row s significantly below column t
         below = self.significant & (self.difference > 0)
         rank = ranks_of(order_value)
         best = np.where(valid, 1 + above.sum(axis=1), np.nan)
-        worst = np.where(valid, valid.sum() - below.sum(axis=1), np.nan)
+        worst = np.where(valid, len(valid) - below.sum(axis=1), np.nan)
         return rank, best, worst
 
 

@@ -609,6 +609,7 @@ def rank_sets(estimates: SystemEstimates, method: str = "auto", *, pairs: Pairs 
     critical = simultaneous_critical(cov, alpha, method, seed=seed, n_draws=n_draws) if k > 1 else 0.0
     rank, best, worst = (np.full(len(value), np.nan) for _ in range(3))
     rank[valid], best[valid], worst[valid] = sets_from(value[valid], cov, critical)
+    worst[valid] += len(value) - k  # a system without an estimate may rank below any other
     return RankSets(method, rank, best, worst, critical)
 
 
@@ -626,7 +627,6 @@ def _rank_sets_per_system(estimates: SystemEstimates, method: str, pairs: Pairs,
     alpha = 1 - estimates.confidence
     has = np.array([m is not None for m in estimates.info["per_system"]]) & np.isfinite(value)
     ranked = np.isfinite(value)
-    k = int(ranked.sum())
     rank = ranks_of(value)
     difference = value[:, None] - value[None, :]
     mask = has[:, None] & has[None, :] & ~np.eye(len(value), dtype=bool)
@@ -651,7 +651,7 @@ def _rank_sets_per_system(estimates: SystemEstimates, method: str, pairs: Pairs,
             surely = mask & (np.abs(difference) > per_pair * se)
     above = surely & (difference < 0)  # [i, j]: j surely above i
     best = np.where(ranked, 1 + above.sum(axis=1), np.nan)
-    worst = np.where(ranked, k - above.sum(axis=0), np.nan)
+    worst = np.where(ranked, len(value) - above.sum(axis=0), np.nan)  # every system: one without a value may rank anywhere
     return RankSets(method, rank, best, worst, critical)
 
 

@@ -8,7 +8,7 @@ they were drawn, and returns the three estimators side by side with every pairwi
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -295,6 +295,7 @@ def evaluate(items: Iterable[Item], judgments: Iterable[Judgment], *, aspect: st
         if design is None:
             raise ConfigError("--until-decided needs the labels so far (--human or --human-ids)")
         decision = _decide(labelled_problem, design, confidence=confidence, target=target, seed=seed)
+    _keep_on_scale(estimates, built.problem.scale)
     pairs_omitted = None
     if n_systems <= MAX_PAIRWISE_SYSTEMS:
         # guided is a ranking, shrunk a model's point estimate: neither has tests that hold per pair
@@ -306,7 +307,9 @@ def evaluate(items: Iterable[Item], judgments: Iterable[Judgment], *, aspect: st
                          "in memory); evaluate a subset of systems to compare them")
     labels = {"n_labelled": 0 if design is None else design.n_labelled,
               "design": None if design is None else design.method, "source": built.label_source,
-              "unlabelled_sample_ids": built.notes.get("unlabelled_sample_ids", 0)}
+              "unlabelled_sample_ids": built.notes.get("unlabelled_sample_ids", 0),
+              "scale": None if built.problem.scale is None else list(built.problem.scale),
+              "scale_from": built.notes.get("scale_from")}
     options = {"calibration": calibration, "target": target, "variance": variance, "folds": folds,
                "bootstrap": n_resamples, "seed": seed, "confidence": confidence,
                "skewness_correction": skewness_correction, "intervals": intervals}
@@ -314,6 +317,22 @@ def evaluate(items: Iterable[Item], judgments: Iterable[Judgment], *, aspect: st
         options |= {"measure": measure, "unjudged": unjudged}
     return SystemsReport(built.problem.kind, built.aspect, built.measure, estimates, pairs, labels, built.coverage,
                          built.skipped, built.unjudged_share, options, pairs_omitted, recommended, decision)
+
+
+def _keep_on_scale(estimates: dict[str, SystemEstimates], scale: tuple[float, float] | None) -> None:
+    """Every estimate of the human value, and its interval, clipped to the human scale: a value off it is
+    never nearer the truth (a t interval at a few labels reaches past it; shrunk's trend can land below it).
+    The judge's estimate stays on the judge's own scale."""
+    if scale is None:
+        return
+    for name, est in estimates.items():
+        if name in ("judge", "guided"):  # the judge's scale; guided's values are places in a ranking
+            continue
+        est.value[:] = np.clip(est.value, *scale)
+        est.ci[:] = np.clip(est.ci, *scale)
+        if "posterior_interval" in est.info:
+            est.info["posterior_interval"] = [[json_number(min(max(v, scale[0]), scale[1])) if v is not None else None
+                                               for v in pair] for pair in est.info["posterior_interval"]]
 
 
 def _decide(problem: Problem, design: Design, *, confidence: float, target: str, seed: int) -> dict[str, Any]:
@@ -373,16 +392,43 @@ def _item_problem(items: list[Item], judgments: Iterable[Judgment], aspect: str 
     by_item, n_unknown = judgments_by_item(select_judgments(judgments, aspect, judge), {item.id for item in items})
     verdicts = np.array([_verdict(by_item.get(item.id)) for item in items])
     own = np.array([_own_score(item, aspect) for item in items])
+    declared = scale or _items_scale(items, aspect)
     problem = from_items([item.id for item in items], [item.system_id for item in items],
-                         [item.group for item in items], verdicts, own, scale or _items_scale(items, aspect))
+                         [item.group for item in items], verdicts, own, declared)
     labelled, values, source, notes = _item_labels(problem, items, aspect, human, human_ids, own)
     if values is not None:
         matrix = np.full(problem.human.shape, np.nan)
         matrix[np.arange(problem.n_units), problem.strata] = values
         problem = problem.with_human(matrix)
+    notes["scale_from"] = "--scale" if scale else "items" if declared else None
+    if declared is None and labelled is not None:
+        inferred = inferred_scale(problem.human[labelled[:, None] & problem.present])
+        if inferred is not None:
+            problem = replace(problem, scale=inferred)
+            notes["scale_from"] = "labels"
+    grouped_by = sorted({item.grouped_by for item in items})
     coverage = {"units": len(items), "judged": int(np.isfinite(verdicts).sum()),
-                "without_verdict": int((~np.isfinite(verdicts)).sum()), "unknown_judgments": n_unknown}
+                "without_verdict": int((~np.isfinite(verdicts)).sum()), "unknown_judgments": n_unknown,
+                "inputs": int(problem.clusters.max()) + 1, "inputs_from": "+".join(grouped_by)}
     return _Built(problem, labelled, aspect, coverage, source, notes=notes)
+
+
+#: The rating scales read off labels, by their lowest value: 0-1, 0-4, 0-5, 0-10, 0-100, 1-3 ... 1-10.
+SCALES_FROM = {0.0: (1.0, 4.0, 5.0, 10.0, 100.0), 1.0: (3.0, 4.0, 5.0, 6.0, 7.0, 9.0, 10.0)}
+#: Fewer labels than this do not show a scale's ends (three labels 1, 2, 1 would read as a 1-2 scale).
+MIN_LABELS_FOR_SCALE = 10
+
+
+def inferred_scale(labels: np.ndarray) -> tuple[float, float] | None:
+    """The rating scale the labels show when nothing declares one: at least 10 whole numbers whose lowest
+    and highest are the ends of a usual scale (:data:`SCALES_FROM`). Else None: a scale cannot be read off
+    continuous values, a few labels, or ones that do not start where scales start. A guess, so the output
+    says it was made and how to give another (a 1-10 scale whose labels reached only 5 would read as 1-5)."""
+    labels = labels[np.isfinite(labels)]
+    if len(labels) < MIN_LABELS_FOR_SCALE or not np.all(labels == np.round(labels)):
+        return None
+    lo, hi = float(labels.min()), float(labels.max())
+    return (lo, hi) if hi in SCALES_FROM.get(lo, ()) else None
 
 
 def _items_scale(items: list[Item], aspect: str | None) -> tuple[float, float] | None:

@@ -264,11 +264,12 @@ def compare_systems(items: Iterable[Item], judgments: Iterable[Judgment], *, bas
               "skewness_correction": skewness_correction, "calibration": calibration, "target": target,
               "intervals": "sequence" if sequential else "auto"}
     if paired:
-        value, low, high, n, n_labelled, reason, se = _paired(kept, built, baseline, candidate, chosen, **common)
+        value, low, high, n, n_labelled, reason, se, kind = _paired(kept, built, baseline, candidate, chosen,
+                                                                    **common)
     else:
         report = evaluate(kept, judgments, aspect=aspect, judge=judge, human=human, human_ids=human_ids,
                           sample=sample, **common)
-        value, low, high, n, n_labelled, reason, se = _unpaired(report.estimates[chosen], baseline, candidate)
+        value, low, high, n, n_labelled, reason, se, kind = _unpaired(report.estimates[chosen], baseline, candidate)
     if reason is not None or not (math.isfinite(low) and math.isfinite(high)):
         raise ConfigError(f"the {chosen} estimate of {candidate} - {baseline} has no interval: "
                           f"{reason or 'no verdicts to compare'}")
@@ -276,9 +277,26 @@ def compare_systems(items: Iterable[Item], judgments: Iterable[Judgment], *, bas
     if built.coverage.get("without_verdict"):
         warnings.append(f"{built.coverage['without_verdict']} of {len(kept)} items have no judge verdict "
                         "(left out of the judge's means)")
+    decision = decide(low, high, margin, higher_is_better)
+    undecided = _undecided(low, high, margin, higher_is_better, n_labelled, kind) if decision == "not worse" else None
+    warnings += [undecided] if undecided else []
     return Comparison(baseline, candidate, value, low, high, chosen, estimator_reason, paired, pairing_reason, n,
-                      n_labelled, margin, alpha, higher_is_better, decide(low, high, margin, higher_is_better),
-                      built.aspect, tuple(warnings), se=_finite(se), interval=SEQUENCE if sequential else None)
+                      n_labelled, margin, alpha, higher_is_better, decision, built.aspect, tuple(warnings),
+                      se=_finite(se), interval=SEQUENCE if sequential else kind)
+
+
+def _undecided(low: float, high: float, margin: float, higher_is_better: bool, n_labelled: int,
+               kind: str | None) -> str | None:
+    """A pass that is no finding: the interval holds differences worse than the margin too. Said, with why
+    (a betting interval under 10 labels is valid but wide) and how to decide, so that a gate that could not
+    tell is not read as one that found no regression."""
+    worst = low if higher_is_better else -high
+    if not worst < -margin:
+        return None
+    why = (f" with {n_labelled} labelled, under {T_MIN_LABELS}, the interval is a betting one (valid at any number "
+           "of labels, wide);" if kind == "betting" and n_labelled < T_MIN_LABELS else "")
+    return (f"not decided: the interval also holds differences worse than the margin;{why} label more (compare "
+            "--plan REGRESSION says how many would catch a regression that size)")
 
 
 SEQUENCE = "confidence-sequence"  # Comparison.interval under --sequential
@@ -571,6 +589,8 @@ def _pairing(items: list[Item], baseline: str, candidate: str, requested: str, l
         return False, (f"unpaired: only {len(shared)} of their inputs are shared (pairing would leave out "
                        f"{left_out} items)")
     why = "chosen with --pairing paired" if requested == "paired" else "the two systems answer the same inputs"
+    if any(items[k].grouped_by == "text" for k in base.values()):
+        why += " (matched by their text: the items have no group_id)"
     text = f"{why}: {len(shared)} inputs, each the difference of its two outputs"
     if left_out:
         text += f"; {left_out} items of inputs only one system answers are left out"
@@ -611,7 +631,8 @@ def _paired(items: list[Item], built, baseline: str, candidate: str, estimator: 
         estimates = (human_only(labelled_problem, design, **options) if estimator == "human" else
                      corrected(labelled_problem, design, calibration=calibration, seed=seed, **options))
     return (float(estimates.value[0]), float(estimates.ci[0, 0]), float(estimates.ci[0, 1]), len(shared),
-            int(estimates.n_labelled[0]), estimates.reason[0], float(estimates.se[0]))
+            int(estimates.n_labelled[0]), estimates.reason[0], float(estimates.se[0]),
+            _betting(estimates.info.get("per_system", ())))
 
 
 def _unpaired(estimates: SystemEstimates, baseline: str, candidate: str):
@@ -619,9 +640,16 @@ def _unpaired(estimates: SystemEstimates, baseline: str, candidate: str):
     b, c = estimates.systems.index(baseline), estimates.systems.index(candidate)
     pairs = pairwise(estimates)
     reason = estimates.reason[c] or estimates.reason[b]
+    methods = estimates.info.get("per_system") or ()
     return (float(pairs.difference[c, b]), float(pairs.low[c, b]), float(pairs.high[c, b]),
             int(estimates.n_units[b] + estimates.n_units[c]), int(estimates.n_labelled[b] + estimates.n_labelled[c]),
-            reason, _difference_se(estimates, c, b))
+            reason, _difference_se(estimates, c, b), _betting([methods[k] for k in (b, c)] if methods else ()))
+
+
+def _betting(methods) -> str | None:
+    """``"betting"`` when a system's interval behind the difference is a betting one (few labels, or a mean
+    near an end of the scale), for the summary to say; None otherwise."""
+    return "betting" if "betting" in methods else None
 
 
 def _difference_se(estimates: SystemEstimates, i: int, j: int) -> float | None:
