@@ -309,8 +309,30 @@ def summary(rows: list[dict]) -> list[dict]:
                 "declined": float(1 - given.sum() / (chosen[0]["draws"] * len(given))),
                 "width_ratio": float((width.sum() / max(given.sum(), 1)) / ref_width) if ref_width else np.nan,
                 "betting_share": _betting_share(chosen, estimator),
+                **_against_human(chosen, estimator),
             })
     return out
+
+
+def _against_human(members: list[dict], estimator: str) -> dict:
+    """A corrected estimator's mean width over the human-only one's at the same target and draws (issue 45's
+    invariant: the judge never widens the labels' own interval beyond Monte Carlo error): the worst
+    (judge) cell's ratio of mean widths over systems, and the worst single (judge, system) pair's."""
+    human = estimator.replace("corrected", "human")
+    if not estimator.startswith("corrected") or human == estimator:
+        return {"vs_human_cell": np.nan, "vs_human_system": np.nan}
+    cells, systems = [], []
+    for row in members:
+        if human not in row["width"]:
+            continue
+        given_c, given_h = np.array(row["given"][estimator]), np.array(row["given"][human])
+        ok = (given_c > 0) & (given_h > 0)
+        mean_c = np.array(row["width"][estimator])[ok] / given_c[ok]
+        mean_h = np.array(row["width"][human])[ok] / given_h[ok]
+        if ok.any() and mean_h.mean() > 0:
+            cells.append(mean_c.mean() / mean_h.mean())
+            systems.extend(mean_c[mean_h > 0] / mean_h[mean_h > 0])
+    return {"vs_human_cell": max(cells, default=np.nan), "vs_human_system": max(systems, default=np.nan)}
 
 
 def rank_set_lines(rows: list[dict]) -> list[str]:
@@ -339,13 +361,14 @@ def line(r: dict) -> str:
              f"{r['worst']:.3f}",
              f"{r['worst_bound']:.3f}", f"{r['mean']:.3f}", f"{r['under_goal']}/{r['pairs']}",
              f"{r['significantly_under']}", f"{r['declined']:.2f}", f"{r['width_ratio']:.2f}",
-             "-" if not np.isfinite(r["betting_share"]) else f"{r['betting_share']:.2f}"]
+             "-" if not np.isfinite(r["betting_share"]) else f"{r['betting_share']:.2f}",
+             *("-" if not np.isfinite(r.get(k, np.nan)) else f"{r[k]:.3f}" for k in ("vs_human_cell", "vs_human_system"))]
     return "| " + " | ".join(cells) + " |"
 
 
 HEAD = ["set", "budget", "estimator", "judges", "draws", "labels", "worst system", "its upper 98% bound", "mean",
         "(judge, system) pairs under 0.93", "significantly under 0.95", "share without interval",
-        "width / per-system t", "share betting"]
+        "width / per-system t", "share betting", "width / human-only, worst judge", "worst system"]
 
 
 def doc(rows: list[dict], args, minutes: float) -> str:
@@ -357,7 +380,10 @@ def doc(rows: list[dict], args, minutes: float) -> str:
            "under 0.95`: pairs whose binomial test against 0.95 gives p < 0.01 (with 300 draws, about 4% of "
            "pairs whose interval covers exactly 0.95 fall under 0.93 by chance); `width / per-system t`: mean "
            "width over the plain per-system t interval's at the same draws; `share betting`: systems given the "
-           "betting interval by the rule.", "",
+           "betting interval by the rule; `width / human-only` (corrected rows): the mean width over the "
+           "human-only interval's at the same target and draws, for the worst judge (mean over systems) and the "
+           "worst single (judge, system) pair: the judge should never widen the labels' own interval beyond "
+           "Monte Carlo error (issue 45).", "",
            "| " + " | ".join(HEAD) + " |", "|" + "---|" * len(HEAD)]
     out += [line(r) for r in lines]
     sets = rank_set_lines(rows)
