@@ -125,6 +125,8 @@ def test_demo_runs_the_whole_loop(tmp_path, test_model_path):
                     "far busier than a load of 9), not a wrong result")
     assert result.returncode == 0, result.stderr
     assert "agreement with humans" in result.stdout and "36 judgments" in result.stdout
+    # `make demo` ends on what to open next, not on the run folder
+    assert result.stdout.splitlines()[-1] == f"report: {tmp_path / 'demo' / 'report.html'} (open it in a browser)"
     record = json.loads((tmp_path / "demo" / "run.json").read_text())
     assert record["items"] == 36 and sum(record["counts"].values()) == 36
     report = (tmp_path / "demo" / "report.html").read_text()

@@ -88,3 +88,11 @@ def test_the_own_data_commands_run_in_order(tmp_path, test_model_path):
     assert len((tmp_path / "runs" / "answers" / "judgments.jsonl").read_text().splitlines()) == 30
     assert len((tmp_path / "runs" / "pairs" / "judgments.jsonl").read_text().splitlines()) == 30
     assert (tmp_path / "runs" / "board" / "report.html").is_file()
+
+
+def test_the_install_defaults_are_the_makefiles():
+    """The README's "defaults used by make" line is what `make` runs (it left out the annotate extra)."""
+    makefile = (REPO / "Makefile").read_text(encoding="utf-8")
+    extras, models = (re.search(rf"^{name} \?= (.+)$", makefile, re.M).group(1).strip() for name in ("EXTRAS", "MODELS"))
+    install = _block(_section("Install"), "bash").split("# e.g. the defaults used by make:\n", 1)[1].splitlines()[0]
+    assert install.split() == ["scripts/install.sh", ".venv", extras, *models.split()]

@@ -2,7 +2,9 @@
 HTML view for Jupyter (``_repr_html_``) added. A result is the deep one's fields copied as they are (no
 figure is computed again), so everything documented for ``SystemsReport``, ``MetaReport``, ``AuditReport``,
 ``two_systems.Comparison``, ``RunResult``, ``SampleFile`` and ``SourceData`` holds for it, ``to_dict()``
-included. The HTML is report.html's own sections where the report has them (judgelab.report.notebook).
+included. The HTML is report.html's own sections where the report has them (judgelab.report.notebook); at a
+plain Python prompt each shows a few lines instead (judgelab.api.reprs): what it is, its sizes, the headline
+figures and where the rest is.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from judgelab.api import reprs
 from judgelab.audit.probes import ProbeResult
 from judgelab.audit.table import AuditReport
 from judgelab.data.dataset import SHOWN_ROWS, Dataset
@@ -66,6 +69,11 @@ class JudgeRun(RunResult):
                 frame.insert(frame.columns.get_loc("item_id") + 1, "human", human)
         return frame
 
+    def __repr__(self) -> str:
+        from judgelab.report.html import _estimate_rows
+
+        return reprs.run(self, _estimate_rows(self.metrics))
+
     def _repr_html_(self) -> str:
         title = (f"judge run: {len(self.judgments)} judgments of {self.aspect or 'the items'}"
                  + (f" in {self.folder}" if self.folder else ""))
@@ -91,6 +99,11 @@ class MetaEvaluation(MetaReport):
                  for r in _comparison_rows(metrics)]
         return _frame(rows, ["level", "statistic", "value", "ci_low", "ci_high", "n", "groups", "note"])
 
+    def __repr__(self) -> str:
+        from judgelab.report.html import _estimate_rows
+
+        return reprs.meta(self, _estimate_rows(self.to_dict()))
+
     def _repr_html_(self) -> str:
         judge = f", judge {self.judge}" if self.judge else ""
         return notebook.meta_view(self.to_dict(), f"meta-evaluation: {self.kind} items, aspect {self.aspect or '-'}"
@@ -104,6 +117,9 @@ class Evaluation(SystemsReport):
     def to_pandas(self):
         """One row per (system, estimator): estimate, interval, sizes, rank and rank interval (``table()``)."""
         return self.table()
+
+    def __repr__(self) -> str:
+        return reprs.evaluation(self)
 
     def _repr_html_(self) -> str:
         what = self.measure or (f"mean human {self.aspect}" if self.aspect else "scores")
@@ -119,6 +135,8 @@ class PreferenceEvaluation(PreferenceReport, Evaluation):
     """``jl.evaluate`` on comparisons between systems: a :class:`PreferenceReport` (win probabilities or
     Bradley-Terry strengths, simultaneous rank sets) with the Evaluation's views."""
 
+    __repr__ = Evaluation.__repr__  # before PreferenceReport's generated one, which prints every array
+
 
 class Comparison(_TwoSystems):
     """``jl.compare``'s result: ``difference`` (candidate - baseline), ``low``/``high``, ``decision``,
@@ -130,6 +148,9 @@ class Comparison(_TwoSystems):
         low, high = data.pop("ci")
         data["warnings"] = "; ".join(data["warnings"])
         return _frame([{**data, "ci_low": low, "ci_high": high}])
+
+    def __repr__(self) -> str:
+        return reprs.comparison(self)
 
     def _repr_html_(self) -> str:
         verdict = "PASS" if self.passed else "FAIL"
@@ -169,6 +190,9 @@ class Audit(AuditReport):
                                  "n": estimate.n, "reading": f"{result.failed} items without a verdict"})
         return _frame(rows, ["section", "name", "value", "ci_low", "ci_high", "n", "reading"])
 
+    def __repr__(self) -> str:
+        return reprs.audit(self)
+
     def _repr_html_(self) -> str:
         level = f"{self.confidence:.0%} CI"
         frame = self.to_pandas()
@@ -206,6 +230,9 @@ class Sample(SampleFile):
         return _frame([{"id": unit, "probability": p, "stratum": s}
                        for unit, p, s in zip(self.ids, self.probabilities or (), self.strata, strict=True)])
 
+    def __repr__(self) -> str:
+        return reprs.sample(self)
+
     def _repr_html_(self) -> str:
         head = self.header or {}
         return notebook.view(f"{len(self.ids)} {head.get('units', 'units')} to label ({self.method} sample, seed "
@@ -221,6 +248,9 @@ class Source(SourceData):
         items = self.items.to_pandas()
         return judgments_frame(self.judgments).merge(items, how="left", left_on="item_id", right_on="id",
                                                      suffixes=("", "_item"))
+
+    def __repr__(self) -> str:
+        return reprs.source(self)
 
     def _repr_html_(self) -> str:
         kinds = "/".join(sorted(self.items.kinds))

@@ -291,7 +291,7 @@ def sample(data: Any, budget: float, *, judgments: Any = None, aspect: str | Non
     judged = None
     if judgments is not None:
         judged = as_judgments(judgments, field=field, labels=VERDICTS if items[0].kind == "pairwise" else None)
-    excluded = _human_ids(exclude)[0] if exclude is not None else None
+    excluded = _human_ids(exclude, "exclude")[0] if exclude is not None else None
     drawn_sample, drawn, units = draw_sample(items, budget, judged, aspect=aspect, judge=judge, active=active, mix=mix,
                                              exclude=excluded, seed=seed)
     result = Sample.of(drawn_sample, drawn, units)
@@ -327,18 +327,35 @@ def _human(human: Any, items, aspect: str | None) -> tuple[Mapping[str, Any] | N
     return values_for_items(human, items, aspect)
 
 
-def _human_ids(human_ids: Any):
-    """``human_ids=``: ``"all"``, a sample file, a drawn sample (its probabilities weight the labels), or ids."""
+def _human_ids(human_ids: Any, name: str = "human_ids"):
+    """``human_ids=``: ``"all"``, a sample file, a drawn sample (its probabilities weight the labels), or ids.
+    ``name``: the argument, as a refusal names it (``exclude`` of :func:`sample` takes the same ids but no "all")."""
     from judgelab.data.given import is_path
     from judgelab.evaluate import ALL, SampleFile, read_sample
 
-    if human_ids is None or (isinstance(human_ids, str) and human_ids == ALL):
+    if human_ids is None or (name == "human_ids" and isinstance(human_ids, str) and human_ids == ALL):
         return human_ids, None
     if is_path(human_ids):
+        if not Path(human_ids).exists():
+            raise _ids_refused(name, human_ids, "no such file; ")
         human_ids = read_sample(human_ids)
     if isinstance(human_ids, SampleFile):
         return human_ids.ids, human_ids
+    if not isinstance(human_ids, Iterable):  # human_ids=5, meant as a count
+        raise _ids_refused(name, human_ids)
     return [str(unit) for unit in human_ids], None
+
+
+def _ids_refused(name: str, value: Any, problem: str = ""):
+    """The ConfigError for ids given in a form ``name`` does not take, naming the forms it does take."""
+    from judgelab.errors import ConfigError
+
+    text = str(value)
+    count = text if text.isascii() and text.isdigit() and int(text) > 0 else "20"  # human_ids=5: meant as a count?
+    forms = ("the ids (a list, or a file with one id per line) or jl.sample's draw" if name == "exclude" else
+             f'"all" (every item\'s own human score is a label), the ids (a list, or a file with one id per line) '
+             f"or jl.sample's draw (jl.sample(data, {count}) draws {count} to label)")
+    return ConfigError(f"{name}={value!r}: {problem}give {forms}")
 
 
 def _scale(scale: tuple[float, float] | None) -> tuple[float, float] | None:

@@ -10,8 +10,11 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from judgelab.commands._ids import ids_file
 from judgelab.commands._numbers import checked
 from judgelab.errors import ConfigError
+
+CHECK_IDS = ids_file("--ids")  # --ids 5 names the forms --ids takes, not only "5: no such file"
 
 
 def register(app: typer.Typer) -> None:
@@ -32,7 +35,8 @@ def annotate(
                                       "0=irrelevant,1=related,2=relevant,3=perfect."),
     pairwise: bool = typer.Option(False, "--pairwise", help="Pairwise items: which of two responses is better "
                                   "(shown in random order per item; the default for pairwise items)."),
-    ids: Path | None = typer.Option(None, "--ids", help="Label only these items: a file with one id per line."),
+    ids: Path | None = typer.Option(None, "--ids", callback=CHECK_IDS,
+                                    help="Label only these items: a file with one id per line."),
     sample: int | None = typer.Option(None, "--sample", callback=checked("Count"), help="Label a random sample of N items (see --seed)."),
     criteria: list[str] | None = typer.Option(None, "--criteria", help="What the aspect means, shown beside each "
                                               "item: TEXT or @FILE (default: built-in criteria for common aspects); "

@@ -6,6 +6,7 @@ from importlib.resources import files
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from judgelab.commands._common import THREADS_HELP, TIMEOUT_HELP, client_from_options, print_run
@@ -28,7 +29,8 @@ def demo(
     out: Path = typer.Option(Path("runs/demo"), "--out", "-o", help="Run folder."),
     cache: bool = typer.Option(True, "--cache/--no-cache"),
 ) -> None:
-    """Judge 36 bundled news summaries for coherence and compare with the authors' illustrative ratings."""
+    """Judge 36 bundled news summaries for coherence, compare with the authors' illustrative ratings, and write
+    report.html in the run folder (its path is the last line printed)."""
     from judgelab.commands._common import console
     from judgelab.data import load_items
     from judgelab.judges.base import load_judge
@@ -51,3 +53,6 @@ def demo(
     print_run(console, result)
     console.print("[dim]The embedded models are small: they show the pipeline, not judge quality. "
                   "Try --model http://host:port/v1 with a strong model.[/]", soft_wrap=True)
+    # the last line is what to open next (soft_wrap: a long path is never folded, so it can be copied)
+    report = (result.folder or out) / "report.html"
+    console.print(f"report: {escape(str(report))} (open it in a browser)", soft_wrap=True, highlight=False)
