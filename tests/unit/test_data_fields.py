@@ -98,6 +98,11 @@ def test_the_did_you_mean_table(column, pointwise, pairwise):
         assert suggest(column, "pairwise") == pairwise
 
 
+@pytest.mark.parametrize("column", ["scores.helpfulness", "scores.fluency", "output", "system_id"])
+def test_a_column_is_never_told_to_rename_to_itself(column):
+    assert suggest(column) is None and suggest(column, "pairwise") is None  # was "scores.helpfulness -> scores.helpfulness"
+
+
 def test_meta_without_human_values_names_the_file_and_where_they_go(tmp_path):
     items = [Item.model_validate(row) for row in ITEMS]
     with pytest.raises(DataError, match=r"^mine.jsonl: field 'scores.helpfulness': no item has a human value for "

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -30,6 +31,7 @@ from judgelab.data import (
     save_judgments,
 )
 from judgelab.data.item import MAX_SCORE
+from judgelab.data.stream import head, iter_items
 from judgelab.errors import ConfigError
 from judgelab.llm.types import Usage
 from judgelab.train.labels import read_teacher
@@ -271,6 +273,53 @@ def test_malformed_file_names_file_line_and_field(tmp_path, name, filename, cont
     assert not out.exists()
 
 
+DOTTED = [{"id": "a", "output": "o", "scores.helpfulness": 4, "extra.note": "n"},
+          {"id": "b", "output": "o", "scores": {"fluency": 2}, "scores.helpfulness": 5, "extra": {"k": 1},
+           "extra.note": "m"},
+          {"id": "c", "output": "o", "scores": {"helpfulness": 3}, "scores.helpfulness": 3.0}]  # the same value twice
+
+
+def test_dotted_keys_in_json_are_the_nested_fields_as_in_csv(tmp_path):
+    jsonl = _write(tmp_path / "d.jsonl", _jsonl(*DOTTED))
+    array = _write(tmp_path / "d.json", json.dumps(DOTTED, indent=1))
+    frame = pd.DataFrame([{"id": "a", "output": "o", "scores.helpfulness": 4, "extra.note": "n"}])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DataWarning)  # nothing went to extra, so there is nothing to rename
+        for items in (load_items(jsonl), load_items(array), list(iter_items(jsonl)), head(jsonl, 3)):
+            assert [i.scores for i in items] == [{"helpfulness": 4.0}, {"fluency": 2.0, "helpfulness": 5.0},
+                                                 {"helpfulness": 3.0}]
+            assert [i.extra for i in items] == [{"note": "n"}, {"k": 1, "note": "m"}, {}]
+        assert list(load_items(frame)) == list(load_items(jsonl))[:1]
+
+
+@pytest.mark.parametrize(("filename", "content", "line", "field", "fragment"), [
+    ("c.jsonl", f'{GOOD}\n{{"id": "b", "output": "x", "scores": {{"q": 1}}, "scores.q": 2}}\n', 2, "scores.q",
+     "given twice, as 1 in 'scores' and as 2 in 'scores.q'"),
+    ("c.json", f'[\n{GOOD},\n{{"id": "b", "output": "x", "extra": {{"k": 1}}, "extra.k": 2}}\n]\n', 3, "extra.k",
+     "given twice"),
+    ("c.jsonl", '{"id": "b", "output": "x", "scores": [1], "scores.q": 2}\n', 1, "scores", "not an object"),
+    ("c.csv", 'id,output,scores,scores.q\na,x,"{""q"": 1}",2\n', 2, "scores.q", "given twice"),
+])
+def test_a_field_given_twice_with_two_values_is_named(tmp_path, filename, content, line, field, fragment):
+    path = _write(tmp_path / filename, content)
+    err = _error(path)
+    assert (err.path, err.line, err.field) == (str(path), line, field) and fragment in str(err), str(err)
+    if filename.endswith(".jsonl"):  # a streamed run reads it the same way
+        with pytest.raises(DataError, match=fragment):
+            list(iter_items(path))
+
+
+def test_dotted_keys_in_judgment_json_are_the_nested_fields(tmp_path):
+    path = _write(tmp_path / "j.jsonl", _jsonl({"item_id": "x", "score": 3, "criteria": {"clarity": 5},
+                                                "criteria.accuracy": 4, "usage.calls": 2, "extra.k": "v"}))
+    [judgment] = load_judgments(path)
+    assert judgment.criteria == {"clarity": 5.0, "accuracy": 4.0} and judgment.usage.calls == 2
+    assert judgment.extra == {"k": "v"}
+    conflict = _write(tmp_path / "k.jsonl", _jsonl({"item_id": "x", "score": 3, "usage": {"calls": 1}, "usage.calls": 2}))
+    with pytest.raises(DataError, match=r"k\.jsonl:1: field 'usage\.calls': given twice"):
+        load_judgments(conflict)
+
+
 def test_parquet_and_dataframe_errors_name_the_row(tmp_path):
     frame = pd.DataFrame({"id": ["a", "b", "c"], "output": ["x", None, "z"]})
     frame.to_parquet(tmp_path / "bad.parquet")
@@ -348,7 +397,7 @@ def test_jsonl_output_is_compact_and_readable(tmp_path):
 JUDGMENTS = [
     Judgment(item_id="a", score=4.0, criteria={"accuracy": 3.0, "style": 2.5}, explanation="ok", raw="4",
              aspect="coherence", judge="j1", usage=Usage(calls=1, prompt_tokens=10, completion_tokens=2),
-             extra={"k": [1]}),
+             extra={"k": [1]}, item_digest="k7qz2m4xw3vb6nta"),
     Judgment(item_id="b", status="unparsable", reason="no number", raw="hmm", criteria={"accuracy": 1.0}),
     Judgment(item_id="b", label="a", judge="j2"),
     Judgment(item_id="c", label=3, usage=Usage(cost_usd=0.25, latency_s=1.5)),

@@ -61,10 +61,12 @@ def client_from_options(*args: Any, **kwargs: Any) -> Client:
 def print_run(console: Console, result: RunResult) -> None:
     counts = result.counts
     resumed = result.usage.get("resumed_items") or 0
+    rejudged = result.usage.get("rejudged_changed_items") or 0
     console.print(f"[bold]{len(result.judgments)} judgments[/]: {counts['ok']} ok, "
                   f"{counts['unparsable']} unparsable, {counts['error']} errors"
-                  + (f" ({resumed} resumed from the run folder, {len(result.judgments) - resumed} judged now)"
-                     if resumed else ""))
+                  + (f" ({resumed} resumed from the run folder, {len(result.judgments) - resumed} judged now"
+                     + (f", {rejudged} of them again because the item changed" if rejudged else "") + ")"
+                     if resumed or rejudged else ""))
     usage = result.usage
     cost = "unknown" if usage.get("cost_usd") is None else f"${usage['cost_usd']:.4f}"
     console.print(f"{usage['calls']} paid calls, {usage['cache_hits']} cache hits, "

@@ -63,7 +63,12 @@ _MAX_COLUMNS = 200
 
 def suggest(column: str, kind: ItemKind = "pointwise") -> str | None:
     """The judgelab field ``column`` most likely means (``scores.helpfulness``, ``scores.ASPECT`` when
-    the aspect is not in the name), or None."""
+    the aspect is not in the name), or None; never ``column`` itself ("did you mean X -> X?")."""
+    target = _likely_field(column, kind)
+    return None if target == column else target
+
+
+def _likely_field(column: str, kind: ItemKind) -> str | None:
     name = re.sub(r"[\s\-]+", "_", column.strip()).lower()
     if name in _KNOWN and name != column:
         return name  # "Source", "System_ID"

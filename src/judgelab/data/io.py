@@ -72,6 +72,8 @@ class _Schema:
 
 _ITEMS = _Schema(Item, flat=("scores",), json_cells=("extra", "scale"))
 _JUDGMENTS = _Schema(Judgment, flat=("criteria", "usage"), json_cells=("extra",))
+#: Heads of the dotted keys read as nested fields in items (``scores.helpfulness``, ``extra.note``).
+ITEM_DOTTED = (*_ITEMS.flat, "extra")
 
 
 # ---------------------------------------------------------------------------------------- public API
@@ -412,7 +414,9 @@ def _open_rows(source: Any, schema: _Schema, *, verdict_at: str | None = None
         rows = ((line, _from_cells(cells, schema, where, line, typed=False))
                 for line, cells in _csv_rows(data, where, delimiter, schema, check=check))
         return where, rows, name
-    rows = _objects(_json_rows(data, where, array_ok=fmt == "json"), where)
+    heads = (*schema.flat, "extra")
+    rows = ((line, nest_dotted(record, where, line, heads))
+            for line, record in _objects(_json_rows(data, where, array_ok=fmt == "json"), where))
     return where, (_checked(rows, where) if check else rows), name
 
 
@@ -693,16 +697,12 @@ def _from_cells(cells: Mapping[str, Any], schema: _Schema, where: str, line: int
                 ) -> dict[str, Any]:
     """A tabular row -> the nested record the model validates. Empty cells are left out."""
     record: dict[str, Any] = {}
-    flat: list[tuple[str, str, Any]] = []
     nested = schema.flat + schema.json_cells
     for column, raw in cells.items():
         value = _py(raw) if typed else (None if raw == "" else raw)
         if value is None:
             continue
-        head, dot, key = column.partition(".")
-        if dot and head in schema.flat + ("extra",):
-            flat.append((head, key, value))
-        elif column in nested and isinstance(value, str):
+        if column in nested and isinstance(value, str):
             try:
                 record[column] = json.loads(value)
             except json.JSONDecodeError as err:
@@ -712,13 +712,33 @@ def _from_cells(cells: Mapping[str, Any], schema: _Schema, where: str, line: int
             record[column] = int(value)  # tabular formats cannot say 2 from "2"; graded labels are ints
         else:
             record[column] = value
-    for head, key, value in flat:
-        target = record.setdefault(head, {})
-        if not isinstance(target, dict):
-            raise DataError(f"both a '{head}' cell that is not an object and '{head}.<key>' columns",
+    return nest_dotted(record, where, line, (*schema.flat, "extra"))
+
+
+def nest_dotted(record: dict[str, Any], where: str, line: int | None,
+                heads: tuple[str, ...] = ITEM_DOTTED) -> dict[str, Any]:
+    """``record`` with each key ``HEAD.KEY`` whose head is one of ``heads`` (dict fields: ``scores``,
+    ``criteria``, ``usage``, ``extra``) moved to ``record[HEAD][KEY]``: every reader takes
+    ``"scores.helpfulness": 4`` as ``"scores": {"helpfulness": 4}``, a JSON line as a CSV column.
+    Both forms in one record merge; one key given two different values is a DataError."""
+    dotted = [key for key in record if "." in key and key.partition(".")[0] in heads]
+    if not dotted:
+        return record
+    moved = set(dotted)
+    nested = {key: value for key, value in record.items() if key not in moved}
+    for head in dict.fromkeys(key.partition(".")[0] for key in dotted):
+        given = nested.get(head)
+        if given is not None and not isinstance(given, dict):
+            raise DataError(f"both a '{head}' value that is not an object and '{head}.<key>' fields",
                             where, line, head)
-        target[key] = value
-    return record
+        nested[head] = dict(given or {})  # a copy: the caller's dict is left as it was
+    for key in dotted:
+        head, _, sub = key.partition(".")
+        if sub in nested[head] and nested[head][sub] != record[key]:
+            raise DataError(f"given twice, as {_short(nested[head][sub])} in '{head}' and as "
+                            f"{_short(record[key])} in '{key}'", where, line, key)
+        nested[head][sub] = record[key]
+    return nested
 
 
 def _py(value: Any) -> Any:

@@ -30,6 +30,9 @@ class Judgment(BaseModel):
     reason: str | None = None
     aspect: str | None = None
     judge: str | None = None
+    # the content digest of the item judged (data/digest.py), written by a run so that a rerun into its
+    # folder judges an edited item again; None in judgments from older runs and other tools
+    item_digest: str | None = None
     usage: Usage = Field(default_factory=Usage)
     extra: dict[str, Any] = Field(default_factory=dict)
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from judgelab.data.io import (  # one reader, so errors read the same
     iter_jsonl,
+    nest_dotted,
     open_binary,
     validate_item,
     warn_unused_names,
@@ -54,9 +55,9 @@ def iter_items(path: str | Path, only: Container[str] | None = None) -> Iterator
                         "or load it whole with load_items", path)
     regular_file(path)
     where = str(path)
-    rows = iter_jsonl(path)
-    return distinct_ids(((line, validate_item(record, where, line)) for line, record in rows
-                         if only is None or str(record.get("id")) in only), where)
+    wanted = ((line, record) for line, record in iter_jsonl(path) if only is None or str(record.get("id")) in only)
+    return distinct_ids(((line, validate_item(nest_dotted(record, where, line), where, line))
+                         for line, record in wanted), where)
 
 
 def head(path: str | Path, count: int) -> list[Item]:
@@ -65,6 +66,7 @@ def head(path: str | Path, count: int) -> list[Item]:
     before it starts."""
     where, columns, items = str(path), {}, []
     for line, record in islice(iter_jsonl(regular_file(Path(path))), count):
+        record = nest_dotted(record, where, line)
         columns.update(dict.fromkeys(record))
         items.append(validate_item(record, where, line))
     warn_unused_names(where, columns, items)

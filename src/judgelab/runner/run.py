@@ -5,7 +5,8 @@
     RUN_DIR/metrics.json     agreement with the humans, when the items carry human labels
     RUN_DIR/report.html      a self-contained page with all of the above
 
-Rerunning into the same folder resumes: items already judged (ok or unparsable) are kept,
+Rerunning into the same folder resumes: items already judged (ok or unparsable) are kept unless
+what a judge reads of them changed since (each judgment records its item's ``content_digest``),
 the rest are judged, and any LLM call that had finished is served from the cache. Ctrl-C stops
 the run cleanly: every judgment finished so far is on disk and run.json says ``interrupted``;
 any other error leaves run.json ``failed`` with the error. One process at a time runs into a
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import platform
 import shutil
 import threading
@@ -35,12 +37,13 @@ from typing import Any
 
 from filelock import FileLock, Timeout
 
+from judgelab.data.digest import content_digest
 from judgelab.data.io import JsonlAppender, load_items, load_judgments, save_judgments
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
 from judgelab.data.stream import check_ids, chunks, count_lines, distinct_ids, iter_items
 from judgelab.errors import ConfigError, DataError, JudgelabError
-from judgelab.files import PRIVATE_FILE, private_dir, read_run_record, write_atomic
+from judgelab.files import PRIVATE_FILE, private_dir, read_run_record, staged_file, write_atomic
 from judgelab.judges.base import JudgeConfig
 from judgelab.limits import max_input_bytes, over_limit
 from judgelab.llm.client import Client
@@ -96,13 +99,26 @@ class RunResult:
 
 @dataclass
 class _Tally:
-    """What the run has finished so far: counts by status and the usage the judgments carry."""
+    """What the run has finished so far: counts by status (earlier judgments kept included), how many
+    were kept from an earlier run, and how many of those were dropped since their item changed."""
 
     counts: dict[str, int] = field(default_factory=lambda: {"ok": 0, "unparsable": 0, "error": 0})
     usage: Usage = field(default_factory=Usage)
+    resumed: int = 0
+    rejudged: int = 0
 
     def add(self, judgment: Judgment) -> None:
         self.counts[judgment.status] += 1
+
+    def resume(self, status: str) -> None:
+        self.counts[status] += 1
+        self.resumed += 1
+
+    def rejudge(self, status: str) -> None:
+        """An earlier judgment (of ``status``) is dropped: its item changed, and is judged again."""
+        self.counts[status] -= 1
+        self.resumed -= 1
+        self.rejudged += 1
 
 
 def run_judge(
@@ -198,24 +214,30 @@ class _LocalEngine(_Engine):
 # -- the two shapes of a run -----------------------------------------------------------------------
 def _run_batch(judge, items: list[Item], client, folder: RunFolder | None, executor: _Engine, show_progress: bool,
                meta: bool, run_options: dict) -> RunResult:
-    done = folder.resume({item.id for item in items}) if folder else {}
+    digests = {item.id: content_digest(item) for item in items} if folder else None
+    earlier = folder.resume(set(digests)) if folder else {}
+    tally = _Tally()
+    done: dict[str, Judgment] = {}
+    for ident, judgment in earlier.items():
+        tally.resume(judgment.status)
+        if _unchanged(judgment.item_digest, digests[ident]):
+            done[ident] = judgment
+        else:
+            tally.rejudge(judgment.status)
     todo = [item for item in items if item.id not in done]
     by_id = dict(done)
-    tally = _Tally()
-    for judgment in done.values():
-        tally.add(judgment)
     started = time.perf_counter()
     if folder:
-        folder.track(tally, executor, started, len(done))
+        folder.track(tally, executor, started)
 
     def keep(judgment: Judgment) -> None:
         by_id[judgment.item_id] = judgment
 
     with RunProgress(show_progress, len(items), len(done)) as progress, \
-            _Recorder(folder and folder.path, tally, progress, executor, keep) as record:
+            _Recorder(folder and folder.path, tally, progress, executor, keep, digests) as record:
         executor.judge(judge, _batches(todo, executor), record, run_options)
     judgments = [by_id[item.id] for item in items]
-    usage = _usage(executor, client, started, len(done))
+    usage = _usage(executor, client, started, tally)
     metrics = _metrics(judge, items, judgments) if meta else None
     result = RunResult(judgments, usage, metrics, folder and folder.path, tally.counts)
     if folder:
@@ -233,25 +255,60 @@ def _run_streamed(judge, items, client, folder: RunFolder, header, executor: _En
     else:
         total = len(items) if isinstance(items, Sequence) else None
         source = distinct_ids(enumerate(items, start=1), "<items>", note=_READ_ONCE)
-    done = folder.resume(None)
     tally = _Tally()
-    for judgment in done.values():
-        tally.add(judgment)
-    done_ids = set(done)
-    del done  # only the ids are needed from here on
+    resume = _StreamResume(folder.resume(None), tally)
     started = time.perf_counter()
-    folder.track(tally, executor, started, len(done_ids))
-    todo = ([item for item in chunk if item.id not in done_ids] for chunk in chunks(source, chunk_size))
-    with RunProgress(show_progress, total, len(done_ids)) as progress, \
-            _Recorder(folder.path, tally, progress, executor) as record:
-        executor.judge(judge, todo, record, run_options)
+    folder.track(tally, executor, started)
+    with RunProgress(show_progress, total, tally.resumed) as progress, \
+            _Recorder(folder.path, tally, progress, executor, digests=resume.digests) as record:
+        def uncount() -> None:  # an item counted as done when the run started is judged again
+            progress.advance(executor.usage(), -1)
+
+        executor.judge(judge, (resume.todo(chunk, uncount) for chunk in chunks(source, chunk_size)), record,
+                       run_options)
+    if resume.changed:
+        folder.drop_superseded(resume.changed)
     n_items = sum(tally.counts.values())
-    usage = _usage(executor, client, started, len(done_ids))
+    usage = _usage(executor, client, started, tally)
     judgments = JudgmentsFile(folder.path / "judgments.jsonl", n_items)
     metrics = _metrics_from_files(judge, header.get("data"), folder.path) if meta else None
     result = RunResult(judgments, usage, metrics, folder.path, tally.counts)
     folder.finish(result, n_items, None)
     return result
+
+
+class _StreamResume:
+    """A streamed run's earlier judgments as each one's digest and status by id (the judgments may not
+    fit in memory), checked against each chunk's items as they are read."""
+
+    def __init__(self, judgments: dict[str, Judgment], tally: _Tally):
+        self.earlier = {ident: (j.item_digest, j.status) for ident, j in judgments.items()}
+        self.tally = tally
+        self.digests: dict[str, str] = {}  # of the items in flight, until the recorder stamps their judgment
+        self.changed: set[str] = set()
+        for _, status in self.earlier.values():
+            tally.resume(status)
+
+    def todo(self, chunk: list[Item], uncount: Callable[[], None]) -> list[Item]:
+        """The chunk's items to judge: new ones, and those changed since their earlier judgment."""
+        batch = []
+        for item in chunk:
+            digest, then = content_digest(item), self.earlier.get(item.id)
+            if then is not None and _unchanged(then[0], digest):
+                continue
+            if then is not None:
+                self.tally.rejudge(then[1])
+                self.changed.add(item.id)
+                uncount()
+            self.digests[item.id] = digest
+            batch.append(item)
+        return batch
+
+
+def _unchanged(digest_then: str | None, digest_now: str) -> bool:
+    """Is a judgment given to an item of content ``digest_then`` still the judgment of the item now?"""
+    # a judgment without a digest was written before runs recorded one: kept on its id, as it was then
+    return digest_then is None or digest_then == digest_now
 
 
 def _batches(items: list[Item], executor: _Engine) -> list[list[Item]]:
@@ -275,9 +332,10 @@ class _Recorder:
     FLUSH_EVERY, FLUSH_SECONDS = 256, 0.5
 
     def __init__(self, folder: Path | None, tally: _Tally, progress: RunProgress, executor: _Engine,
-                 keep=None):
+                 keep=None, digests: dict[str, str] | None = None):
         self._writer = JsonlAppender(folder / "judgments.jsonl") if folder else None
         self._tally, self._progress, self._executor, self._keep = tally, progress, executor, keep
+        self._digests = digests  # item id -> content digest, stamped on (and popped by) its judgment
         self._pending: list[Judgment] = []
         self._flushed = time.monotonic()
         self._lock = threading.Lock()
@@ -293,6 +351,8 @@ class _Recorder:
         with self._lock:
             if self._closed:
                 return
+            if self._digests is not None:
+                judgment = judgment.model_copy(update={"item_digest": self._digests.pop(judgment.item_id, None)})
             judgment = _readable(judgment)
             if self._keep:
                 self._keep(judgment)
@@ -327,12 +387,14 @@ def _readable(judgment: Judgment) -> Judgment:
     if size <= bound:
         return judgment
     return Judgment(item_id=judgment.item_id, aspect=judgment.aspect, judge=judgment.judge, usage=judgment.usage,
-                    status="error", reason="not kept: " + over_limit(f"this judgment ({size:,} bytes of JSON)", bound))
+                    item_digest=judgment.item_digest, status="error",
+                    reason="not kept: " + over_limit(f"this judgment ({size:,} bytes of JSON)", bound))
 
 
-def _usage(executor: _Engine, client: Client, started: float, resumed: int) -> dict[str, Any]:
+def _usage(executor: _Engine, client: Client, started: float, tally: _Tally) -> dict[str, Any]:
     return {**executor.usage().model_dump(), "retries": client.retries, "backend": client.backend.identity,
-            "wall_s": time.perf_counter() - started, "resumed_items": resumed}
+            "wall_s": time.perf_counter() - started, "resumed_items": tally.resumed,
+            "rejudged_changed_items": tally.rejudged}
 
 
 # -- folder and metadata ---------------------------------------------------------------------------
@@ -359,6 +421,7 @@ class RunFolder:
         self._progress: Callable[[], dict[str, Any]] = dict
         self._judged_now: Callable[[], bool] = lambda: False  # has this run recorded a judgment?
         self._undo: list[Callable[[], None]] = []  # puts back what this run changed in an existing folder
+        self._earlier_bytes = 0  # judgments.jsonl as resumed: lines past this were written by this run
 
     def __enter__(self) -> RunFolder:
         return self
@@ -368,6 +431,7 @@ class RunFolder:
         (errors are left out: they are judged again).
 
         ``wanted=None`` (a stream, whose ids are not known up front) keeps every earlier judgment.
+        Of an id on several lines (a run stopped while judging a changed item again) the last is kept.
         """
         self._lock_folder()
         judgments = self.path / "judgments.jsonl"
@@ -390,7 +454,23 @@ class RunFolder:
         if wanted is None and len(kept) < len(earlier_judgments):
             self._remember(judgments)  # a streamed run appends: drop the error lines now, they are judged again
             save_judgments(kept.values(), judgments)
+        self._earlier_bytes = judgments.stat().st_size
         return kept
+
+    def drop_superseded(self, ids: set[str]) -> None:
+        """Remove the earlier run's lines for ``ids``, items this streamed run judged again (their new
+        lines follow), line by line: the file may not fit in memory. A run stopped before this leaves
+        both lines, and the next resume keeps the last."""
+        path = self.path / "judgments.jsonl"
+        with staged_file(path) as staged, path.open("rb") as old, staged.open("wb") as new:
+            offset = 0
+            for line in old:
+                offset += len(line)
+                if offset <= self._earlier_bytes and line.strip() and json.loads(line)["item_id"] in ids:
+                    continue
+                new.write(line)
+            new.flush()
+            os.fsync(new.fileno())
 
     def _remember(self, path: Path) -> None:
         """Note how to put ``path`` back as it is now, should this run stop before judging anything."""
@@ -421,13 +501,13 @@ class RunFolder:
         if made_here:  # an existing lock file is never removed: another process may be about to take it
             self._undo.append(lambda: lock.unlink(missing_ok=True))
 
-    def track(self, tally: _Tally, executor: _Engine, started: float, resumed: int) -> None:
+    def track(self, tally: _Tally, executor: _Engine, started: float) -> None:
         """What run.json records if the run stops early: counts, items and usage so far."""
-        self._judged_now = lambda: sum(tally.counts.values()) > resumed
+        self._judged_now = lambda: sum(tally.counts.values()) > tally.resumed
         self._progress = lambda: {
             "counts": tally.counts, "items": sum(tally.counts.values()),
-            "usage": {**executor.usage().model_dump(), "resumed_items": resumed,
-                      "wall_s": time.perf_counter() - started}}
+            "usage": {**executor.usage().model_dump(), "resumed_items": tally.resumed,
+                      "rejudged_changed_items": tally.rejudged, "wall_s": time.perf_counter() - started}}
 
     def finish(self, result: RunResult, n_items: int, items: Sequence[Item] | None) -> None:
         _write_json(self.path / "run.json", {**self.header, "status": "finished", "items": n_items,
