@@ -14,7 +14,7 @@ from judgelab.data.dataset import Dataset
 from judgelab.data.io import _validate, load_items, load_judgments
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
-from judgelab.errors import DataError
+from judgelab.errors import ConfigError, DataError
 
 LIST = "<list>"  # where a row of a list came from, in error messages
 
@@ -73,6 +73,31 @@ def as_judgments(data: Any, *, field: str | None = None, labels: Collection[str]
 
     records = [row.model_dump() if isinstance(row, Judgment) else _record(row, k) for k, row in enumerate(rows, 1)]
     return load_judgments(pd.DataFrame.from_records(records), field=field, labels=labels)
+
+
+def several_judgments(data: Any) -> bool:
+    """Whether ``data`` is several judges' verdicts: a mapping ``{name: verdicts}``, or a list or tuple of
+    verdict sources (paths, DataFrames, runs, lists), one per judge; not one list of judgments or rows."""
+    if isinstance(data, Mapping):
+        return True
+    if not isinstance(data, (list, tuple)) or not data:
+        return False
+    return all(is_path(one) or _is_frame(one) or hasattr(one, "judgments") or isinstance(one, (list, tuple))
+               for one in data)
+
+
+def judgments_by_judge(data: Any, *, field: str | None = None,
+                       labels: Collection[str] | None = None) -> dict[str, list[Judgment]]:
+    """Several judges' verdicts (:func:`several_judgments`) as ``{where: judgments}``: a mapping's keys, a
+    path as given, else ``judgments N``; each read as :func:`as_judgments` reads one."""
+    named = data.items() if isinstance(data, Mapping) else (
+        (str(one) if is_path(one) else f"judgments {k}", one) for k, one in enumerate(data, start=1))
+    out: dict[str, list[Judgment]] = {}
+    for where, one in named:
+        if where in out:
+            raise ConfigError(f"{where} is given twice as a judge's verdicts")
+        out[str(where)] = as_judgments(one, field=field, labels=labels)
+    return out
 
 
 def _record(row: Any, position: int) -> dict[str, Any]:

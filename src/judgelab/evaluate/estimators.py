@@ -160,7 +160,8 @@ def corrected(problem: Problem, design: Design, *, calibration: str = "auto", ta
     labelled = _labelled_pairs(problem, design)
     units, systems = np.nonzero(labelled)
     weights = 1.0 / design.probability[units]
-    fit = cross_fit(calibration, problem.judge, units, problem.judge[units, systems], problem.human[units, systems],
+    judge = problem.judge if problem.judges is None else problem.filled_judges()
+    fit = cross_fit(calibration, judge, units, judge[units, systems], problem.human[units, systems],
                     weights, systems, folds=folds, seed=seed, same_scale=problem.kind == "queries")
     predicted = np.where(problem.present, fit.everywhere, 0.0)
     offset = predicted.sum(axis=0) / problem.sizes
@@ -176,11 +177,16 @@ def corrected(problem: Problem, design: Design, *, calibration: str = "auto", ta
             np.where(labelled & np.isfinite(judged), weights_matrix, 0.0).sum(axis=0), 1e-12)
         gap = np.nan_to_num(everywhere_mean - labelled_mean)
         slope_term = np.outer(gap, gap) * fit.slope_variance
+    if fit.weights_covariance is not None:  # several judges' weights: the same, one gap per judge
+        slope_term = _weights_term(problem, judge, labelled, weights / problem.sizes[systems], fit.weights_covariance)
     estimates = _linear("corrected", problem, design, labelled, offset, residual, target, variance, confidence,
                         judge_term=predicted, fitted=fit.fitted_in_sample, slope_term=slope_term,
                         skewness_correction=skewness_correction)
-    missing = int((problem.present & ~np.isfinite(problem.judge)).sum())
+    judged = np.isfinite(problem.judge) if problem.judges is None else np.isfinite(problem.judges).any(axis=-1)
+    missing = int((problem.present & ~judged).sum())
     estimates.info.update(calibration=fit.method, folds=fit.folds, units_without_verdict=missing, offset=offset)
+    if fit.weights is not None:
+        estimates.info["judge_weights"] = dict(zip(problem.judge_names, map(json_number, fit.weights), strict=True))
     if intervals == "t":
         estimates = _too_few_queries(estimates, problem, design, min_queries)
     else:
@@ -213,6 +219,21 @@ def _labels_where_every_unit_is_labelled(fixed: SystemEstimates, own: SystemEsti
         info["curves"] = info["curves"].taking(own.info["curves"], census)
     info["every_unit_labelled"] = [s for s, c in zip(fixed.systems, census, strict=True) if c]
     return replace(fixed, value=value, ci=ci, cov=cov, df=df, reason=reason, info=info)
+
+
+def _weights_term(problem: Problem, judges: np.ndarray, labelled: np.ndarray, pair_weight: np.ndarray,
+                  covariance: np.ndarray) -> np.ndarray:
+    """The fitted weights' own error moves system s's estimate by (its judges' means - their labelled means)
+    times it: gap covariance gap', over systems."""
+    units, systems = np.nonzero(labelled)
+    everywhere = np.array([judges[problem.present[:, s], s].mean(axis=0) for s in range(len(problem.systems))])
+    sums = np.zeros(everywhere.shape)
+    totals = np.zeros(len(problem.systems))
+    np.add.at(sums, systems, judges[units, systems] * pair_weight[:, None])
+    np.add.at(totals, systems, pair_weight)
+    labelled_mean = np.where(totals[:, None] > 0, sums / np.maximum(totals, 1e-12)[:, None], everywhere)
+    gap = everywhere - labelled_mean
+    return gap @ covariance @ gap.T
 
 
 def _check_intervals(intervals: str, problem: Problem) -> None:

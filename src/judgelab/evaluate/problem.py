@@ -12,11 +12,13 @@ written once:
   and used for the judge term's variance when the target is the population of sources;
 * ``strata[u]``: the sampling strata (one per system for items, one for queries);
 * ``scale``: the human values' known range ``(lo, hi)`` (a rating scale, [0, 1] for IR metrics),
-  which the betting intervals need; None when nothing declares it.
+  which the betting intervals need; None when nothing declares it;
+* ``judges[u, s, j]`` (several judges): every judge's value, ``judge`` being the first's; None with one.
 """
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -36,6 +38,8 @@ class Problem:
     clusters: np.ndarray  # (U,) int codes
     strata: np.ndarray  # (U,) int codes
     scale: tuple[float, float] | None = None
+    judges: np.ndarray | None = None  # (U, S, J): several judges' values (NaN: no verdict)
+    judge_names: tuple[str, ...] = ()
 
     @property
     def n_units(self) -> int:
@@ -57,6 +61,25 @@ class Problem:
 
     def with_human(self, human: np.ndarray) -> Problem:
         return replace(self, human=human)
+
+    def with_judges(self, judges: np.ndarray, names: list[str] | tuple[str, ...]) -> Problem:
+        """The same problem judged by several judges (``judges``: (U, S, J)); ``judge`` becomes the first's."""
+        judges = np.asarray(judges, dtype=float)
+        if judges.shape != (*self.judge.shape, len(names)):
+            raise DataError(f"judges of shape {judges.shape} for {self.judge.shape} units x systems and "
+                            f"{len(names)} judge names")
+        return replace(self, judge=judges[..., 0], judges=judges, judge_names=tuple(names))
+
+    def filled_judges(self) -> np.ndarray:
+        """``judges`` with each missing value filled with that judge's mean over the unit's system (over all
+        its units, where a system has none), so that a judge says nothing where it gave no verdict."""
+        judges = np.where(self.present[..., None], self.judges, np.nan)
+        with np.errstate(invalid="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # a judge without a verdict for a system
+            per_system = np.nanmean(judges, axis=0, keepdims=True)
+            overall = np.nanmean(judges.reshape(-1, judges.shape[-1]), axis=0)
+        per_system = np.where(np.isfinite(per_system), per_system, overall)
+        return np.where(np.isfinite(judges), judges, per_system)
 
 
 def from_items(ids, systems, clusters, judge, human, scale: tuple[float, float] | None = None) -> Problem:

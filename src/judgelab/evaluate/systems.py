@@ -29,6 +29,7 @@ from judgelab.evaluate.estimators import (
 )
 from judgelab.evaluate.guided import guided_ranking
 from judgelab.evaluate.ir import runs_without_judgments, score_runs
+from judgelab.evaluate.panel import is_panel, panel, worth
 from judgelab.evaluate.problem import Problem, from_items, from_queries
 from judgelab.evaluate.sample_file import SampleFile
 from judgelab.evaluate.sequential import QUESTIONS, decide_best, per_system_level
@@ -73,6 +74,8 @@ class SystemsReport:
     recommended: dict[str, Any] | None = None
     #: ``until_decided``'s answer from confidence sequences (evaluate/sequential.py); None: not asked
     decision: dict[str, Any] | None = None
+    #: several judges: per judge, its weight and what it was worth in labels (evaluate/panel.worth); None: one
+    judges: dict[str, dict[str, Any]] | None = None
 
     @property
     def systems(self) -> tuple[str, ...]:
@@ -169,6 +172,8 @@ class SystemsReport:
             out["recommended"] = self.recommended
         if self.decision:
             out["decision"] = self.decision
+        if self.judges:
+            out["judges"] = self.judges
         if effective is not None:
             total, labelled, counted = self.effective_labels_total() or (None, None, 0)
             out["effective_labels"] = {"per_system": effective, "total": json_number(total), "labelled": labelled,
@@ -268,14 +273,17 @@ def evaluate(items: Iterable[Item], judgments: Iterable[Judgment], *, aspect: st
                           "of systems); evaluate a subset of systems, or leave out the labels for judge-only estimates")
     estimates = {"judge": judge_only(built.problem, n_resamples=n_resamples, seed=seed, confidence=confidence)}
     recommended = None  # the estimator whose ranking to use, and why (evaluate/choose.py, evaluate/guided.py)
+    judges = None  # a panel's judges: weight and worth in labels of each (evaluate/panel.py)
     if design is not None:
         labelled_problem = built.problem.with_human(np.where(design.labelled[:, None], built.problem.human, np.nan))
         estimates["human"] = human_only(labelled_problem, design, target=target, variance=variance,
                                         confidence=confidence, skewness_correction=skewness_correction,
                                         intervals=intervals, seed=seed)
-        estimates["corrected"] = corrected(labelled_problem, design, calibration=calibration, target=target,
-                                           variance=variance, folds=folds, seed=seed, confidence=confidence,
-                                           skewness_correction=skewness_correction, intervals=intervals)
+        fixing = {"calibration": calibration, "target": target, "variance": variance, "folds": folds, "seed": seed,
+                  "confidence": confidence, "skewness_correction": skewness_correction, "intervals": intervals}
+        estimates["corrected"] = corrected(labelled_problem, design, **fixing)
+        if labelled_problem.judges is not None:
+            judges = worth(labelled_problem, design, estimates["human"], estimates["corrected"], **fixing)
         if built.problem.kind == "items":
             # shrunk keeps the pooled variances it was built and measured with: a ranking model, whose
             # intervals are posterior ones, not per-system confidence intervals (estimators.shrunk)
@@ -316,7 +324,7 @@ def evaluate(items: Iterable[Item], judgments: Iterable[Judgment], *, aspect: st
     if kind == "relevance":
         options |= {"measure": measure, "unjudged": unjudged}
     return SystemsReport(built.problem.kind, built.aspect, built.measure, estimates, pairs, labels, built.coverage,
-                         built.skipped, built.unjudged_share, options, pairs_omitted, recommended, decision)
+                         built.skipped, built.unjudged_share, options, pairs_omitted, recommended, decision, judges)
 
 
 def _keep_on_scale(estimates: dict[str, SystemEstimates], scale: tuple[float, float] | None) -> None:
@@ -389,12 +397,20 @@ def _item_problem(items: list[Item], judgments: Iterable[Judgment], aspect: str 
         raise ConfigError(over_limit(f"{n_systems} systems x {len(items)} items: the table of every item against "
                                      f"every system ({CELL_BYTES * n_systems * len(items):,} bytes)", bound)
                           + "; evaluate a subset of the systems (judgelab sample needs no such table)")
-    by_item, n_unknown = judgments_by_item(select_judgments(judgments, aspect, judge), {item.id for item in items})
-    verdicts = np.array([_verdict(by_item.get(item.id)) for item in items])
+    ids = {item.id for item in items}
+    sets = panel(judgments, judge, aspect) if is_panel(judgments, judge) else None
+    chosen = [one.judgments for one in sets] if sets else [select_judgments(judgments, aspect, judge)]
+    found = [judgments_by_item(verdicts_of, ids) for verdicts_of in chosen]
+    columns = np.array([[_verdict(by_item.get(item.id)) for item in items] for by_item, _ in found])
+    verdicts, n_unknown = columns[0], found[0][1]
     own = np.array([_own_score(item, aspect) for item in items])
     declared = scale or _items_scale(items, aspect)
     problem = from_items([item.id for item in items], [item.system_id for item in items],
                          [item.group for item in items], verdicts, own, declared)
+    if sets:
+        stacked = np.full((*problem.judge.shape, len(sets)), np.nan)
+        stacked[np.arange(problem.n_units), problem.strata] = columns.T
+        problem = problem.with_judges(stacked, [one.name for one in sets])
     labelled, values, source, notes = _item_labels(problem, items, aspect, human, human_ids, own)
     if values is not None:
         matrix = np.full(problem.human.shape, np.nan)
@@ -410,6 +426,10 @@ def _item_problem(items: list[Item], judgments: Iterable[Judgment], aspect: str 
     coverage = {"units": len(items), "judged": int(np.isfinite(verdicts).sum()),
                 "without_verdict": int((~np.isfinite(verdicts)).sum()), "unknown_judgments": n_unknown,
                 "inputs": int(problem.clusters.max()) + 1, "inputs_from": "+".join(grouped_by)}
+    if sets:
+        coverage["judges"] = {one.name: {"judged": int(np.isfinite(column).sum()), "from": one.where,
+                                         "unknown_judgments": unknown}
+                              for one, column, (_, unknown) in zip(sets, columns, found, strict=True)}
     return _Built(problem, labelled, aspect, coverage, source, notes=notes)
 
 
@@ -527,7 +547,8 @@ def _check_scale(items: list[Item], aspect: str | None, values: Mapping[str, flo
 def _query_problem(items: list[Item], judgments: Iterable[Judgment], judge: str | None, human, human_ids,
                    runs, measure: str, unjudged: str) -> _Built:
     runs = read_runs(runs) if not isinstance(runs, Mapping) else runs
-    chosen = select_judgments(judgments, "relevance", judge)
+    sets = panel(judgments, judge, "relevance") if is_panel(judgments, judge) else None
+    chosen = sets[0].judgments if sets else select_judgments(judgments, "relevance", judge)
     judge_qrels, skipped_judgments = judgment_qrels(chosen, items)
     if not judge_qrels:
         raise DataError("no judgment gives a whole-number relevance label for these items: no judge qrels")
@@ -547,6 +568,10 @@ def _query_problem(items: list[Item], judgments: Iterable[Judgment], judge: str 
     counts = judge_scores.measure.startswith("Num")  # NumRel, NumRet...: counts, not on [0, 1]
     problem = from_queries(queries, judge_scores.runs, judge_scores.values, human_values,
                            scale=None if counts else (0.0, 1.0))
+    if sets:  # every judge's qrels score the same runs on the same queries
+        problem = problem.with_judges(np.stack([judge_scores.values] + [
+            _run_scores(one, items, kept, queries, measure, unjudged) for one in sets[1:]], axis=-1),
+            [one.name for one in sets])
     labelled, notes = None, {}
     if labelled_queries is not None:
         wanted = set(labelled_queries)
@@ -558,6 +583,14 @@ def _query_problem(items: list[Item], judgments: Iterable[Judgment], judge: str 
                 "judgments_without_label": len(skipped_judgments)}
     share = dict(zip(judge_scores.runs, judge_scores.unjudged_share.tolist(), strict=True))
     return _Built(problem, labelled, "relevance", coverage, source, judge_scores.measure, skipped, share, notes)
+
+
+def _run_scores(one, items: list[Item], runs, queries: list[str], measure: str, unjudged: str) -> np.ndarray:
+    """(queries, runs) of the measure under one panel judge's qrels."""
+    qrels, _ = judgment_qrels(one.judgments, items)
+    if not qrels:
+        raise DataError(f"{one.where}: no judgment of judge {one.name!r} gives a whole-number relevance label")
+    return score_runs(runs, qrels, queries, measure=measure, unjudged=unjudged).values
 
 
 def _query_labels(items: list[Item], human, human_ids, queries: list[str]):

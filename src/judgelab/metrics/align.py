@@ -106,7 +106,8 @@ def several_judges(judges: list[str], judge: str | None, option: str = "--judge"
     if judge is not None:
         return ConfigError(f"{where + ': ' if where else ''}{option} {judge!r} matches {len(judges)} judges "
                            f"({listed}): give one of these names exactly")
-    return ConfigError(f"the judgments come from {len(judges)} judges ({listed}); choose one with {option}")
+    return ConfigError(f"{where + ': ' if where else ''}the judgments come from {len(judges)} judges ({listed}); "
+                       f"choose one with {option}")
 
 
 def judgments_by_item(judgments: list[Judgment], known_ids: set[str]) -> tuple[dict[str, Judgment], int]:

@@ -36,7 +36,7 @@ class SourceData:
 
     source: str
     items: Dataset
-    judgments: list[Judgment]
+    judgments: list[Judgment] | dict[str, list[Judgment]]  # a dict: several judges' verdicts, by where they came from
     notes: tuple[str, ...] = field(default=())
 
     def judges(self) -> list[str]:
@@ -80,7 +80,7 @@ class Inputs(NamedTuple):
     output the data was (None: judgelab's own files or objects), ``notes``: what its reader noted."""
 
     items: Dataset
-    judgments: list[Judgment]
+    judgments: list[Judgment] | dict[str, list[Judgment]]  # a dict: several judges' verdicts, by where they came from
     source: str | None = None
     notes: tuple[str, ...] = ()
 
@@ -91,7 +91,7 @@ def read_inputs(data: Any, judgments: Any = None, source: str | None = None, *, 
     the file when no ``judgments`` are given; or a :class:`SourceData` already read) gives both; ``judgments``,
     when given, replaces the tool's verdicts. ``data``: a path, or items as :func:`judgelab.data.given.as_items`
     takes them; ``judgments``: as :func:`judgelab.data.given.as_judgments` takes them (``field`` as there)."""
-    from judgelab.data.given import as_items, as_judgments, is_path
+    from judgelab.data.given import as_items, as_judgments, is_path, judgments_by_judge, several_judgments
 
     judged: list[Judgment] | None = None
     notes: tuple[str, ...] = ()
@@ -114,5 +114,6 @@ def read_inputs(data: Any, judgments: Any = None, source: str | None = None, *, 
     if judgments is not None:
         # comparisons between systems: a verdict outside a/b/tie is named with its line as it is read
         comparisons = bool(items) and items[0].kind == "pairwise" and items[0].system_a is not None
-        judged = as_judgments(judgments, field=field, labels=VERDICTS if comparisons else None)
+        read = judgments_by_judge if several_judgments(judgments) else as_judgments
+        judged = read(judgments, field=field, labels=VERDICTS if comparisons else None)
     return Inputs(items, judged or [], source, notes)
