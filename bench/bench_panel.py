@@ -54,6 +54,30 @@ def trec_groups():
     yield from _groups("trec_dl2019", singles, QUERY_BUDGETS)
 
 
+ARENA_SIZES = (200, 500, 1000, 2000)
+
+
+def arena_rows(draws: int, results: Path, fresh: bool) -> list[dict]:
+    """Chatbot Arena's comparisons with its three judges alone and as a panel, per number of labelled
+    comparisons: the same draws for all, bench_per_system's arena_group for each (win probability)."""
+    from bench.bench_pairwise import JUDGES, arena_data
+    from judgelab.data.labels import PREFERENCES
+    from judgelab.evaluate.preferences import comparisons
+
+    _, a, b, human, verdicts = arena_data()
+    human_pref = np.array([PREFERENCES[h] for h in human])
+    prefs = {JUDGES[short]: np.array([PREFERENCES[v] for v in verdicts[short]]) for short in verdicts}
+    singles = {name: comparisons(a, b, p, human_pref) for name, p in prefs.items()}
+    first = next(iter(singles.values()))
+    panel = replace(first, judges=np.column_stack(list(prefs.values())), judge_names=tuple(prefs))
+    groups = [(f"chatbot_arena@{name}", n, {f"chatbot_arena@{name}": problem})
+              for n in ARENA_SIZES for name, problem in (singles | {PANEL: panel}).items()]
+    rows = run(groups, draws, results, fresh)
+    for row in rows:  # arena_group names a row by its one judge; the panel summary groups by size
+        row["group"] = "panel:chatbot_arena"
+    return rows
+
+
 def _groups(spec: str, singles: dict, budgets):
     first = next(iter(singles.values()))
     panel = first.with_judges(np.stack([p.judge for p in singles.values()], axis=-1), list(singles))
@@ -95,7 +119,8 @@ def _mean_width(row: dict, estimator: str) -> float:
 
 
 def line(r: dict) -> str:
-    budget = f"{r['budget']:.0%}" if r["budget"] < 1 else f"{r['budget']:g} queries"
+    unit = "comparisons" if r["set"].startswith("chatbot_arena") else "queries"
+    budget = f"{r['budget']:.0%}" if r["budget"] < 1 else f"{r['budget']:g} {unit}"
     cells = [r["set"], budget, r["estimator"], f"{r['labels']:.0f}", f"{r['worst']:.3f}", f"{r['worst_bound']:.3f}",
              f"{r['width']:.3f}", r["best_single"], f"{r['best_width']:.3f}", f"{r['vs_best']:.3f}",
              f"{r['best_vs_human']:.3f}", f"{r['vs_human']:.3f}"]
@@ -113,7 +138,9 @@ def doc(rows: list[dict], args, minutes: float) -> str:
     out = [f"Machine: {describe_machine()}. Command: `python -m bench.bench_panel --draws {args.draws} --write` "
            f"({minutes:.0f} min); {args.draws} label draws per cell, the same for every judge and the panel; 95% "
            "intervals with the CLI's rule (`intervals=\"auto\"`). HANNA: the five LLM raters on `eval_prompt_1`; "
-           "TREC DL 2019: TREMA-4prompts with Llama-3-8B, Llama-3.3-70B and Flan-T5-large, by labelled queries. "
+           "TREC DL 2019: TREMA-4prompts with Llama-3-8B, Llama-3.3-70B and Flan-T5-large, by labelled queries; "
+           "Chatbot Arena: GPT-4, Claude 3 Opus and GPT-3.5 on its 18,833 comparisons, by labelled comparisons "
+           "(win probability). "
            "`panel / best single`: the panel's mean corrected width over the best single judge's, that judge "
            "chosen after the fact (the narrowest mean width), a bar no user can pick in advance.", "",
            "| " + " | ".join(HEAD) + " |", "|" + "---|" * len(HEAD)]
@@ -128,6 +155,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sets", nargs="*", default=list(ITEM_SETS))
     parser.add_argument("--no-trec", action="store_true")
+    parser.add_argument("--no-arena", action="store_true")
     parser.add_argument("--draws", type=int, default=300)
     parser.add_argument("--results", type=Path, default=RESULTS)
     parser.add_argument("--fresh", action="store_true")
@@ -137,6 +165,8 @@ def main() -> None:
     rows = run(item_groups(args.sets), args.draws, args.results, args.fresh)
     if not args.no_trec:
         rows += run(trec_groups(), args.draws, args.results, args.fresh and not args.sets)
+    if not args.no_arena:
+        rows += arena_rows(args.draws, args.results, False)
     for r in summary(rows):
         print(line(r), flush=True)
     if args.write and rows:

@@ -73,6 +73,7 @@ from judgelab.evaluate.estimators import SystemEstimates, shrunk, shrunk_values
 from judgelab.evaluate.guided import guided_ranking
 from judgelab.evaluate.intervals import BETTING_KINDS, T_GUARD, T_MIN_LABELS, Sample, guarded_t, per_system
 from judgelab.evaluate.intervals import INTERVALS as SYSTEM_INTERVALS
+from judgelab.evaluate.panel import effective_labels, effective_per_system, is_panel, panel
 from judgelab.evaluate.sample_file import SampleFile
 from judgelab.evaluate.sampling import pair_stratum
 from judgelab.evaluate.systems import SystemsReport
@@ -84,6 +85,7 @@ from judgelab.metrics.bradley_terry import (
     laplacian_inverse,
     side_gram,
 )
+from judgelab.metrics.results import json_number
 
 ESTIMANDS = ("win-prob", "bradley-terry", "baseline-win-rate")
 RANK_METHODS = ("auto", "max-t", "bonferroni", "holm")
@@ -123,6 +125,10 @@ class Comparisons:
     # each labelled comparison's place in the order its label was given (None: the rows' order); what a
     # confidence sequence reads
     order: np.ndarray | None = None
+    # several judges: (n, J) preferences for a (``judge`` is the first's); the label-based estimators use
+    # their cross-fitted combination (:func:`stacked_preference`)
+    judges: np.ndarray | None = None
+    judge_names: tuple[str, ...] = ()
 
     @property
     def n(self) -> int:
@@ -153,6 +159,8 @@ class Comparisons:
         probability = None if self.probability is None else self.probability[rows]
         kept = comparisons(names[self.a[rows]], names[self.b[rows]], self.judge[rows], self.human[rows],
                            probability=probability)
+        if self.judges is not None:
+            kept = replace(kept, judges=self.judges[rows], judge_names=self.judge_names)
         return kept if self.order is None else replace(kept, order=self.order[rows])
 
 
@@ -797,6 +805,11 @@ def leaderboard(data: Comparisons, *, estimand: str = "win-prob", baseline: str 
         unknown = np.full(len(data.systems), np.nan)
         sets["guided"] = RankSets("guided", ranks_of(estimates["guided"].value), unknown, unknown, None)
     n_labelled = int(data.labelled.sum())
+    judges = None
+    if data.judges is not None and "corrected" in estimates:
+        judges = _panel_worth(data, estimates, {"estimand": estimand, "baseline": baseline, "target": target,
+                                                "confidence": confidence, "seed": seed,
+                                                "system_intervals": system_intervals})
     labels = {"n_labelled": n_labelled, "design": (design or data.design) if n_labelled else None, "source": label_source,
               "unlabelled_sample_ids": 0}
     coverage = coverage or {"units": data.n, "judged": int(data.judged.sum()),
@@ -808,8 +821,42 @@ def leaderboard(data: Comparisons, *, estimand: str = "win-prob", baseline: str 
         options["n_resamples"] = n_resamples
     measure = MEASURES[estimand].format(baseline=baseline)
     return PreferenceReport("comparisons", None, measure, estimates, pairs, labels, coverage,
-                            options=options, recommended=recommended, estimand=estimand, baseline=baseline,
-                            rank_sets=sets)
+                            options=options, recommended=recommended, judges=judges, estimand=estimand,
+                            baseline=baseline, rank_sets=sets)
+
+
+def _panel_worth(data: Comparisons, estimates: dict[str, SystemEstimates], options: dict[str, Any]) -> dict:
+    """Per judge of a panel: its weight in the combination (its coefficient over all labelled comparisons),
+    and its worth in labelled comparisons alone and added to the others, as evaluate/panel.worth counts it
+    for items (a comparison labels two systems: halved, except against a baseline)."""
+    share = 1.0 if options["estimand"] == "baseline-win-rate" else 0.5
+    human = estimates["human"]
+    total = effective_labels(human, estimates["corrected"])
+    judges, names = data.judges, data.judge_names
+    out = {}
+    for j, name in enumerate(names):
+        others = [k for k in range(len(names)) if k != j]
+        alone = estimate(replace(data, judge=judges[:, j], judges=None), "corrected", **options)
+        rest = replace(data, judge=judges[:, others[0]], judges=judges[:, others] if len(others) > 1 else None)
+        without = estimate(rest, "corrected", **options)
+        out[name] = {"weight": _combination_weights(data)[j],
+                     "alone": json_number(share * effective_labels(human, alone)),
+                     "added": json_number(share * (total - effective_labels(human, without))),
+                     "per_system": {s: None if v is None else json_number(share * v)
+                                    for s, v in effective_per_system(human, alone).items()}}
+    return out
+
+
+def _combination_weights(data: Comparisons) -> list[float | None]:
+    """Each judge's coefficient in the least-squares combination over every labelled comparison."""
+    rows = data.labelled
+    if rows.sum() < 2 * data.judges.shape[1] + 2:
+        return [None] * data.judges.shape[1]
+    judges = np.where(np.isfinite(data.judges), data.judges, NO_VERDICT)
+    design = np.column_stack([np.ones(int(rows.sum())), judges[rows]])
+    root = np.sqrt(data.shares()[rows])
+    coef = np.linalg.lstsq(design * root[:, None], data.human[rows] * root, rcond=None)[0]
+    return [json_number(c) for c in coef[1:]]
 
 
 def recommend(data: Comparisons, judge_value: np.ndarray, *, estimand: str = "win-prob", baseline: str | None = None,
@@ -890,6 +937,8 @@ def estimate(data: Comparisons, estimator: str, *, estimand: str = "win-prob", b
     if estimator not in ESTIMATORS:
         raise ConfigError(f"estimator {estimator!r}: choose {', '.join(ESTIMATORS)}")
     lam = 0.0 if estimator == "human" else judge_weight
+    if estimator == "corrected" and data.judges is not None:
+        data = replace(data, judge=stacked_preference(data, seed))
     if estimand == "bradley-terry":
         if estimator == "judge":
             out = _bt_judge(data, confidence)
@@ -915,6 +964,35 @@ def estimate(data: Comparisons, estimator: str, *, estimand: str = "win-prob", b
     out = _mean_judge(data, sides, confidence) if estimator == "judge" else _mean_labelled(
         data, sides, lam, target, confidence, estimator, system_intervals, seed)
     return out if base is None else _without_baseline(out, base, baseline)
+
+
+#: Folds of the judges' combination for comparisons: each labelled comparison's combined preference comes
+#: from weights fitted on the others (cross-prediction-powered inference, Zrnic & Candes 2024), since the
+#: power-tuned estimators count no error of weights fitted on the labels they correct with.
+PANEL_FOLDS = 5
+
+
+def stacked_preference(data: Comparisons, seed: int = 0) -> np.ndarray:
+    """Several judges' preferences combined into one, in [0, 1]: least squares of the human preference on
+    theirs (a missing verdict read as a tie, as the corrected estimator reads one), cross-fitted over the
+    labelled comparisons; every other comparison gets the folds' mean. Too few labels to fit: the plain mean."""
+    judges = np.where(np.isfinite(data.judges), data.judges, NO_VERDICT)
+    rows = np.flatnonzero(data.labelled)
+    plain = judges.mean(axis=1)
+    if len(rows) < max(PANEL_FOLDS, 2 * judges.shape[1] + 2):
+        return plain
+    fold = np.random.default_rng([seed, 11]).permutation(len(rows)) % PANEL_FOLDS
+    weight = data.shares()
+    combined, everywhere = plain.copy(), np.zeros(data.n)
+    design = np.column_stack([np.ones(data.n), judges])
+    for k in range(PANEL_FOLDS):
+        train, held = rows[fold != k], rows[fold == k]
+        root = np.sqrt(weight[train])
+        coef = np.linalg.lstsq(design[train] * root[:, None], data.human[train] * root, rcond=None)[0]
+        combined[held] = design[held] @ coef
+        everywhere += design @ coef / PANEL_FOLDS
+    combined = np.where(data.labelled, combined, everywhere)
+    return np.clip(combined, 0.0, 1.0)
 
 
 def _without_baseline(est: SystemEstimates, base: int, name: str) -> SystemEstimates:
@@ -966,9 +1044,11 @@ def comparison_data(items: Iterable[Item], judgments: Iterable[Judgment], *, jud
     if unnamed is not None:
         raise DataError(f"item {unnamed.id!r} names no systems: ranking systems needs system_a and system_b on "
                         "every comparison")
-    chosen = select_judgments(judgments, None, judge)
-    by_item, unknown = judgments_by_item(chosen, {item.id for item in items})
-    verdicts = [_judge_preference(by_item.get(item.id)) for item in items]
+    sets = panel(judgments, judge, None) if is_panel(judgments, judge) else None
+    found = [judgments_by_item(one.judgments, {item.id for item in items}) for one in sets] if sets else [
+        judgments_by_item(select_judgments(judgments, None, judge), {item.id for item in items})]
+    columns = [[_judge_preference(by_item.get(item.id)) for item in items] for by_item, _ in found]
+    verdicts, unknown = columns[0], found[0][1]
     values, source = _human_preferences(items, human, human_ids)
     probability, design = _sample_probabilities(items, sample, values)
     order = None
@@ -982,6 +1062,11 @@ def comparison_data(items: Iterable[Item], judgments: Iterable[Judgment], *, jud
                                probability=probability), order=order)
     coverage = {"units": data.n, "judged": int(data.judged.sum()), "without_verdict": int((~data.judged).sum()),
                 "unknown_judgments": unknown}
+    if sets:
+        judges = np.array([preferences(column, data.n, one.name) for column, one in zip(columns, sets, strict=True)]).T
+        data = replace(data, judges=judges, judge_names=tuple(one.name for one in sets))
+        coverage["judges"] = {one.name: {"judged": int(np.isfinite(judges[:, k]).sum()), "from": one.where,
+                                         "unknown_judgments": found[k][1]} for k, one in enumerate(sets)}
     return data, coverage, source, design
 
 

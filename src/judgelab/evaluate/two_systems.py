@@ -250,7 +250,7 @@ def compare_systems(items: Iterable[Item], judgments: Iterable[Judgment], *, bas
     if kind != "pointwise":
         raise ConfigError(f"compare takes items with a system_id or comparisons between systems; these are {kind} "
                           "items (compare TREC runs with judgelab evaluate --runs)")
-    judgments = list(judgments)
+    judgments = judgments if isinstance(judgments, Mapping) else list(judgments)  # a mapping: several judges
     kept, human, human_ids, sample = _two_systems(items, baseline, candidate, human, human_ids, sample)
     built = _item_problem(kept, judgments, aspect, judge, human, human_ids)
     has_labels = built.labelled is not None and bool(built.labelled.any())
@@ -278,25 +278,23 @@ def compare_systems(items: Iterable[Item], judgments: Iterable[Judgment], *, bas
         warnings.append(f"{built.coverage['without_verdict']} of {len(kept)} items have no judge verdict "
                         "(left out of the judge's means)")
     decision = decide(low, high, margin, higher_is_better)
-    undecided = _undecided(low, high, margin, higher_is_better, n_labelled, kind) if decision == "not worse" else None
+    undecided = _undecided(value, margin, higher_is_better, n_labelled, kind) if decision == "not worse" else None
     warnings += [undecided] if undecided else []
     return Comparison(baseline, candidate, value, low, high, chosen, estimator_reason, paired, pairing_reason, n,
                       n_labelled, margin, alpha, higher_is_better, decision, built.aspect, tuple(warnings),
                       se=_finite(se), interval=SEQUENCE if sequential else kind)
 
 
-def _undecided(low: float, high: float, margin: float, higher_is_better: bool, n_labelled: int,
-               kind: str | None) -> str | None:
-    """A pass that is no finding: the interval holds differences worse than the margin too. Said, with why
-    (a betting interval under 10 labels is valid but wide) and how to decide, so that a gate that could not
-    tell is not read as one that found no regression."""
-    worst = low if higher_is_better else -high
-    if not worst < -margin:
+def _undecided(value: float, margin: float, higher_is_better: bool, n_labelled: int, kind: str | None) -> str | None:
+    """A pass whose estimate is worse than the margin: the interval could not show it. Said, with why (a betting
+    interval under 10 labels is valid but wide) and how to decide, so that a gate that could not tell is not
+    read as one that found no regression."""
+    if not (value if higher_is_better else -value) < -margin:
         return None
     why = (f" with {n_labelled} labelled, under {T_MIN_LABELS}, the interval is a betting one (valid at any number "
            "of labels, wide);" if kind == "betting" and n_labelled < T_MIN_LABELS else "")
-    return (f"not decided: the interval also holds differences worse than the margin;{why} label more (compare "
-            "--plan REGRESSION says how many would catch a regression that size)")
+    return (f"not decided: the estimate is worse than the margin, but its interval also holds differences that are "
+            f"not;{why} label more (compare --plan REGRESSION says how many would catch a regression that size)")
 
 
 SEQUENCE = "confidence-sequence"  # Comparison.interval under --sequential
@@ -619,6 +617,9 @@ def _paired(items: list[Item], built, baseline: str, candidate: str, estimator: 
     scale = built.problem.scale
     spread = None if scale is None else (scale[0] - scale[1], scale[1] - scale[0])  # a difference of two ratings
     problem = from_items(shared, [name] * len(shared), shared, judge, human, spread)
+    if built.problem.judges is not None:  # a panel: each judge's difference of the two outputs
+        per_item = built.problem.judges[rows, built.problem.strata]  # (items, judges)
+        problem = problem.with_judges((per_item[rows_c] - per_item[rows_b])[:, None, :], built.problem.judge_names)
     if estimator == "judge":
         estimates = judge_only(problem, n_resamples=n_resamples, seed=seed, confidence=confidence)
     else:
