@@ -40,22 +40,25 @@ def _evaluate(arena, *extra):
     return done
 
 
-def test_win_probability_table_with_simultaneous_rank_sets(arena):
-    shown = _evaluate(arena).stdout
+def test_win_probability_table_with_simultaneous_rank_sets(arena, tmp_path):
+    shown = " ".join(_evaluate(arena, "--out", tmp_path / "board").stdout.split())
     assert "win probability (ties half); 400 labelled comparisons" in shown
     out = json.loads(_evaluate(arena, "--json").stdout)
     methods = out["rank_sets"]  # max-t where every system has a t interval; Bonferroni with a betting one
     for name in ("human", "corrected"):
         betting = "betting" in out["estimators"][name]["info"]["per_system"]
         assert methods[name]["method"] == ("bonferroni" if betting else "max-t")
-    assert (f"rank sets hold for every system at once (auto: judge max-t, human {methods['human']['method']}, "
-            f"corrected {methods['corrected']['method']})") in shown
-    out = json.loads(_evaluate(arena, "--json").stdout)
+    page = " ".join((tmp_path / "board" / "report.html").read_text().split())  # the legends live on the page
+    assert (f"rank sets that hold for every system at once (auto: judge max-t, human {methods['human']['method']}, "
+            f"corrected {methods['corrected']['method']})") in page
     assert set(out["estimators"]) == {"judge", "human", "corrected", "shrunk", "guided"} and len(out["systems"]) == 20
-    # the recommended point ranking (shrunk, checked on halves of the labels) beside corrected's rank sets
+    # the recommended point ranking (shrunk, checked on halves of the labels) with corrected's rank sets in
+    # brackets: one rank column, as for pointwise items (issue 45, item 6)
     assert out["recommended"]["estimator"] in ("shrunk", "corrected") and out["recommended"]["splits"] == 30
     if out["recommended"]["estimator"] == "shrunk":
-        assert "point rank: the shrunk estimate's, the recommended point ranking: on 30 random halvings" in shown
+        assert "rank: shrunk's point rank (recommended); in brackets, corrected's rank interval" in shown
+        assert "point rank" not in shown.split("rank: shrunk's")[0]  # no second rank column
+        assert "Recommended ranking: shrunk; on 30 random halvings" in page
     corrected = out["estimators"]["corrected"]
     assert 0 < corrected["info"]["judge_weight"] <= 1
     for system in out["systems"]:
@@ -84,7 +87,7 @@ def test_bradley_terry_and_baseline_win_rate_write_the_report_folder(arena, tmp_
     assert {"systems.csv", "pairs.csv", "report.html"} <= {p.name for p in (tmp_path / "report").iterdir()}
 
 
-def test_bradley_terry_bootstrap_intervals_agree_with_the_sandwich_ones(arena):
+def test_bradley_terry_bootstrap_intervals_agree_with_the_sandwich_ones(arena, tmp_path):
     """--bt-intervals bootstrap (--bootstrap refits of resampled comparisons): the same strengths, and
     per system an interval within 20% of the sandwich one's width (judge-only). With 400 labels
     among 20 systems one has 2 labelled comparisons: the label-based estimates keep their t
@@ -98,8 +101,10 @@ def test_bradley_terry_bootstrap_intervals_agree_with_the_sandwich_ones(arena):
         assert shown["value"] == pytest.approx(usual["value"])
         ratio = (shown["ci"][1] - shown["ci"][0]) / (usual["ci"][1] - usual["ci"][0])
         assert 0.8 < ratio < 1.2, (system, ratio)
-    table = _evaluate(arena, "--estimand", "bradley-terry", "--bt-intervals", "bootstrap", "--bootstrap", "200").stdout
-    assert "95% bootstrap intervals" in table and "percentiles of 200 resamples" in " ".join(table.split())
+    table = _evaluate(arena, "--estimand", "bradley-terry", "--bt-intervals", "bootstrap", "--bootstrap", "200",
+                      "--out", tmp_path / "bt").stdout
+    page = " ".join((tmp_path / "bt" / "report.html").read_text().split())
+    assert "95% bootstrap intervals" in table and "percentiles of 200 resamples" in page
     assert boot["estimators"]["corrected"]["info"]["intervals"] == "sandwich"
     assert "corrected: a system has 2 labelled comparison(s): percentile bootstrap intervals" in " ".join(table.split())
     refused = run("evaluate", "--data", arena[0], "--judgments", arena[1], "--field", "prediction", "--judge", "gpt-4",

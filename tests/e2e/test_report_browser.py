@@ -220,7 +220,9 @@ def test_pairwise_report_draws_the_forest_and_the_rank_sets(browser, benchmarks_
     assert f"corrected (PPI) gpt-4: {rank[k]:.0f} [{best[k]:.0f}, {worst[k]:.0f}]" in rank_tips
     text = browser.find_element("tag name", "body").text
     assert "rank sets: max-t, holding for every system at once" in text and "calibration" not in text.split("Systems")[1][:400]
-    # the recommended point ranking beside the corrected rank sets, with why (evaluate/preferences.recommend)
+    # one rank column: the recommended point ranking with corrected's rank sets in brackets, and why
+    # (evaluate/preferences.recommend), as the terminal prints it (issue 45, item 6)
     assert report.recommended["estimator"] == "shrunk"
-    assert "point rank (shrunk (EB))" in text and "Recommended point ranking: shrunk; on 30 random halvings" in text
+    assert "rank: shrunk's point rank (recommended); in brackets, corrected's rank interval" in text
+    assert "Recommended ranking: shrunk; on 30 random halvings" in text
     save_screenshot(browser, tmp_path, "pairwise-report.png", browser.find_element("css selector", ".figures"))

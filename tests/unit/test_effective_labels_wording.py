@@ -14,9 +14,22 @@ def test_worth_more_than_was_labelled_says_how_much_more():
 
 def test_worth_no_more_than_was_labelled_says_the_judge_did_not_narrow_them():
     for total in (29.2, 30.3):
-        line = _effective_labels_line(total, 30, 2, 3)
-        assert line.startswith("the judge's verdicts did not narrow the t intervals (the 2 systems with t intervals)")
+        line = _effective_labels_line(total, 30, 3, 3)
+        assert line.startswith("the judge's verdicts did not narrow the t intervals: the corrected ones")
         assert "where 30 were labelled" not in line and "and 30 were labelled" in line
+
+
+def test_when_some_systems_have_no_t_interval_the_line_says_whose_labels_it_counts():
+    """Issue 45, item 6: "... and 20 were labelled" when 30 were (10 of them on a system with a betting
+    interval, which is not counted). The count stays over the systems with t intervals (the width ratio
+    is what measures the judge's worth; a betting interval's width is set by the scale), and says so."""
+    line = _effective_labels_line(20.4, 20, 2, 3)
+    assert line == ("the judge's verdicts did not narrow the t intervals (2 of 3 systems have them): the corrected "
+                    "ones are as narrow as human-only ones with 20 labels, and those 2 systems have 20")
+    assert "were labelled" not in line
+    more = _effective_labels_line(48.4, 30, 2, 3)
+    assert "(2 of 3 systems have them) are as narrow as human-only ones with [bold]48[/] labels where those 2 " \
+           "systems have 30: the judge's verdicts were worth about 18 more" in more
 
 
 def test_the_cli_and_the_report_count_the_same_labels_those_of_the_systems_with_t_intervals():
@@ -48,7 +61,9 @@ def test_the_report_reads_the_stored_counts_as_the_cli_does():
     from judgelab.report.systems_view import _effective
 
     stored = {"per_system": {"a": 60.0, "b": 15.0, "c": None}, "total": 75.0, "labelled": 30.0, "systems_counted": 2}
-    assert _effective(stored, 3) == {**stored, "narrowed": True, "where": " (the 2 systems with t intervals)"}
+    assert _effective(stored, 3) == {**stored, "narrowed": True, "where": " (2 of 3 systems have them)",
+                                     "given": "those 2 systems have 30"}
     assert _effective(stored | {"total": 29.6}, 2)["narrowed"] is False
     assert _effective(stored | {"total": 29.6}, 2)["where"] == ""
+    assert _effective(stored | {"total": 29.6}, 2)["given"] == "30 were labelled"
     assert _effective({"per_system": {"a": None}, "total": None, "labelled": None, "systems_counted": 0}, 1) is None

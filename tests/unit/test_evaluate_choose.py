@@ -118,10 +118,12 @@ def test_evaluate_ranks_by_human_only_when_that_is_recommended():
     for part in systems_tables(report, width=160):
         console.print(part)
     text = " ".join(console.export_text().split())
-    assert "ranked by the human estimate" in text and "rank: the human estimate's, recommended: on 30" in text
+    assert "ranked by the human estimate" in text  # why: in report.html and the JSON, not the terminal
+    assert "rank: human's point rank (recommended); in brackets, its rank interval" in text
     section = systems_section(report.to_dict())  # report.html's Systems section, from systems.json
     human = report.estimates["human"]
     assert section["ranking"] == "human only" and section["recommended"]["estimator"] == "human"
+    assert section["recommended"]["reason"].startswith("on 30")
     assert [row["system"] for row in section["rows"]] == [human.systems[k] for k in np.argsort(-human.value)]
 
 

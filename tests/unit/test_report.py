@@ -160,28 +160,33 @@ def test_runs_are_listed_in_the_guided_order_when_evaluate_gives_one():
     assert [row["system"] for row in systems_section(systems)["rows"]] == ["r2", "r3", "r1"]
 
 
-def test_items_follow_the_recommended_estimate_and_comparisons_show_its_point_rank():
-    """As in the terminal: items are listed in the recommended estimate's order (it was corrected's,
-    whatever `evaluate` recommended); comparisons keep corrected's order and rank sets, with the
-    recommended point rank in a column of its own."""
+def test_items_and_comparisons_alike_show_the_recommended_point_rank_with_corrected_rank_interval():
+    """As in the terminal, one rank column for both boards (issue 45, item 6): rows in the recommended
+    estimate's order, its point rank and, in brackets, corrected's rank interval (shrunk has none).
+    Comparisons kept corrected's order with the recommended point rank in a column of its own, and the
+    page showed "—" in the rank column of items ranked by shrunk."""
     from judgelab.report.systems_view import systems_section
 
-    def estimate(value, rank):
-        return {"value": value, "ci": [None, None], "rank_interval": [rank, rank], "rank": rank}
+    def estimate(value, rank, interval=None):
+        return {"value": value, "ci": [None, None], "rank_interval": interval or [None, None], "rank": rank}
 
-    estimators = {"judge": {"x": estimate(0.3, 3), "y": estimate(0.5, 1), "z": estimate(0.4, 2)},
-                  "corrected": {"x": estimate(0.6, 1), "y": estimate(0.5, 2), "z": estimate(0.4, 3)},
+    estimators = {"judge": {"x": estimate(0.3, 3, [2, 3]), "y": estimate(0.5, 1, [1, 2]), "z": estimate(0.4, 2, [1, 3])},
+                  "corrected": {"x": estimate(0.6, 1, [1, 2]), "y": estimate(0.5, 2, [1, 3]),
+                                "z": estimate(0.4, 3, [2, 3])},
                   "shrunk": {"x": estimate(0.45, 2), "y": estimate(0.5, 1), "z": estimate(0.4, 3)}}
+    pairs = {"judge": [], "corrected": []}
     recommended = {"estimator": "shrunk", "reason": "on 30 random halvings"}
-    items = {"kind": "items", "systems": ["x", "y", "z"], "pairs": {}, "labels": {"n_labelled": 9},
+    items = {"kind": "items", "systems": ["x", "y", "z"], "pairs": pairs, "labels": {"n_labelled": 9},
              "estimators": estimators, "recommended": recommended}
-    section = systems_section(items)
-    assert [row["system"] for row in section["rows"]] == ["y", "x", "z"] and section["point"] is None
-    assert section["ranking"] == "shrunk (EB)"
-    comparisons = items | {"kind": "comparisons"}
-    section = systems_section(comparisons)
-    assert [row["system"] for row in section["rows"]] == ["x", "y", "z"]
-    assert [row["point_rank"] for row in section["rows"]] == [2, 1, 3] and section["point"] == "shrunk (EB)"
+    for kind in ("items", "comparisons"):
+        section = systems_section(items | {"kind": kind})
+        assert [row["system"] for row in section["rows"]] == ["y", "x", "z"] and section["ranking"] == "shrunk (EB)"
+        assert [row["rank"] for row in section["rows"]] == ["1 (1-3)", "2 (1-2)", "3 (2-3)"]
+        assert section["rank_legend"] == ("rank: shrunk's point rank (recommended); in brackets, corrected's rank "
+                                          "interval")
+    judge_only = systems_section(items | {"estimators": {"judge": estimators["judge"]}, "recommended": None})
+    assert [row["rank"] for row in judge_only["rows"]] == ["1 (1-2)", "2 (1-3)", "3 (2-3)"]
+    assert judge_only["rank_legend"] == "rank: judge's point rank; in brackets, its rank interval"
 
 
 # -- issue 41, item 10: what a first reader of the demo and evaluate reports could not tell ------------
@@ -297,4 +302,24 @@ def test_comparisons_show_no_guided_ranking_column(tmp_path):
     page = write_systems_report(tmp_path / "leaderboard", items, judgments, report).read_text()
     table = re.search(r'<table id="systems".*?</table>', page, re.S).group(0)
     assert LABELS["guided"] not in table and LABELS["corrected"] in table
-    assert '</span><span class="muted"> n=20</span>' in table  # "[0.494, 0.956] n=20", not "...]n=20"
+    assert '</span> <span class="muted">n=20</span>' in table  # "[0.494, 0.956] n=20", not "...]n=20"
+
+
+def test_reading_notes_survive_a_hand_edited_info_and_mark_betting_cells():
+    """The Systems section reads each estimator's info (interval kinds, the guided rule): a hand-edited
+    systems.json with odd values there draws the page without them, not a traceback."""
+    from judgelab.report.systems_view import SystemsFile, systems_section
+
+    def estimate(value, rank):
+        return {"value": value, "ci": [value - 1, value + 1], "rank_interval": [1, 2], "rank": rank}
+
+    estimators = {"judge": {"x": estimate(3.0, 1), "y": estimate(2.0, 2), "info": {}},
+                  "human": {"x": estimate(3.5, 1), "y": estimate(2.5, 2), "info": {"per_system": ["betting", "t"]}},
+                  "corrected": {"x": estimate(3.4, 1), "y": estimate(2.4, 2), "info": {"per_system": [["odd"], 7]}},
+                  "guided": {"x": estimate(1, 1), "y": estimate(0, 2), "info": {"level": "high"}}}
+    systems = {"kind": "queries", "systems": ["x", "y"], "pairs": {"judge": [], "human": [], "corrected": []},
+               "labels": {"n_labelled": 4}, "estimators": estimators, "options": {"intervals": "auto"}}
+    section = systems_section(SystemsFile.model_validate(systems).model_dump())
+    assert [mark for _, _, mark in section["rows"][0]["cells"]] == [None, "b", None]
+    assert section["rank_legend"] == "rank: the guided ranking (recommended for runs), without a rank interval"
+    assert not any(note.startswith("guided ranking:") for note in section["notes"])

@@ -263,112 +263,92 @@ def _cell(value: float, ci, n: int | None = None, *, compact: bool = False) -> s
 def _estimate_cell(est, k: int, name: str, compact: bool) -> str:
     """The value and interval; "n/a" or "(no interval)" when the estimator gave a reason (listed below
     the table, so a long reason does not squeeze the columns)."""
+    from judgelab.report.systems_view import MARKS
+
     if not math.isfinite(est.value[k]):
         return "n/a"
     text = _cell(est.value[k], est.ci[k], int(est.n_labelled[k]) if name == "human" else None, compact=compact)
-    kind = (est.info.get("per_system") or (None,) * (k + 1))[k]
-    return text + (" (no interval)" if est.reason[k] else MARKS.get(kind, ""))
+    mark = MARKS.get(_kinds(est)[k])
+    return text + (" (no interval)" if est.reason[k] else f" {mark}" if mark else "")
 
 
-BETTING_MARK = " b"  # a betting interval: the table's note says what it is
-MARKS = {"betting": BETTING_MARK, "sequence": " s"}  # s: a confidence sequence (--intervals sequence)
-
-
-def _reason_lines(report) -> list[str]:
-    """Each estimator's reasons once, with the systems they concern."""
-    grouped: dict[tuple[str, str], list[str]] = {}
-    for name, est in report.estimates.items():
-        for system, reason in zip(report.systems, est.reason, strict=True):
-            if reason:
-                grouped.setdefault((name, reason), []).append(system)
-    noun = "runs" if report.kind == "queries" else "systems"
-
-    def which(systems: list[str]) -> str:  # name a few; count many (a declined interval concerns every run)
-        if len(systems) <= 5:
-            return ", ".join(systems)
-        return f"all {len(systems)} {noun}" if len(systems) == len(report.systems) else f"{len(systems)} {noun}"
-
-    return [f"[yellow]{escape(name)}[/] for {escape(which(systems))}: {escape(reason)}"
-            for (name, reason), systems in grouped.items()]
-
-
-def _rank_methods(report) -> str:
-    """How the rank sets were drawn: the option, and what ``auto`` chose per estimator."""
-    chosen = {name: sets.method for name, sets in report.rank_sets.items() if name in ("judge", "human", "corrected")}
-    if report.options["rank_method"] != "auto":
-        return report.options["rank_method"]
-    return "auto: " + ", ".join(f"{name} {method}" for name, method in chosen.items())
-
-
-def _guided_rule(info: dict[str, Any]) -> str:
-    return (f"the judge's order, except where a corrected difference is significant at {info['level']:g} "
-            f"({info['significant_pairs']} pairs; {info['overruled_judge_pairs']} of them against the judge's order)")
+def _kinds(est) -> tuple:
+    """Each system's kind of interval (t, betting, sequence), None where the estimator records none."""
+    return tuple(est.info.get("per_system") or (None,) * len(est.value))
 
 
 #: The columns ``evaluate`` leaves out, in this order, while the system names lack room (docs/evaluate.md);
 #: the estimate the table is ranked by and the rank are always kept.
-LEFT_OUT_FIRST = ("judge", "human", "point rank", "shrunk", "corrected")
+LEFT_OUT_FIRST = ("judge", "human", "shrunk", "corrected")
+MARK_WORDS = {"b": "b: a betting interval", "s": "s: a confidence sequence"}
 
 
 def systems_tables(report, width: int = 120) -> list[Any]:
-    """The terminal view: a header line, the leaderboard, what the labels were worth, caveats.
+    """The terminal board: a header line, the leaderboard, what needs attention (reasons, a provisional
+    ranking, separable pairs, what the labels were worth), and one closing line saying what the rank
+    column holds and where each column is explained (report.html, --json; docs/evaluate.md).
     Intervals print as ± half-widths when the full ones would leave the system names too little room,
     so numbers are never cut; columns are left out (``LEFT_OUT_FIRST``) and names shortened (with a
     legend) only when even those do not fit: no name is ever wrapped or lost."""
+    from rich.text import Text
+
     from judgelab.commands._tables import NAME_ROOM, name_room, named_table
+    from judgelab.report.systems_view import RANKED, rank_legend, rank_sources, rank_text
 
     estimates = report.estimates
-    # the recommended ranking leads (runs: guided; items: shrunk, corrected or human, as checked on the labels);
-    # comparisons keep the corrected estimate, whose rank sets are simultaneous, with the recommended
-    # point ranking in a column of its own
     recommended = (report.recommended or {}).get("estimator")
-    comparisons = report.kind == "comparisons"
-    candidates = ("corrected", "judge") if comparisons else (recommended, "corrected", "judge")
-    main = next(name for name in candidates if name in estimates)
-    point = recommended if comparisons and recommended in estimates and recommended != main else None
-    rank, best, worst = report.ranks(main)
-    if main == "shrunk" and "corrected" in report.pairs:  # a model's point ranking; the rank intervals that hold
-        _, best, worst = report.ranks("corrected")
+    main, interval = rank_sources(report.kind, estimates, recommended, [n for n in RANKED if n in report.pairs])
+    rank = report.ranks(main)[0]
+    best, worst = report.ranks(interval)[1:] if interval else ([math.nan] * len(rank),) * 2
     order = sorted(range(len(report.systems)), key=lambda k: (math.isnan(rank[k]), rank[k]))
-    what = report.measure or f"aspect {report.aspect or '-'}"
-    lines: list[Any] = [f"[bold]{len(report.systems)} {'runs' if report.kind == 'queries' else 'systems'}[/], "
-                        f"{report.coverage['units']} {report.kind}, {escape(what)}; "
-                        f"{report.labels['n_labelled']} labelled {report.kind}"
-                        + (f" ({report.labels['design']} design, {report.labels['source']})" if report.labels["design"]
-                           else "")]
-    kind = "bootstrap " if report.options.get("intervals") == "bootstrap" else ""
-    ranked_by = "the guided ranking" if main == "guided" else f"the {main} estimate"
     shown = [name for name in estimates if name != "guided"]  # a ranking: the rank column shows it
-    point_rank = report.ranks(point)[0] if point else None
-    spans = ["-" if math.isnan(rank[k]) else f"{int(rank[k])}" + (
-        "" if math.isnan(best[k]) else f" ({int(best[k])}-{int(worst[k])})") for k in order]
-    tail = [("rank", spans)] + ([] if point_rank is None else [
-        ("point rank", ["-" if math.isnan(point_rank[k]) else str(int(point_rank[k])) for k in order])])
+    spans = [rank_text(rank[k], best[k], worst[k]) or "-" for k in order]
 
     def columns(compact: bool) -> list[tuple[str, list[str]]]:
-        return [(name, [_estimate_cell(estimates[name], k, name, compact) for k in order]) for name in shown] + tail
+        return [(name, [_estimate_cell(estimates[name], k, name, compact) for k in order]) for name in shown] + [
+            ("rank", spans)]
 
     names = [report.systems[k] for k in order]
-    longest = max(len(name) for name in names)
-    compact = name_room(columns(False), width) < min(longest, NAME_ROOM)
+    compact = name_room(columns(False), width) < min(max(len(name) for name in names), NAME_ROOM)
+    kind = "bootstrap " if report.options.get("intervals") == "bootstrap" else ""
+    ranked_by = "the guided ranking" if main == "guided" else f"the {main} estimate"
     title = (f"Systems, ranked by {ranked_by} ({int(report.options['confidence'] * 100)}% {kind}intervals)"
              + (", ± half-widths" if compact else ""))
     fitted = named_table(names, columns(compact), width, title=title,
                          left_out_first=[name for name in LEFT_OUT_FIRST if name != main])
-    lines.append(fitted.table)
-    lines += fitted.notes(width, "system names")
-    lines += _reason_lines(report)
-    if main == recommended and main != "guided":
-        interval = " (in brackets: the corrected estimate's rank interval)" if main == "shrunk" else ""
-        lines.append(f"rank: the [bold]{main}[/] estimate's{interval}, recommended: "
-                     f"{escape(report.recommended['reason'])}")
+    pointer = ". ".join([*_marks_shown(estimates, shown), "Each column explained: report.html (--out DIR), --json"])
+    closing = f"{rank_legend(main, interval, recommended)}\n{pointer}"
+    return [_header_line(report), fitted.table, *fitted.notes(width, "system names"), *_attention_lines(report),
+            Text(closing, style="dim")]
+
+
+def _marks_shown(estimates, shown: list[str]) -> list[str]:
+    """What the marks that end some interval cells mean (``b``, ``s``), for those the table shows."""
+    from judgelab.report.systems_view import MARKS
+
+    kinds = {kind for name in shown for kind, ci in zip(_kinds(estimates[name]), estimates[name].ci, strict=True)
+             if math.isfinite(ci[0])}
+    return [MARK_WORDS[MARKS[kind]] for kind in sorted(kinds & set(MARKS))]
+
+
+def _header_line(report) -> str:
+    what = report.measure or f"aspect {report.aspect or '-'}"
+    labels = report.labels
+    return (f"[bold]{len(report.systems)} {'runs' if report.kind == 'queries' else 'systems'}[/], "
+            f"{report.coverage['units']} {report.kind}, {escape(what)}; {labels['n_labelled']} labelled {report.kind}"
+            + (f" ({labels['design']} design, {labels['source']})" if labels["design"] else ""))
+
+
+def _attention_lines(report) -> list[str]:
+    """What the reader must know about these data: reasons, a provisional ranking, separable pairs, what
+    the labels were worth, skipped runs, unjudged documents, the decision, unlabelled sampled ids."""
+    from judgelab.report.systems_view import reason_lines
+
+    infos = {name: est.info for name, est in report.estimates.items()}
+    lines = [f"[yellow]{escape(head)}[/]: {escape(why)}" for head, why in reason_lines(
+        report.systems, report.kind, {name: est.reason for name, est in report.estimates.items()}, infos)]
     if (report.recommended or {}).get("provisional"):
-        lines.append(f"[yellow]provisional ranking[/]: {escape(report.recommended['provisional'])}")
-    if point_rank is not None:
-        lines.append(f"point rank: the [bold]{point}[/] estimate's, the recommended point ranking: "
-                     f"{escape(report.recommended['reason'])}; rank sets: the corrected estimate's (docs/pairwise.md)")
-    if main == "guided":
-        lines.append(f"rank: the [bold]guided[/] ranking (recommended for runs): {_guided_rule(estimates['guided'].info)}")
+        lines.append(_provisional_line(report.recommended["provisional"]))
     if report.pairs_omitted:
         lines.append(f"[yellow]{escape(report.pairs_omitted)}[/]")
     else:
@@ -385,47 +365,31 @@ def systems_tables(report, width: int = 120) -> list[Any]:
         lines.append(f"unjudged documents in the top ranks: up to {report.unjudged_share[worst_run]:.0%} "
                      f"({escape(worst_run)}); runs scored with --unjudged {report.options['unjudged']}")
     if report.decision is not None:
-        decision = report.decision
-        more = (f" (about {decision['more_per_system']} more labels per system, if the values stay)"
-                if decision.get("more_per_system") else "")
-        colour = "green" if decision["decided"] else "yellow"
-        lines.append(f"[{colour}]{'decided' if decision['decided'] else 'not decided'}[/] (which system is best; "
-                     f"confidence sequences at {decision['confidence_per_system']:.4g} each): "
-                     f"{escape(decision['answer'])}{more}")
+        lines.append(_decision_line(report.decision))
     if report.labels.get("unlabelled_sample_ids"):
         lines.append(f"[yellow]{report.labels['unlabelled_sample_ids']} sampled ids have no label[/]: taken as "
                      "missing at random")
-    if report.kind == "comparisons":
-        lines += [f"[yellow]{escape(name)}: {escape(est.info['intervals_reason'])}[/]"
-                  for name, est in report.estimates.items() if est.info.get("intervals_reason")]
-        lines.append(f"[dim]rank sets hold for every system at once ({_rank_methods(report)}); judge-only "
-                     "values are the judge's, not the humans': their intervals do not cover its bias. "
-                     + ("judge/human/corrected intervals: percentiles of "
-                        f"{report.options.get('n_resamples')} resamples of the comparisons, each refitted (unless "
-                        "a line above says an estimator kept its t intervals); "
-                        if kind else _per_system_note(report) + " ")
-                     + "shrunk: hierarchical Bayes toward the judge, a model without that guarantee.[/]")
-        return lines
-    lines.append("[dim]judge-only intervals resample sources and stay on the judge's scale: they do not cover the "
-                 f"judge's bias. {_per_system_note(report)} "
-                 + ("guided: a ranking, no interval.[/]" if main == "guided" else
-                    "shrunk: hierarchical Bayes (a model): a point estimate; its posterior intervals (in the JSON) "
-                    "hold on average over systems, not for each, so none is shown.[/]"))
     return lines
 
 
-def _per_system_note(report) -> str:
-    """What the human/corrected intervals are, as chosen per system (evaluate/intervals.py)."""
-    rule = report.options.get("intervals") if report.kind != "comparisons" else report.options.get("system_intervals")
-    if rule == "t":
-        return "human/corrected: design-based t intervals (--intervals t);"
-    if rule == "sequence":
-        return ("human/corrected: each system's confidence sequence ('s'), valid however many labels were taken and "
-                "whenever the labelling stopped (--intervals sequence; labels in the order they were given);")
-    note = ("human/corrected: each system's own interval, a t interval guarded to 97% from 10 labels with a mean "
-            f"away from the scale's ends, else a betting interval ('{BETTING_MARK.strip()}': valid at any number of "
-            "labels, wider")
-    return note + ("; corrected's is the labels' own there);" if rule == "auto" else ");")
+def _provisional_line(reason: str) -> str:
+    """The flag in short: labels per system and how many more (``evaluate.choose.provisional_reason``);
+    why, in report.html and the JSON. A reason of another shape is printed whole."""
+    from judgelab.evaluate.choose import MIN_LABELS_PER_SYSTEM
+
+    head, _, rest = reason.partition(": ")
+    action = rest.rpartition("; ")[2]
+    if not (head.endswith("labels per system") and action.startswith("label about")):
+        return f"[yellow]provisional ranking[/]: {escape(reason)}"
+    return f"[yellow]provisional ranking[/]: {escape(head)}, below {MIN_LABELS_PER_SYSTEM}; {escape(action)}"
+
+
+def _decision_line(decision: dict[str, Any]) -> str:
+    more = (f" (about {decision['more_per_system']} more labels per system, if the values stay)"
+            if decision.get("more_per_system") else "")
+    colour = "green" if decision["decided"] else "yellow"
+    return (f"[{colour}]{'decided' if decision['decided'] else 'not decided'}[/] (which system is best; "
+            f"confidence sequences at {decision['confidence_per_system']:.4g} each): {escape(decision['answer'])}{more}")
 
 
 # -- sample -------------------------------------------------------------------------------------------
@@ -530,13 +494,14 @@ def _needed(value: float) -> str:
 
 
 def _effective_labels_line(total: float, labelled: float, counted: int, systems: int) -> str:
-    """What the judge's verdicts were worth in labels, read the right way round when they were worth none."""
+    """What the judge's verdicts were worth in labels, read the right way round when they were worth none,
+    and saying whose labels are counted when not every system has t intervals."""
     from judgelab.report.systems_view import effective_reading
 
-    narrowed, where = effective_reading(total, labelled, counted, systems)
-    if narrowed:
-        return (f"the corrected t intervals are as narrow as human-only ones with [bold]{total:.0f}[/] labels "
-                f"where {labelled:.0f} were labelled{where}: the judge's verdicts were worth about "
-                f"{total - labelled:.0f} more")
+    reading = effective_reading(total, labelled, counted, systems)
+    where, given = reading["where"], reading["given"]
+    if reading["narrowed"]:
+        return (f"the corrected t intervals{where} are as narrow as human-only ones with [bold]{total:.0f}[/] labels "
+                f"where {given}: the judge's verdicts were worth about {total - labelled:.0f} more")
     return (f"the judge's verdicts did not narrow the t intervals{where}: the corrected ones are as narrow as "
-            f"human-only ones with {total:.0f} labels, and {labelled:.0f} were labelled")
+            f"human-only ones with {total:.0f} labels, and {given}")

@@ -128,10 +128,11 @@ def render_report(folder: str | Path, items: Iterable[Item] | None = None) -> st
     return _ENV.get_template("report.html.j2").render(
         title=folder.name, record=record, usage=record.get("usage") or {}, judge_yaml=_judge_yaml(judge, record),
         score_note=_score_note(judge, judge_scale),
-        metrics=metrics, estimate_rows=list(_estimate_rows(metrics)), coverage=(metrics or {}).get("coverage"),
+        metrics=metrics, **agreement_context(metrics), coverage=(metrics or {}).get("coverage"),
         comparison=_comparison_rows(metrics), dropped=_dropped_groups(metrics),
         scan=scan, sample_size=SAMPLE, figures=_figures(scan, metrics, judge, judge_scale),
         criteria=_criteria_rows(scan.rows), disagreements=_disagreements(scan.rows, judge_scale),
+        gap_note=_gap_note(scan.rows, judge_scale),
         shown=scan.rows[:SHOWN_JUDGMENTS], optimizer=_optimizer(folder), systems=systems_section(systems),
         script=_SCRIPT, script_hash=_SCRIPT_HASH,
     )
@@ -226,6 +227,53 @@ def _score_note(judge: Mapping[str, Any], scale: tuple[float, float] | None) -> 
 
 
 # -- metrics tables ---------------------------------------------------------------------------------
+#: What each correlation level asks, for a first reader (docs/metrics.md, "Correlation levels").
+LEVELS = {
+    "dataset": "every item in one correlation: does the judge score items across inputs as the humans do?",
+    "group": "a correlation within each group (the outputs for one input, e.g. one article's summaries), averaged "
+             "over the groups: does the judge order the outputs for the same input as the humans do?",
+    "system": "one point per system, its mean judge score against its mean human score: does the judge rank the "
+              "systems as the humans do?",
+    "pairwise_agreement": "over every two outputs for the same input: the share where judge and humans agree on "
+                          "which is better, or that they tie (n: the pairs).",
+}
+#: The number to read first, in this order of preference, and what it says.
+READ_FIRST = (
+    ("group", "spearman", "does the judge order the outputs for the same input as the humans do? What choosing "
+                          "between outputs, and comparing systems on the same inputs, rests on (1: the same order; "
+                          "0: unrelated)."),
+    ("dataset", "spearman", "does the judge order all the items as the humans do? (1: the same order; 0: unrelated)."),
+    ("pairwise", "accuracy", "how often the judge picks the output the humans preferred (0.5: a coin's rate)."),
+)
+#: Below this many systems a system-level correlation is flagged: a few points make it swing by chance.
+FEW_SYSTEMS = 10
+
+
+def agreement_context(metrics: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The agreement table's rows with how to read them: the row to read first (marked), the levels
+    present in plain words, and a caution when the system level rests on few systems."""
+    rows = list(_estimate_rows(metrics))
+    first, why = next(((row, text) for level, statistic, text in READ_FIRST for row in rows  # "accuracy (half)"
+                       if row["level"] == level and row["statistic"].split(" (")[0] == statistic), (None, None))
+    for row in rows:
+        row["first"] = row is first
+    levels = [(level, text) for level, text in LEVELS.items() if any(row["level"] == level for row in rows)]
+    return {"estimate_rows": rows, "read_first": {"row": first, "why": why} if first else None,
+            "levels": levels, "system_caution": _system_caution(rows)}
+
+
+def _system_caution(rows: list[dict[str, Any]]) -> str | None:
+    """A system-level correlation over fewer than FEW_SYSTEMS systems, said plainly with its interval."""
+    system = [row for row in rows if row["level"] == "system" and isinstance(row["n"], int)]
+    if not system or system[0]["n"] >= FEW_SYSTEMS:
+        return None
+    row = next((row for row in system if row["statistic"] == "spearman"), system[0])
+    ci = row["ci"] if row["ci"] and row["ci"][0] is not None else None
+    spread = f" (its {row['statistic']} interval here: {ci[0]:.2f} to {ci[1]:.2f})" if ci else ""
+    return (f"The system level rests on {row['n']} systems: a correlation over so few points swings widely by "
+            f"chance{spread}. Read it as a hint; it says much only from about {FEW_SYSTEMS} systems on.")
+
+
 def _estimate_rows(metrics: Mapping[str, Any] | None) -> Iterator[dict[str, Any]]:
     """Every estimate (value + CI) in metrics.json, named by its section path."""
     for name, section in (metrics or {}).items():
@@ -415,6 +463,16 @@ def _disagreements(rows: list[Row], judge_scale: tuple[float, float] | None) -> 
                  and str(r.label) != r.human]
     found.sort(key=lambda pair: -pair[0])
     return [{"gap": gap, "row": row} for gap, row in found[:TOP_DISAGREEMENTS] if gap > 0]
+
+
+def _gap_note(rows: list[Row], judge_scale: tuple[float, float] | None) -> str:
+    """What the disagreements table's gap measures, on which scale."""
+    if not _paired(rows):
+        return "gap 1: the judge's verdict differs from the humans' (pairwise: the other output, or a tie)."
+    judge = f"its {judge_scale[0]:g}-{judge_scale[1]:g} scale" if judge_scale else "the range of its scores here"
+    return ("gap: how far apart judge and human are once each is put on 0-1 of its own scale (the judge on "
+            f"{judge}, the human on the items' scale, else the range of the labels here): 0 = the same place, "
+            "1 = opposite ends, 0.25 = a quarter of the scale (one point on a 1-5 scale).")
 
 
 # -- optimiser runs ---------------------------------------------------------------------------------

@@ -23,9 +23,9 @@ from judgelab.report.html import (
     Scan,
     _comparison_rows,
     _dropped_groups,
-    _estimate_rows,
     _join_items,
     _row,
+    agreement_context,
 )
 
 #: the report's blocks whose heading stands outside them on the page
@@ -52,7 +52,7 @@ def view(title: str, *, sections: Sequence[tuple[str | None, Markup]] = (), line
 def meta_view(metrics: Mapping[str, Any], title: str) -> str:
     """A meta-evaluation (``MetaReport.to_dict()``, what metrics.json holds): the report's agreement table,
     and its judge-minus-baseline table when there is a baseline."""
-    sections = _blocks(("agreement", "comparison"), metrics=metrics, estimate_rows=list(_estimate_rows(metrics)),
+    sections = _blocks(("agreement", "comparison"), metrics=metrics, **agreement_context(metrics),
                        coverage=metrics.get("coverage"), dropped=_dropped_groups(metrics),
                        comparison=_comparison_rows(metrics), record={})
     return view(title, sections=sections)
@@ -79,6 +79,6 @@ def run_view(judgments: Sequence[Judgment], counts: Mapping[str, int], usage: Ma
     record = {"items": len(judgments), "unparsable_share": counts.get("unparsable", 0) / total if total else 0.0}
     names = ("accounting", "agreement", "judgments") if metrics else ("accounting", "judgments")
     sections = _blocks(names, record=record, usage=usage, scan=scan, shown=rows, metrics=metrics,
-                       estimate_rows=list(_estimate_rows(metrics)), coverage=(metrics or {}).get("coverage"),
+                       **agreement_context(metrics), coverage=(metrics or {}).get("coverage"),
                        dropped=_dropped_groups(metrics))
     return view(title, sections=sections)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from judgelab.errors import DataError
 from judgelab.files import line_finder, read_json, read_text
@@ -89,6 +90,19 @@ class SystemsFile(_Part):
     skipped: dict[str, Any] = {}
     unjudged_share: dict[str, Number | None] | None = None
     pairs_omitted: str | None = None
+    decision: dict[str, Any] | None = None
+    #: each estimator's ``info`` (its settings): what the reading notes need, kept beside the systems
+    estimator_info: dict[str, dict[str, Any]] = {}
+
+    @model_validator(mode="before")
+    @classmethod
+    def _keep_info(cls, value: Any) -> Any:
+        estimators = value.get("estimators") if isinstance(value, dict) else None
+        if not isinstance(estimators, dict):
+            return value
+        kept = {name: by_system["info"] for name, by_system in estimators.items()
+                if isinstance(by_system, dict) and isinstance(by_system.get("info"), dict)}
+        return {**value, "estimator_info": kept}
 
     @field_validator("estimators", mode="before")
     @classmethod
@@ -133,19 +147,35 @@ def read_systems(path: Path) -> dict[str, Any] | None:
 
 
 def systems_section(systems: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """Rows, forest plots and the significance matrix for report.html, from systems.json."""
+    """Rows, forest plots, the significance matrix and the reading notes for report.html, from systems.json."""
     if not systems:
         return None
     estimators = systems["estimators"]
     main = next(name for name in ("corrected", "human", "judge") if name in estimators)
-    ranking, point = _rankings(systems, main)
-    order = sorted(systems["systems"], key=lambda s: _sort_key(estimators[ranking][s]["value"]))
-    # the guided ranking's value counts the runs ranked below each run: a column for TREC runs; for
-    # comparisons (systems.json has it too) the rank columns already say where each system stands
-    shown = [name for name in estimators if name != "guided" or systems.get("kind") != "comparisons"]
-    rows = [{"system": s, "cells": [(name, estimators[name][s]) for name in shown],
-             "rank": estimators[ranking][s]["rank_interval"],
-             "point_rank": estimators[point][s].get("rank") if point else None} for s in order]
+    recommended = (systems.get("recommended") or {}).get("estimator")
+    point, interval = rank_sources(systems.get("kind"), estimators, recommended,
+                                   [name for name in RANKED if name in systems["pairs"]])
+    order = sorted(systems["systems"], key=lambda s: _sort_key(estimators[point][s]))
+    # the guided ranking is the rank column (runs), or one the page does not recommend (comparisons)
+    shown = [name for name in estimators if name != "guided"]
+    marks = {name: _marks(systems, name) for name in shown}
+    rows = [{"system": s, "cells": [(name, estimators[name][s], marks[name].get(s)) for name in shown],
+             "rank": _rank_cell(estimators, point, interval, s)} for s in order]
+    pairs = systems["pairs"]
+    return {"kind": systems.get("kind"), "rows": rows, "estimators": [LABELS[name] for name in shown],
+            "main": LABELS[main], "ranking": LABELS[point], "rank_legend": rank_legend(point, interval, recommended),
+            "read_first": _read_first(systems, point, interval), "notes": reading_notes(systems),
+            "reasons": _reasons(systems), "recommended": systems.get("recommended"),
+            "rank_method": _rank_method(systems), "figures": _figures(systems, order, main),
+            "effective": _effective(systems.get("effective_labels"), len(order)), "labels": systems["labels"],
+            "skipped": systems.get("skipped") or {}, "unjudged": systems.get("unjudged_share"),
+            "options": systems.get("options") or {}, "decision": systems.get("decision"), "significant": {
+                LABELS[name]: sum(p["significant"] for p in found) for name, found in pairs.items()},
+            "n_pairs": len(pairs.get(main, ())), "pairs_omitted": systems.get("pairs_omitted")}
+
+
+def _figures(systems: Mapping[str, Any], order: list[str], main: str) -> list[Any]:
+    estimators = systems["estimators"]
     if systems.get("kind") == "comparisons":
         figures = _comparison_figures(systems, order)
     else:
@@ -157,49 +187,180 @@ def systems_section(systems: Mapping[str, Any] | None) -> dict[str, Any] | None:
             figures.append(plots.forest(order, human_scale, title="With human labels (the human scale)",
                                         x_label=systems.get("measure") or
                                         f"mean human {systems.get('aspect') or 'score'}"))
-    pairs = systems["pairs"]
-    if main in pairs:  # absent past evaluate's MAX_PAIRWISE_SYSTEMS
-        figures.append(plots.significance(order, _signs(pairs[main], order), title=f"Separable pairs: {LABELS[main]}"))
-    return {"kind": systems.get("kind"), "rows": rows, "estimators": [LABELS[name] for name in shown],
-            "main": LABELS[main], "ranking": LABELS[ranking], "point": LABELS[point] if point else None,
-            "recommended": systems.get("recommended"), "rank_method": _rank_method(systems),
-            "figures": figures, "effective": _effective(systems.get("effective_labels"), len(order)),
-            "labels": systems["labels"],
-            "skipped": systems.get("skipped") or {}, "unjudged": systems.get("unjudged_share"),
-            "options": systems.get("options") or {}, "significant": {
-                LABELS[name]: sum(p["significant"] for p in found) for name, found in pairs.items()},
-            "n_pairs": len(pairs.get(main, ())), "pairs_omitted": systems.get("pairs_omitted")}
+    if main in systems["pairs"]:  # absent past evaluate's MAX_PAIRWISE_SYSTEMS
+        figures.append(plots.significance(order, _signs(systems["pairs"][main], order),
+                                          title=f"Separable pairs: {LABELS[main]}"))
+    return figures
 
 
-def effective_reading(total: float, labelled: float, counted: int, systems: int) -> tuple[bool, str]:
-    """How the effective-labels line reads, in the CLI and the report alike: whether the judge's verdicts
-    narrowed the t intervals (worth more labels than were labelled, once rounded), and the words naming
-    the systems counted when they are not all of them."""
-    where = "" if not counted or counted == systems else f" (the {counted} systems with t intervals)"
-    return round(total) > round(labelled), where
+# -- the rank column: one rule and one wording for the terminal (commands/evaluate.py) and the page --
+def rank_sources(kind: str | None, estimators: Iterable[str], recommended: str | None,
+                 with_intervals: Iterable[str]) -> tuple[str, str | None]:
+    """(the estimator whose point rank the rank column shows and the rows follow, the one whose rank
+    interval it shows in brackets, or None). Runs: the guided ranking, no interval; otherwise the
+    recommended estimate (evaluate/choose.py, evaluate/preferences.recommend), else corrected, human or
+    judge, with its own rank interval, or corrected's where it has none (shrunk: a model's)."""
+    names = set(estimators)
+    if kind == "queries" and "guided" in names:
+        return "guided", None
+    point = next(name for name in (recommended, "corrected", "human", "judge") if name in names)
+    with_intervals = set(with_intervals)
+    return point, next((name for name in (point, "corrected") if name in with_intervals), None)
+
+
+def rank_text(rank: float | None, best: float | None = None, worst: float | None = None) -> str | None:
+    """``2 (1-3)``: the point rank and, in brackets, the rank interval; None without a rank."""
+    if rank is None or math.isnan(rank):
+        return None
+    if best is None or worst is None or math.isnan(best) or math.isnan(worst):
+        return f"{int(rank)}"
+    return f"{int(rank)} ({int(best)}-{int(worst)})"
+
+
+def rank_legend(point: str, interval: str | None, recommended: str | None) -> str:
+    """What the rank column holds, said once, in the same words under the terminal table (one line at
+    80 columns) and on the page."""
+    if point == "guided":
+        return "rank: the guided ranking (recommended for runs), without a rank interval"
+    why = " (recommended)" if point == recommended else ""
+    brackets = ("" if interval is None else "; in brackets, its rank interval" if interval == point
+                else f"; in brackets, {interval}'s rank interval")
+    return f"rank: {point}'s point rank{why}{brackets}"
+
+
+def _rank_cell(estimators: Mapping[str, Any], point: str, interval: str | None, system: str) -> str | None:
+    bounds = (estimators[interval][system].get("rank_interval") or (None, None)) if interval else (None, None)
+    return rank_text(estimators[point][system].get("rank"), *bounds)
+
+
+# -- what the page explains and the terminal only points to (docs/evaluate.md, "Reading the board") --
+MARKS = {"betting": "b", "sequence": "s"}  # what ends an interval cell in the terminal and on the page
+
+
+def _info(systems: Mapping[str, Any], name: str) -> Mapping[str, Any]:
+    """An estimator's ``info``: kept aside by :class:`SystemsFile`, or in place (``to_dict()`` as it is)."""
+    kept = (systems.get("estimator_info") or {}).get(name)
+    info = kept if kept is not None else systems["estimators"][name].get("info")
+    return info if isinstance(info, Mapping) else {}
+
+
+def _marks(systems: Mapping[str, Any], name: str) -> dict[str, str]:
+    """{system: ``b``} for a betting interval, ``s`` for a confidence sequence (the interval's kind)."""
+    by_system = systems["estimators"][name]
+    kinds = _info(systems, name).get("per_system") or ()
+    return {system: MARKS[kind] for system, kind in zip(systems["systems"], kinds, strict=False)
+            if isinstance(kind, str) and kind in MARKS and (by_system[system].get("ci") or (None,))[0] is not None}
+
+
+def _read_first(systems: Mapping[str, Any], point: str, interval: str | None) -> str:
+    """Which number a first reader should look at, in plain words."""
+    if point == "judge":
+        return ("Read first the judge only column: each system's mean judge score and how precisely it is known. "
+                "It is on the judge's scale and keeps the judge's biases: label a few items to correct them.")
+    value = LABELS["corrected"] if "corrected" in systems["estimators"] else LABELS[point]
+    brackets = "; in brackets, the ranks the data still allow it" if interval else ""
+    return (f"Read first the rank column (where each system stands{brackets}), then the {value} column: each "
+            "system's value on the human scale, with an interval that holds for that system.")
+
+
+def reading_notes(systems: Mapping[str, Any]) -> list[str]:
+    """How to read each column: what the terminal's closing line points to."""
+    notes = [_judge_note(systems.get("kind")), *_label_notes(systems)]
+    if "shrunk" in systems["estimators"]:
+        notes.append("shrunk (EB): hierarchical Bayes, each system pulled toward what the judge's mean predicts "
+                     "for it; a model's point estimate: its posterior intervals (systems.json) hold on average "
+                     "over systems, not for each, so none is shown.")
+    return notes + _rank_notes(systems)
+
+
+def _judge_note(kind: str | None) -> str:
+    unit = "comparisons" if kind == "comparisons" else "sources"
+    return (f"judge only: the judge's own values; its intervals resample {unit} and stay on the judge's scale: they "
+            "say how precisely the judge's mean is known, not how far it is from the humans'.")
+
+
+def _label_notes(systems: Mapping[str, Any]) -> list[str]:
+    if "human" not in systems["estimators"]:
+        return []
+    options = systems.get("options") or {}
+    comparisons = systems.get("kind") == "comparisons"
+    if comparisons and options.get("intervals") == "bootstrap":
+        return [f"judge / human / corrected intervals: percentiles of {options.get('n_resamples')} resamples of "
+                "the comparisons, each refitted (unless a note above says an estimator kept its t intervals)."]
+    rule = options.get("system_intervals" if comparisons else "intervals")
+    if rule == "t":
+        return ["human only / corrected (PPI): design-based t intervals (--intervals t)."]
+    if rule == "sequence":
+        return ["human only / corrected (PPI): each system's confidence sequence (s), valid however many labels "
+                "were taken and whenever the labelling stopped (labels in the order given)."]
+    note = ("human only / corrected (PPI): each system's own interval: a t interval guarded to 97% from 10 "
+            "labels with a mean away from the scale's ends, else a betting interval (b: valid at any number of "
+            "labels, wider")
+    return [note + ("; corrected's is the labels' own there)." if rule == "auto" else ").")]
+
+
+def _rank_notes(systems: Mapping[str, Any]) -> list[str]:
+    if systems.get("kind") == "comparisons":
+        chosen = ", ".join(f"{name} {sets.get('method')}" for name, sets in (systems.get("rank_sets") or {}).items()
+                           if name in RANKED)
+        option = (systems.get("options") or {}).get("rank_method")
+        return [f"rank intervals: rank sets that hold for every system at once ({option}: {chosen})."]
+    info = _info(systems, "guided") if "guided" in systems["estimators"] else {}
+    notes = [] if systems.get("kind") == "queries" and info else [
+        "rank intervals: the best and worst rank the significant differences between systems allow (Holm's "
+        "correction over all pairs)."]
+    if isinstance(info.get("level"), (int, float)):  # a hand-edited systems.json may hold anything here
+        notes.append(f"guided ranking: the judge's order, except where a corrected difference is significant at "
+                     f"{info['level']:g} ({info.get('significant_pairs')} pairs; {info.get('overruled_judge_pairs')} "
+                     "of them against the judge's order).")
+    return notes
+
+
+def reason_lines(systems: Sequence[str], kind: str | None, reasons: Mapping[str, Sequence[str | None]],
+                 infos: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, str]]:
+    """(estimator and the systems concerned, why) for each reason an estimator gave per system, once;
+    then each estimator's reason for the intervals it kept (``info["intervals_reason"]``). The terminal
+    prints the same lines."""
+    grouped: dict[tuple[str, str], list[str]] = {}
+    for name, by_system in reasons.items():
+        for system, reason in zip(systems, by_system, strict=True):
+            if reason:
+                grouped.setdefault((name, reason), []).append(system)
+    noun = "runs" if kind == "queries" else "systems"
+
+    def which(names: list[str]) -> str:  # name a few; count many (a declined interval concerns every run)
+        if len(names) <= 5:
+            return ", ".join(names)
+        return f"all {len(names)} {noun}" if len(names) == len(systems) else f"{len(names)} {noun}"
+
+    lines = [(f"{name} for {which(names)}", reason) for (name, reason), names in grouped.items()]
+    return lines + [(name, info["intervals_reason"]) for name, info in infos.items() if info.get("intervals_reason")]
+
+
+def _reasons(systems: Mapping[str, Any]) -> list[tuple[str, str]]:
+    estimators = systems["estimators"]
+    return reason_lines(systems["systems"], systems.get("kind"),
+                        {name: [by_system[s].get("reason") for s in systems["systems"]]
+                         for name, by_system in estimators.items()},
+                        {name: _info(systems, name) for name in estimators})
+
+
+def effective_reading(total: float, labelled: float, counted: int, systems: int) -> dict[str, Any]:
+    """How the effective-labels line reads, in the CLI and the report alike. Only systems with t intervals
+    on both sides are counted (a betting interval's width is set by the scale, not by a variance the judge
+    could shrink): when some are not, the words say how many are, and whose labels ``labelled`` counts."""
+    every = not counted or counted == systems
+    return {"narrowed": round(total) > round(labelled),  # worth more labels than were labelled, once rounded
+            "where": "" if every else f" ({counted} of {systems} systems have them)",
+            "given": f"{labelled:.0f} were labelled" if every else f"those {counted} systems have {labelled:.0f}"}
 
 
 def _effective(effective: Mapping[str, Any] | None, systems: int) -> dict[str, Any] | None:
     """systems.json's effective labels with :func:`effective_reading` for the template; None without a total."""
     if not effective or effective.get("total") is None:
         return None
-    narrowed, where = effective_reading(effective["total"], effective["labelled"], effective.get("systems_counted")
-                                        or 0, systems)
-    return {**effective, "narrowed": narrowed, "where": where}
-
-
-def _rankings(systems: Mapping[str, Any], main: str) -> tuple[str, str | None]:
-    """(the estimator the rows are ranked by, the one whose point rank gets a column of its own): as
-    the terminal does. Runs: the guided order (evaluate/guided.py); items: the recommended estimate
-    (evaluate/choose.py); comparisons: corrected, whose rank sets are simultaneous, with the
-    recommended point ranking beside it."""
-    estimators = systems["estimators"]
-    recommended = (systems.get("recommended") or {}).get("estimator")
-    if systems.get("kind") == "queries" and "guided" in estimators:
-        return "guided", None
-    if systems.get("kind") != "comparisons":
-        return (recommended if recommended in estimators else main), None
-    return main, (recommended if recommended in estimators and recommended != main else None)
+    return {**effective, **effective_reading(effective["total"], effective["labelled"],
+                                             effective.get("systems_counted") or 0, systems)}
 
 
 RANKED = ("judge", "human", "corrected")  # shrunk's rank sets carry no simultaneous guarantee: not drawn
@@ -236,8 +397,10 @@ def _ranks(by_system: Mapping[str, Any], order: list[str]):
     return (rank, best, worst)
 
 
-def _sort_key(value: float | None) -> float:
-    return -value if value is not None else np.inf
+def _sort_key(cell: Mapping[str, Any]) -> tuple[float, float]:
+    """By rank (what the rank column shows), then by value (a file without ranks)."""
+    rank, value = cell.get("rank"), cell.get("value")
+    return (np.inf if rank is None else rank, np.inf if value is None else -value)
 
 
 def _series(by_system: Mapping[str, Any], order: list[str]):
