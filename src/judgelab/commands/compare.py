@@ -19,9 +19,10 @@ from judgelab.commands.evaluate import (
     Field,
     Human,
     HumanIds,
-    JudgeName,
+    JudgeNames,
     Seed,
     _load,
+    one_or_several,
 )
 from judgelab.errors import ConfigError
 
@@ -34,9 +35,10 @@ def compare(
     data: Annotated[Path, typer.Option(
         "--data", "-d", help="Items (JSONL/JSON/CSV/Parquet) with system_id, and group_id: the input each answers; "
                              "or comparisons between systems (system_a, system_b; verdicts a/b/tie).")],
-    judgments: Annotated[Path, typer.Option(
+    judgments_given: Annotated[list[Path], typer.Option(
         "--judgments", "-j", help="The judge's verdicts on both systems' items: a run folder, its judgments.jsonl, "
-                                  "or any file with item_id and score/label.")],
+                                  "or any file with item_id and score/label; more than once: several judges in one "
+                                  "estimate.")],
     baseline: Annotated[str, typer.Option("--baseline", help="The system_id to compare against (e.g. main).")],
     candidate: Annotated[str, typer.Option("--candidate", help="The system_id under test (e.g. this change).")],
     margin: Annotated[float, typer.Option(
@@ -55,7 +57,7 @@ def compare(
                           "unpaired (their win probabilities against all opponents).")
     ] = "auto",
     aspect: Aspect = None,
-    judge: JudgeName = None,
+    judge_given: JudgeNames = None,
     field: Field = None,
     human: Human = None,
     human_ids: HumanIds = None,
@@ -82,6 +84,7 @@ def compare(
     from judgelab.evaluate.two_systems import compare_systems
     from judgelab.files import writable_file
 
+    judgments, judge = one_or_several(judgments_given), one_or_several(judge_given)
     for path in (junit, markdown):  # before the work: a folder, a FIFO or a device is no report file
         if path is not None:
             writable_file(path)

@@ -12,6 +12,7 @@ import typer
 from rich.markup import escape
 
 from judgelab.commands._common import FROM_HELP
+from judgelab.commands._ids import ids_file
 from judgelab.commands._numbers import checked
 from judgelab.errors import ConfigError
 from judgelab.printable import printable
@@ -29,12 +30,25 @@ Data = Annotated[Path, typer.Option("--data", "-d", help="Items (JSONL/JSON/CSV/
 Aspect = Annotated[str | None, typer.Option("--aspect", "-a", help="Human score to estimate (default: the only one).")]
 JudgeName = Annotated[str | None, typer.Option("--judge", "--judge-name",
                                                 help="Judge name, when the judgments file holds several.")]
+JudgeNames = Annotated[list[str] | None, typer.Option(
+    "--judge", "--judge-name", help="Judge name, when a judgments file holds several; give it more than once to "
+                                    "combine several judges in one estimate (docs/evaluate.md, several judges).")]
+JudgmentsFiles = Annotated[list[Path] | None, typer.Option(
+    "--judgments", "-j", help="The judge's verdicts: a run folder, its judgments.jsonl, or any file with item_id and "
+                              "score/label; give it more than once to combine several judges in one estimate.")]
+
+
+def one_or_several(values: list | None):
+    """A repeated option as the library takes it: None, the one value, or the list of several."""
+    if not values:
+        return None
+    return values[0] if len(values) == 1 else list(values)
 Field = Annotated[str | None, typer.Option(
     "--field", help="Where the verdict is in each row, e.g. prediction.coherence (published judge outputs).")]
 Human = Annotated[Path | None, typer.Option(
     "--human", help="Human labels: a labels file (judgelab annotate), or any JSONL/CSV with item_id and score/label.")]
 HumanIds = Annotated[str | None, typer.Option(
-    "--human-ids", help="File of ids (as `judgelab sample` writes; query ids for runs) whose labels count, or 'all'. "
+    "--human-ids", callback=ids_file("--human-ids"), help="File of ids (as `judgelab sample` writes; query ids for runs) whose labels count, or 'all'. "
                         "Without --human the items' own human scores are the labels.")]
 Runs = Annotated[Path | None, typer.Option("--runs", help="Folder of TREC run files (relevance items): one system per run.")]
 Measure = Annotated[str, typer.Option("--measure", help="ir_measures measure for runs.")]
@@ -75,11 +89,10 @@ def _load(data: Path, judgments: Path | None, human: Path | None, human_ids: str
 # -- evaluate -----------------------------------------------------------------------------------------
 def evaluate(
     data: Data,
-    judgments: Annotated[Path | None, typer.Option(
-        "--judgments", "-j", help="The judge's verdicts: a run folder, its judgments.jsonl, or any file with item_id and score/label.")] = None,
+    judgments_given: JudgmentsFiles = None,
     source: From = None,
     aspect: Aspect = None,
-    judge: JudgeName = None,
+    judge_given: JudgeNames = None,
     field: Field = None,
     human: Human = None,
     human_ids: HumanIds = None,
@@ -142,6 +155,9 @@ def evaluate(
     from judgelab.evaluate import evaluate as run_evaluate
     from judgelab.metrics.bootstrap import check_resamples
 
+    judgments, judge = one_or_several(judgments_given), one_or_several(judge_given)
+    if monitor and (isinstance(judgments, list) or isinstance(judge, list)):
+        raise ConfigError("--monitor watches one judge: give --judgments and --judge once")
     if monitor:
         if judgments is None:
             raise ConfigError("--monitor reads the judge's verdicts from --judgments")
@@ -249,25 +265,30 @@ def parse_scale(text: str | None) -> tuple[float, float] | None:
     return low, high
 
 
-def _cell(value: float, ci, n: int | None = None, *, compact: bool = False) -> str:
-    """``3.463 [3.316, 3.602] n=7``; compact (narrow terminals): ``3.46 ±0.14`` (half the interval's width)."""
+def _cell(value: float, ci, n: int | None = None, *, compact: bool = False,
+          scale: tuple[float, float] | None = None) -> str:
+    """``3.463 [3.316, 3.602] n=7``; compact (narrow terminals): ``3.46 ±0.14`` (half the interval's width),
+    or ``4.50 [2.50, 5.00]`` where the interval was cut at an end of the ``scale`` (a ± would put it past it)."""
     if value is None or not math.isfinite(value):
         return "-"
     has_ci = ci is not None and math.isfinite(ci[0])
+    if compact and has_ci and scale is not None and (ci[0] <= scale[0] or ci[1] >= scale[1]):
+        return f"{value:.2f} [{ci[0]:.2f}, {ci[1]:.2f}]"
     if compact:
         return f"{value:.2f}" + (f" ±{(ci[1] - ci[0]) / 2:.2f}" if has_ci else "")
     text = f"{value:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if has_ci else "")
     return text + (f" n={n}" if n else "")
 
 
-def _estimate_cell(est, k: int, name: str, compact: bool) -> str:
+def _estimate_cell(est, k: int, name: str, compact: bool, scale: tuple[float, float] | None = None) -> str:
     """The value and interval; "n/a" or "(no interval)" when the estimator gave a reason (listed below
     the table, so a long reason does not squeeze the columns)."""
     from judgelab.report.systems_view import MARKS
 
     if not math.isfinite(est.value[k]):
         return "n/a"
-    text = _cell(est.value[k], est.ci[k], int(est.n_labelled[k]) if name == "human" else None, compact=compact)
+    text = _cell(est.value[k], est.ci[k], int(est.n_labelled[k]) if name == "human" else None, compact=compact,
+                 scale=None if name == "judge" else scale)
     mark = MARKS.get(_kinds(est)[k])
     return text + (" (no interval)" if est.reason[k] else f" {mark}" if mark else "")
 
@@ -305,8 +326,9 @@ def systems_tables(report, width: int = 120) -> list[Any]:
     spans = [rank_text(rank[k], best[k], worst[k]) or "-" for k in order]
 
     def columns(compact: bool) -> list[tuple[str, list[str]]]:
-        return [(name, [_estimate_cell(estimates[name], k, name, compact) for k in order]) for name in shown] + [
-            ("rank", spans)]
+        scale = report.labels.get("scale")
+        return [(name, [_estimate_cell(estimates[name], k, name, compact, scale) for k in order])
+                for name in shown] + [("rank", spans)]
 
     names = [report.systems[k] for k in order]
     compact = name_room(columns(False), width) < min(max(len(name) for name in names), NAME_ROOM)
@@ -318,8 +340,8 @@ def systems_tables(report, width: int = 120) -> list[Any]:
                          left_out_first=[name for name in LEFT_OUT_FIRST if name != main])
     pointer = ". ".join([*_marks_shown(estimates, shown), "Each column explained: report.html (--out DIR), --json"])
     closing = f"{rank_legend(main, interval, recommended)}\n{pointer}"
-    return [_header_line(report), fitted.table, *fitted.notes(width, "system names"), *_attention_lines(report),
-            Text(closing, style="dim")]
+    return [_header_line(report), *_data_lines(report), fitted.table, *fitted.notes(width, "system names"),
+            *_attention_lines(report), *_panel_lines(report), Text(closing, style="dim")]
 
 
 def _marks_shown(estimates, shown: list[str]) -> list[str]:
@@ -337,6 +359,35 @@ def _header_line(report) -> str:
     return (f"[bold]{len(report.systems)} {'runs' if report.kind == 'queries' else 'systems'}[/], "
             f"{report.coverage['units']} {report.kind}, {escape(what)}; {labels['n_labelled']} labelled {report.kind}"
             + (f" ({labels['design']} design, {labels['source']})" if labels["design"] else ""))
+
+
+def _data_lines(report) -> list[str]:
+    """What judgelab read off the data rather than was told, said under the header: a scale from the labels,
+    inputs matched by their text (no group_id), no scale at all with labels (t intervals, unguarded by one)."""
+    lines, labels, coverage = [], report.labels, report.coverage
+    scale = labels.get("scale")
+    if labels.get("scale_from") == "labels":
+        lines.append(f"[yellow]scale {scale[0]:g}-{scale[1]:g} read off the labels[/]; --scale LOW,HIGH if it is wider")
+    elif scale is None and labels.get("n_labelled") and report.kind == "items":
+        lines.append("[yellow]no scale[/]: t intervals, which may not hold with few labels; --scale LOW,HIGH")
+    if coverage.get("inputs_from") == "text" and coverage.get("inputs", 0) < coverage.get("units", 0):
+        lines.append(f"{coverage['inputs']} inputs, matched by their text (no group_id)")
+    return lines
+
+
+def _panel_lines(report) -> list[str]:
+    """Several judges: each one's weight and what it was worth in labels, alone and added to the others."""
+    if not report.judges:
+        return []
+    method = report.estimates["corrected"].info.get("calibration", "")
+    lines = [f"{len(report.judges)} judges combined ({escape(str(method))}); worth in labels, alone / added to the "
+             "others (t intervals only):"]
+    for name, one in report.judges.items():
+        weight = "-" if one.get("weight") is None else f"{one['weight']:.3g}"
+        alone, added = (one.get(k) for k in ("alone", "added"))
+        lines.append(f"  {escape(name)}: weight {weight}, {'-' if alone is None else f'{alone:.0f}'} / "
+                     f"{'-' if added is None else f'{added:+.0f}'}")
+    return lines
 
 
 def _attention_lines(report) -> list[str]:
@@ -407,7 +458,7 @@ def sample(
         "--active", help="Favour the units the judge is least sure of (inverse-probability weights keep estimates unbiased).")] = False,
     mix: Annotated[float, typer.Option("--mix", callback=checked("Mix"), help="Uniform share of each active probability (0-1].")] = 0.5,
     exclude: Annotated[Path | None, typer.Option(
-        "--exclude", help="Ids already labelled (a file of ids): never drawn again.")] = None,
+        "--exclude", callback=ids_file("--exclude"), help="Ids already labelled (a file of ids): never drawn again.")] = None,
     plan: Annotated[float | None, typer.Option(
         "--plan", callback=checked("Positive"), help="Print how many labels an interval this wide needs, from the labels so far (--human/--human-ids).")] = None,
     human: Human = None,

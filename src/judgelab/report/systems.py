@@ -39,13 +39,16 @@ def write_systems_report(out_dir: str | Path, items: Iterable[Item] | None, judg
     from judgelab import __version__
 
     out_dir = check_systems_folder(out_dir)
-    judgments = list(judgments)
-    source = source_run(judgments_file)
+    judgments = _one_file(judgments)
+    several = isinstance(judgments_file, (list, tuple))
+    source = {} if several else source_run(judgments_file)
     record = {
         "command": "evaluate", "status": "finished", "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "versions": {"judgelab": __version__}, "data": _absolute(data), "judgments": _absolute(judgments_file),
+        "versions": {"judgelab": __version__}, "data": _absolute(data),
+        "judgments": [_absolute(p) for p in judgments_file] if several else _absolute(judgments_file),
         "model": source.get("model") or "not recorded",
-        "backend": source.get("backend") or (f"judgments file {Path(judgments_file).name}" if judgments_file
+        "backend": source.get("backend") or (f"{len(judgments_file)} judges' judgments files" if several else
+                                             f"judgments file {Path(judgments_file).name}" if judgments_file
                                              else "judgments given in Python"),
         "judge": judge_config(source, report.aspect), "items": report.coverage["units"],
         "options": {k: str(v) if isinstance(v, Path) else v for k, v in (options or report.options).items()},
@@ -63,6 +66,15 @@ def write_systems_report(out_dir: str | Path, items: Iterable[Item] | None, judg
         save_judgments(judgments, folder / "judgments.jsonl")
         write_report(folder, items)
     return out_dir / "report.html"
+
+
+def _one_file(judgments) -> list[Judgment]:
+    """Every verdict, for the folder's judgments.jsonl: several judges' (``{where: verdicts}``) each named by
+    its judge (where it came from, when a verdict names none), so the file reads back judge by judge."""
+    if not isinstance(judgments, Mapping):
+        return list(judgments)
+    return [j if j.judge is not None else j.model_copy(update={"judge": str(where)})
+            for where, found in judgments.items() for j in found]
 
 
 def _absolute(path: str | Path | None) -> str | None:

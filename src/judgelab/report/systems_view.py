@@ -171,7 +171,18 @@ def systems_section(systems: Mapping[str, Any] | None) -> dict[str, Any] | None:
             "skipped": systems.get("skipped") or {}, "unjudged": systems.get("unjudged_share"),
             "options": systems.get("options") or {}, "decision": systems.get("decision"), "significant": {
                 LABELS[name]: sum(p["significant"] for p in found) for name, found in pairs.items()},
-            "n_pairs": len(pairs.get(main, ())), "pairs_omitted": systems.get("pairs_omitted")}
+            "n_pairs": len(pairs.get(main, ())), "pairs_omitted": systems.get("pairs_omitted"),
+            "judges": judges_rows(systems)}
+
+
+def judges_rows(systems: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Several judges in one estimate: per judge its weight, what it was worth in labels alone and added to the
+    others (t intervals only; evaluate/panel.worth), and how many units it judged."""
+    judges = systems.get("judges") or {}
+    covered = (systems.get("coverage") or {}).get("judges") or {}
+    return [{"name": name, "weight": one.get("weight"), "alone": one.get("alone"), "added": one.get("added"),
+             "judged": (covered.get(name) or {}).get("judged"), "from": (covered.get(name) or {}).get("from")}
+            for name, one in judges.items() if isinstance(one, Mapping)]
 
 
 def _figures(systems: Mapping[str, Any], order: list[str], main: str) -> list[Any]:
@@ -351,8 +362,9 @@ def effective_reading(total: float, labelled: float, counted: int, systems: int)
     could shrink): when some are not, the words say how many are, and whose labels ``labelled`` counts."""
     every = not counted or counted == systems
     return {"narrowed": round(total) > round(labelled),  # worth more labels than were labelled, once rounded
-            "where": "" if every else f" ({counted} of {systems} systems have them)",
-            "given": f"{labelled:.0f} were labelled" if every else f"those {counted} systems have {labelled:.0f}"}
+            "where": "" if every else f" ({counted} of {systems} systems {'has' if counted == 1 else 'have'} them)",
+            "given": f"{labelled:.0f} were labelled" if every else (
+                f"that system has {labelled:.0f}" if counted == 1 else f"those {counted} systems have {labelled:.0f}")}
 
 
 def _effective(effective: Mapping[str, Any] | None, systems: int) -> dict[str, Any] | None:
