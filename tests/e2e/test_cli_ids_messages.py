@@ -4,10 +4,7 @@ In process (no process start per case); the Python side: tests/unit/test_human_i
 
 from __future__ import annotations
 
-import typing
 from pathlib import Path
-
-import pytest
 
 import judgelab as jl
 from tests.e2e.cli import run_main_in_process
@@ -17,20 +14,6 @@ ITEMS, JUDGED = EXAMPLES / "answers.jsonl", EXAMPLES / "answers_judgments.jsonl"
 HUMAN_IDS_FORMS = "give 'all' (every item's own human score is a label) or a file of ids (query ids for runs), one per line"
 
 
-def _checked_in_evaluate() -> bool:
-    """Whether commands/evaluate.py's --human-ids carries the check (commands._ids.ids_file)."""
-    from judgelab.commands.evaluate import HumanIds
-
-    return typing.get_args(HumanIds)[1].callback is not None
-
-
-# commands/evaluate.py declares --human-ids (evaluate, compare, sample --plan) and --exclude: until the callback
-# is added there, these fail as they did; remove this mark with that change
-pending = pytest.mark.xfail(not _checked_in_evaluate(), strict=True,
-                            reason="needs callback=ids_file(...) on --human-ids and --exclude in commands/evaluate.py")
-
-
-@pending
 def test_evaluate_human_ids_5_names_all_and_a_file_of_ids(capsys):
     code, err = run_main_in_process(capsys, "evaluate", "--data", ITEMS, "--judgments", JUDGED,
                                     "--aspect", "helpfulness", "--human-ids", "5")
@@ -39,7 +22,6 @@ def test_evaluate_human_ids_5_names_all_and_a_file_of_ids(capsys):
     assert f"judgelab sample --data {ITEMS} --budget 5 --out ids.txt draws 5" in err
 
 
-@pending
 def test_compare_human_ids_names_the_same_forms(capsys, tmp_path):
     missing = tmp_path / "ids.txt"
     code, err = run_main_in_process(capsys, "compare", "--data", ITEMS, "--judgments", JUDGED, "--baseline", "v1",
@@ -48,7 +30,6 @@ def test_compare_human_ids_names_the_same_forms(capsys, tmp_path):
     assert "--budget 20 --out ids.txt" in err  # not a count: a budget of 20 suggested
 
 
-@pending
 def test_sample_exclude_names_a_file_of_ids(capsys, tmp_path):
     code, err = run_main_in_process(capsys, "sample", "--data", ITEMS, "--budget", "5", "--out", tmp_path / "ids.txt",
                                     "--exclude", "5")
