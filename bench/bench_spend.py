@@ -1,0 +1,186 @@
+"""The spend planner (issue 46): is the width it predicts the width a user gets when the plan is carried out?
+
+    python -m bench.bench_spend --draws 300 --write
+    python -m bench.bench_spend --sets hanna:coherence --draws 50      # a quick look
+
+HANNA's five LLM raters (one prompt each) with a stated price per call by rater size (7B $0.0002,
+13B $0.0004, ChatGPT $0.002; so running ChatGPT on all 737 stories costs $1.47) and $0.50 a human
+label. A pilot of 10% of the stories, drawn stratified as ``judgelab sample`` draws, is what the plan
+reads; ``plan_spend`` then chooses the judges and the number of labels for the budget. Carrying a plan
+out: ``--draws`` fresh stratified draws of its number of labels, each estimated with its judges
+(``intervals="auto"``, the CLI's population target), the mean width over systems averaged over the
+draws. For the plan chosen, humans alone and the best single judge with humans at the same spend:
+predicted width, measured width, their ratio (goal: within 15%), and the worst system's coverage of
+the measured intervals (of the mean over all the data's stories).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+from bench.bench_evaluate import item_problem, judges_of, truth_of
+from bench.bench_per_system import scale_of
+from bench.common import describe_machine, log, write_doc_section
+from judgelab.evaluate import draw
+from judgelab.evaluate.estimators import corrected, human_only
+from judgelab.evaluate.spend import SpendOption, plan_spend
+
+SECTION = "## Many judges, one budget: the spend planner (`bench/bench_spend.py`)"
+SETS = ("hanna:coherence", "hanna:relevance", "hanna:engagement")
+PRICES = {"Mistral-7B": 0.0002, "Llama-13B": 0.0004, "Beluga-13B": 0.0004, "OrcaPlatypus": 0.0004, "ChatGPT": 0.002}
+LABEL_COST = 0.5
+BUDGETS = (60.0, 100.0, 200.0)
+PILOT_SHARES = (0.10, 0.20)
+PILOTS = 10
+RESULTS = Path.home() / ".cache" / "judgelab" / "bench_spend.jsonl"
+
+
+def panel_problem(spec: str):
+    dataset, aspect = spec.split(":")
+    names = [n for n in judges_of(dataset) if "eval_prompt_1" in n]
+    scale = scale_of(dataset, aspect)
+    singles = [replace(item_problem(dataset, aspect, n), scale=scale) for n in names]
+    return singles[0].with_judges(np.stack([p.judge for p in singles], axis=-1), names)
+
+
+def carried_out(panel, option: SpendOption, draws: int, truth: np.ndarray) -> tuple[float, float]:
+    """(mean width over systems and draws, worst system's coverage) of ``option`` carried out ``draws`` times."""
+    names = panel.judge_names
+    keep = [names.index(j) for j in option.judges]
+    if len(keep) == 1:
+        problem = replace(panel, judge=panel.judges[..., keep[0]], judges=None, judge_names=())
+    elif keep:
+        problem = panel.with_judges(panel.judges[..., keep], list(option.judges))
+    else:
+        problem = panel
+    widths, hits = [], []
+    for k in range(draws):
+        design = draw(problem, option.labels, seed=1000 + k).design
+        known = problem.with_human(np.where(design.labelled[:, None], problem.human, np.nan))
+        est = corrected(known, design, seed=k) if keep else human_only(known, design, seed=k)
+        widths.append(np.mean(est.ci[:, 1] - est.ci[:, 0]))
+        hits.append((est.ci[:, 0] <= truth + 1e-9) & (truth - 1e-9 <= est.ci[:, 1]))
+    return float(np.mean(widths)), float(np.mean(hits, axis=0).min())
+
+
+def cell(spec: str, budget: float, share: float, pilot_seed: int, draws: int) -> list[dict]:
+    panel = panel_problem(spec)
+    truth = truth_of(panel)
+    costs = {n: PRICES[n.split("/")[0]] for n in panel.judge_names}
+    pilot = draw(panel, share, seed=pilot_seed).design
+    plan = plan_spend(panel, pilot, budget=budget, judge_costs=costs, label_cost=LABEL_COST, seed=pilot_seed)
+    singles = [o for o in plan.options if len(o.judges) == 1]
+    chosen = {"plan": plan.best, "humans alone": next(o for o in plan.options if not o.judges),
+              "best single judge": min(singles, key=lambda o: o.width)}
+    rows = []
+    for role, option in chosen.items():
+        measured, worst = carried_out(panel, option, draws, truth)
+        rows.append({"set": spec, "budget": budget, "share": share, "pilot": pilot_seed, "role": role,
+                     "judges": list(option.judges), "labels": option.labels, "cost": option.cost,
+                     "predicted": option.width, "range": list(option.range), "measured": measured, "worst": worst})
+    return rows
+
+
+def run(sets, draws: int, results: Path, fresh: bool) -> list[dict]:
+    done = {}
+    if results.exists() and not fresh:
+        for line in results.open(encoding="utf-8"):
+            row = json.loads(line)
+            done.setdefault((row["set"], row["budget"], row["share"], row["pilot"], row.get("draws")), []).append(row)
+    results.parent.mkdir(parents=True, exist_ok=True)
+    out = []
+    with results.open("w" if fresh else "a", encoding="utf-8") as sink:
+        for spec in sets:
+            for budget, share, pilot in itertools.product(BUDGETS, PILOT_SHARES, range(PILOTS)):
+                key = (spec, budget, share, pilot, draws)
+                if key not in done:
+                    started = time.perf_counter()
+                    done[key] = [dict(r, draws=draws) for r in cell(spec, budget, share, pilot, draws)]
+                    for row in done[key]:
+                        sink.write(json.dumps(row) + "\n")
+                    sink.flush()
+                    log(f"{spec} ${budget:g} pilot {share:.0%} #{pilot}: {time.perf_counter() - started:.1f}s")
+                out += done[key]
+    return out
+
+
+def summary(rows: list[dict]) -> list[dict]:
+    """One line per (set, budget, pilot share, plan role), over the pilots."""
+    groups: dict[tuple, list[dict]] = {}
+    for r in rows:
+        groups.setdefault((r["set"], r["budget"], r["share"], r["role"]), []).append(r)
+    out = []
+    for (spec, budget, share, role), members in groups.items():
+        ratio = np.array([r["measured"] / r["predicted"] for r in members])
+        inside = np.mean([r["range"][0] <= r["measured"] <= r["range"][1] for r in members])
+        judges = sorted({", ".join(j.split("/")[0] for j in r["judges"]) or "-" for r in members})
+        out.append({"set": spec, "budget": budget, "share": share, "role": role, "pilots": len(members),
+                    "judges": "; ".join(judges), "labels": float(np.mean([r["labels"] for r in members])),
+                    "measured": float(np.mean([r["measured"] for r in members])),
+                    "ratio_median": float(np.median(ratio)), "ratio_low": float(ratio.min()),
+                    "ratio_high": float(ratio.max()), "within": float(np.mean(np.abs(ratio - 1) <= 0.15)),
+                    "inside": float(inside), "worst": float(min(r["worst"] for r in members))})
+    return out
+
+
+def line(r: dict) -> str:
+    cells = [r["set"], f"${r['budget']:g}", f"{r['share']:.0%}", r["role"], r["judges"], f"{r['labels']:.0f}",
+             f"{r['measured']:.3f}", f"{r['ratio_median']:.3f}", f"{r['ratio_low']:.3f}-{r['ratio_high']:.3f}",
+             f"{r['within']:.0%}", f"{r['inside']:.0%}", f"{r['worst']:.3f}"]
+    return "| " + " | ".join(cells) + " |"
+
+
+HEAD = ["set", "budget", "pilot", "plan", "judges run (over the pilots)", "labels", "measured width",
+        "measured / predicted, median", "its range", "plans within 15%", "measured inside the 80% range",
+        "worst system's coverage"]
+
+
+def doc(rows: list[dict], args, minutes: float) -> str:
+    lines = summary(rows)
+    chosen = {(r["set"], r["budget"], r["share"], r["pilot"]): r["measured"] for r in rows if r["role"] == "plan"}
+    humans = [chosen[k] / r["measured"] for k, r in _by_role(rows, "humans alone").items()]
+    single = [chosen[k] / r["measured"] for k, r in _by_role(rows, "best single judge").items()]
+    within = np.mean([abs(r["measured"] / r["predicted"] - 1) <= 0.15 for r in rows])
+    out = [f"Machine: {describe_machine()}. Command: `python -m bench.bench_spend --draws {args.draws} --write` "
+           f"({minutes:.0f} min). HANNA, the five LLM raters on `eval_prompt_1` at a stated price per call (7B "
+           "$0.0002, 13B $0.0004, ChatGPT $0.002), $0.50 a human label; pilots of 10% and 20% of the stories "
+           f"({PILOTS} pilot draws each); each plan carried out {args.draws} times with fresh stratified labels, "
+           "the CLI's defaults. `plan`: the planner's choice; `humans alone` and `best single judge` (chosen on "
+           "the pilot) with humans, at the same spend.", "",
+           "| " + " | ".join(HEAD) + " |", "|" + "---|" * len(HEAD)]
+    out += [line(r) for r in lines]
+    out += ["", f"Plans whose measured width is within 15% of the predicted one: {within:.0%} of {len(rows)}. The "
+            f"plan chosen, measured, over humans alone at the same spend: {min(humans):.3f}-{max(humans):.3f}; "
+            f"over the best single judge with humans: {min(single):.3f}-{max(single):.3f}."]
+    return "\n".join(out)
+
+
+def _by_role(rows: list[dict], role: str) -> dict[tuple, dict]:
+    return {(r["set"], r["budget"], r["share"], r["pilot"]): r for r in rows if r["role"] == role}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sets", nargs="*", default=list(SETS))
+    parser.add_argument("--draws", type=int, default=300)
+    parser.add_argument("--results", type=Path, default=RESULTS)
+    parser.add_argument("--fresh", action="store_true")
+    parser.add_argument("--write", action="store_true")
+    args = parser.parse_args()
+    started = time.perf_counter()
+    rows = run(args.sets, args.draws, args.results, args.fresh)
+    for r in summary(rows):
+        print(line(r), flush=True)
+    if args.write and rows:
+        write_doc_section("bench_spend", doc(rows, args, (time.perf_counter() - started) / 60), heading=SECTION)
+
+
+if __name__ == "__main__":
+    main()
