@@ -34,6 +34,7 @@ _COMMAND_MODULES = [
     ("judgelab.commands.compare", "app"),
     ("judgelab.commands.annotate", "app"),
     ("judgelab.commands.audit", "app"),
+    ("judgelab.commands.combine", "app"),
 ]
 
 

@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from judgelab.errors import ConfigError
 from judgelab.printable import printable
 
 if TYPE_CHECKING:  # loaded by the commands that run: `judgelab --help` loads no data, model or runner code
@@ -160,3 +161,14 @@ def read_inputs(data: Path, judgments: Path | None, source: str | None, *, field
     for note in inputs.notes:  # a path may hold [brackets]: printed as written, not as markup
         err_console.print(f"[yellow]{inputs.source}[/]: {escape(note)}", soft_wrap=True)
     return inputs.items, inputs.judgments
+
+
+def key_values(pairs: list[str], flag: str, form: str) -> list[tuple[str, str]]:
+    """``KEY=VALUE`` texts split at the first ``=`` (a pair without a key or ``=`` is named)."""
+    split = []
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"{flag} {pair!r}: write {form}")
+        split.append((key.strip(), value))
+    return split

@@ -449,10 +449,11 @@ def sample(
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Write the drawn ids here (id<TAB>probability).")] = None,
     budget: Annotated[float | None, typer.Option(
         "--budget", "-n", callback=checked("Positive"), help="Units to draw: a count (e.g. 50) or a fraction of them (e.g. 0.1).")] = None,
-    judgments: Annotated[Path | None, typer.Option(
-        "--judgments", "-j", help="The judge's verdicts (for --active and --plan).")] = None,
+    judgments_given: Annotated[list[Path] | None, typer.Option(
+        "--judgments", "-j", help="The judge's verdicts (for --active, --plan and --spend); more than once: "
+                                  "several judges.")] = None,
     aspect: Aspect = None,
-    judge: JudgeName = None,
+    judge_given: JudgeNames = None,
     field: Field = None,
     active: Annotated[bool, typer.Option(
         "--active", help="Favour the units the judge is least sure of (inverse-probability weights keep estimates unbiased).")] = False,
@@ -461,22 +462,39 @@ def sample(
         "--exclude", callback=ids_file("--exclude"), help="Ids already labelled (a file of ids): never drawn again.")] = None,
     plan: Annotated[float | None, typer.Option(
         "--plan", callback=checked("Positive"), help="Print how many labels an interval this wide needs, from the labels so far (--human/--human-ids).")] = None,
+    spend: Annotated[float | None, typer.Option(
+        "--spend", callback=checked("Positive"), help="Money to spend: which judges to run on every item and how "
+        "many to label for the narrowest intervals (needs --judge-cost for every judge, --label-cost, and a pilot: "
+        "--human/--human-ids).")] = None,
+    judge_cost: Annotated[list[str] | None, typer.Option(
+        "--judge-cost", help="NAME=PRICE: one judge's cost per item judged, in any unit (0 for one already run); "
+                             "once per judge.")] = None,
+    label_cost: Annotated[float | None, typer.Option(
+        "--label-cost", callback=checked("Positive"), help="The cost of one human label, in the unit of "
+                                                            "--judge-cost.")] = None,
     human: Human = None,
     human_ids: HumanIds = None,
     runs: Runs = None,
     seed: Seed = 0,
 ) -> None:
     """Choose which units to label: stratified by system (comparisons: by pair of systems), or active;
-    --plan: how many are needed."""
+    --plan: how many are needed; --spend: which judges and how many labels a budget buys."""
     from judgelab.commands._common import console
 
+    judgments, judge = one_or_several(judgments_given), one_or_several(judge_given)
+    if spend is not None:
+        _print_spend(console, data, judgments, judge, aspect, field, human, human_ids, spend, judge_cost, label_cost,
+                     seed)
+        if budget is None:
+            return
     if plan is not None:
         if judgments is None:
             raise ConfigError("--plan needs the judge's verdicts (--judgments) and some labels (--human or --human-ids)")
         _print_plan(console, data, judgments, human, human_ids, aspect, judge, field, runs, plan, seed)
     if budget is None:
         if plan is None:
-            raise ConfigError("give --budget (how many to draw) or --plan (how many are needed)")
+            raise ConfigError("give --budget (how many to draw), --plan (how many are needed) or --spend (what a "
+                              "budget buys)")
         return
     if out is None:
         raise ConfigError("give --out: the file to write the drawn ids to")
@@ -502,10 +520,60 @@ def _draw(data, judgments, aspect, judge, field, budget, active, mix, exclude, s
     judged = None
     if active and judgments is not None:  # comparisons: a verdict outside a/b/tie is named with its line
         comparisons = bool(items) and items[0].kind == "pairwise"
-        judged = load_judgments(judgments, field=field, labels=VERDICTS if comparisons else None)
+        files = judgments if isinstance(judgments, list) else [judgments]
+        judged = [j if j.judge is not None or len(files) == 1 else j.model_copy(update={"judge": str(path)})
+                  for path in files for j in load_judgments(path, field=field,
+                                                            labels=VERDICTS if comparisons else None)]
     excluded = read_sample(exclude).ids if exclude is not None else None
     return draw_sample(items, budget, judged, aspect=aspect, judge=judge, active=active, mix=mix, exclude=excluded,
                        seed=seed)
+
+
+def _print_spend(console, data, judgments, judge, aspect, field, human, human_ids, spend: float,
+                 judge_cost: list[str] | None, label_cost: float | None, seed: int) -> None:
+    """--spend: the plans a budget allows, narrowest first, the chosen one marked, and what more money buys."""
+    from judgelab.commands._common import key_values
+    from judgelab.commands._tables import named_table
+    from judgelab.evaluate.spend import plan_spend_for
+
+    if judgments is None or label_cost is None or not judge_cost:
+        raise ConfigError("--spend needs the judges' verdicts on a pilot (--judgments, --human/--human-ids), "
+                          "--judge-cost NAME=PRICE for each judge and --label-cost PRICE")
+    costs = {}
+    for name, text in key_values(judge_cost, "--judge-cost", "NAME=PRICE, e.g. --judge-cost gpt-4o=0.004"):
+        try:
+            costs[name] = float(text)
+        except ValueError:
+            raise ConfigError(f"--judge-cost {name}={text}: the price is a number") from None
+    items, judged, labels, ids, sample_file, aspect = _load(data, judgments, human, human_ids, aspect, field)
+    plan = plan_spend_for(items, judged, budget=spend, judge_costs=costs, label_cost=label_cost, aspect=aspect,
+                          judge=judge, human=labels, human_ids=ids, sample=sample_file, seed=seed)
+    if plan.best is None:
+        raise ConfigError(f"--spend {spend:g} buys no plan with 10 labels a system ({len(plan.systems)} systems: "
+                          f"at least {10 * len(plan.systems) * label_cost:g} in labels alone)")
+    rows = plan.options[:12]
+    names = [", ".join(o.judges) or "humans alone" for o in rows]
+    columns = [("plan", ["*" if o is plan.best else "" for o in rows]), ("labels", [str(o.labels) for o in rows]),
+               ("spend", [f"{o.cost:.4g}" for o in rows]),
+               ("width", [f"{o.width:.3f}" for o in rows]),
+               ("80% range", [f"{o.range[0]:.3f}-{o.range[1]:.3f}" for o in rows])]
+    fitted = named_table(names, columns, console.width, name_header="judges run on every item",
+                         title=f"What {spend:g} buys (mean interval width over systems, predicted from the pilot)")
+    console.print(fitted.table)
+    for line in fitted.notes(console.width, "judge names"):
+        console.print(line, soft_wrap=True)
+    judges = f"{escape(', '.join(plan.best.judges))} on every item" if plan.best.judges else "no judge"
+    console.print(f"* the plan: {judges}, {plan.best.labels} labels (the narrowest, or of plans within 1% of it "
+                  "the one with the fewest judges)", soft_wrap=True)
+    for move in plan.next_money:
+        if move["what"] == "more labels":
+            console.print(f"more money: {move['money']:.4g} more buys {move['labels'] - plan.best.labels} labels, "
+                          f"width {move['width']:.3f}")
+        elif move["width"] is not None:
+            console.print(f"{escape(move['what'])} (costs {move['money']:.4g}): width {move['width']:.3f} with "
+                          f"{move['labels']} labels")
+    if plan.left_out:
+        console.print(f"[dim]{len(plan.left_out)} set(s) of judges leave under 10 labels a system: not planned[/]")
 
 
 def _print_plan(console, data, judgments, human, human_ids, aspect, judge, field, runs, width, seed) -> None:

@@ -9,7 +9,13 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from judgelab.commands._common import HUMAN_HELP, TIMEOUT_HELP, client_from_options, human_labelled
+from judgelab.commands._common import (
+    HUMAN_HELP,
+    TIMEOUT_HELP,
+    client_from_options,
+    human_labelled,
+    key_values,
+)
 from judgelab.commands._numbers import checked
 from judgelab.commands.judge import judge_config_from_options
 from judgelab.errors import ConfigError
@@ -146,7 +152,7 @@ def optimizer_settings(option: list[str], space: list[str]) -> dict[str, Any]:
 def parse_space(pairs: list[str]) -> dict[str, str]:
     """``--space FACTOR=V1,V2`` pairs as ``{factor: "V1,V2"}``."""
     restriction: dict[str, str] = {}
-    for name, values in _key_values(pairs, "--space", "FACTOR=VALUE,VALUE, e.g. --space cot=none,suffix"):
+    for name, values in key_values(pairs, "--space", "FACTOR=VALUE,VALUE, e.g. --space cot=none,suffix"):
         if name in restriction:
             raise ConfigError(f"--space names {name} twice; list all its values once")
         restriction[name] = values
@@ -157,18 +163,7 @@ def parse_options(pairs: list[str]) -> dict[str, Any]:
     """``KEY=VALUE`` settings; values read as YAML scalars (``0.2``, ``false``, ``5``)."""
     import yaml
 
-    return {key: yaml.safe_load(value) for key, value in _key_values(pairs, "--option", "KEY=VALUE, e.g. -O rho=0")}
-
-
-def _key_values(pairs: list[str], flag: str, form: str) -> list[tuple[str, str]]:
-    """``KEY=VALUE`` texts split at the first ``=`` (a pair without a key or ``=`` is named)."""
-    split = []
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise ConfigError(f"{flag} {pair!r}: write {form}")
-        split.append((key.strip(), value))
-    return split
+    return {key: yaml.safe_load(value) for key, value in key_values(pairs, "--option", "KEY=VALUE, e.g. -O rho=0")}
 
 
 class SearchProgress:

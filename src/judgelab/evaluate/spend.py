@@ -279,3 +279,49 @@ def _check_costs(names: tuple[str, ...], judge_costs: dict[str, float], label_co
 
 def _name(judges: tuple[str, ...]) -> str:
     return " + ".join(judges) if judges else "humans alone"
+
+
+def plan_spend_for(items, judgments, *, budget: float, judge_costs: dict[str, float], label_cost: float,
+                   aspect: str | None = None, judge=None, human=None, human_ids=None, sample=None,
+                   scale: tuple[float, float] | None = None, confidence: float = 0.95, seed: int = 0) -> SpendPlan:
+    """:func:`plan_spend` from items, one or several judges' verdicts and the pilot's labels, read as
+    :func:`judgelab.evaluate.evaluate` reads them (pointwise items). ``judge_costs``: by judge name, or a
+    prefix naming one judge."""
+    from judgelab.evaluate.systems import _design, _item_problem
+    from judgelab.metrics.align import items_of_one_kind
+
+    items, kind = items_of_one_kind(items)
+    if kind != "pointwise":
+        raise ConfigError(f"a spend plan is for pointwise items with system_id; these are {kind} items")
+    built = _item_problem(items, judgments, aspect, judge, human, human_ids, scale)
+    if built.labelled is None or not built.labelled.any():
+        raise ConfigError("a spend plan reads a pilot: give the labels so far (--human or --human-ids; a small "
+                          "random sample, judgelab sample --budget 0.1)")
+    problem = built.problem
+    if problem.judges is None:
+        problem = problem.with_judges(problem.judge[..., None], [_single_name(judgments, judge)])
+    design = _design(problem, built.labelled, sample, built.notes.get("order"))
+    costs = resolve_costs(problem.judge_names, judge_costs)
+    return plan_spend(problem, design, budget=budget, judge_costs=costs, label_cost=label_cost,
+                      confidence=confidence, seed=seed)
+
+
+def _single_name(judgments, judge) -> str:
+    if isinstance(judge, str):
+        return judge
+    names = {j.judge for j in judgments if getattr(j, "judge", None)} if isinstance(judgments, list) else set()
+    return names.pop() if len(names) == 1 else "judge"
+
+
+def resolve_costs(names: tuple[str, ...], given: dict[str, float]) -> dict[str, float]:
+    """``given`` keyed by the judges' names: each key is a name, or the start of exactly one."""
+    out: dict[str, float] = {}
+    for key, cost in given.items():
+        found = [n for n in names if n == key] or [n for n in names if n.startswith(key)]
+        if len(found) != 1:
+            what = "matches no judge" if not found else f"matches {len(found)} judges ({', '.join(found)})"
+            raise ConfigError(f"--judge-cost {key}={cost:g}: {what}; judges: {', '.join(names)}")
+        if found[0] in out:
+            raise ConfigError(f"--judge-cost: two costs for judge {found[0]!r}")
+        out[found[0]] = cost
+    return out
