@@ -74,9 +74,10 @@ def _print(combined, out: Path) -> None:
     names = list(combined.judges)
     columns = [("items", [str(combined.coverage[n]) for n in names])]
     if combined.fit is not None:
-        family_of = {name: k + 1 for k, family in enumerate(combined.families()) for name in family}
+        shared = [family for family in combined.families() if len(family) > 1]  # numbered 1, 2, ...; alone: -
+        family_of = {name: str(k) for k, family in enumerate(shared, start=1) for name in family}
         columns += [("modelled accuracy", [f"{a:.3f}" for a in combined.fit.accuracy()]),
-                    ("family", [str(family_of[n]) if len(_family(combined, n)) > 1 else "-" for n in names])]
+                    ("family", [family_of.get(n, "-") for n in names])]
     fitted = named_table(names, columns, console.width, name_header="judge", box=box.SIMPLE_HEAD, pad_edge=False,
                          left_out_first=("family", "modelled accuracy"))
     console.print(fitted.table)
@@ -90,7 +91,3 @@ def _print(combined, out: Path) -> None:
     console.print(f"{summary['items']} items{failed} ({combined.method}{how}) -> {escape(str(out))}", soft_wrap=True)
     for note in fit.notes if fit is not None else ():
         console.print(f"note: {escape(note)}", soft_wrap=True)
-
-
-def _family(combined, name: str) -> list[str]:
-    return next(f for f in combined.families() if name in f)
