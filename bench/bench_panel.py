@@ -1,4 +1,4 @@
-"""Several judges in one estimate (issue 46): the panel's corrected intervals against the best single judge's.
+"""Several judges in one estimate: the panel's corrected intervals against the best single judge's.
 
     python -m bench.bench_panel --draws 300 --write          # HANNA (5 raters, one prompt each), TREC DL 2019
     python -m bench.bench_panel --sets hanna:coherence --draws 40   # a quick look

@@ -1,4 +1,4 @@
-"""The spend planner (issue 46): is the width it predicts the width a user gets when the plan is carried out?
+"""The spend planner: the width it predicts against the width a plan carried out gets.
 
     python -m bench.bench_spend --draws 300 --write
     python -m bench.bench_spend --sets hanna:coherence --draws 50      # a quick look

@@ -35,6 +35,7 @@ _COMMAND_MODULES = [
     ("judgelab.commands.annotate", "app"),
     ("judgelab.commands.audit", "app"),
     ("judgelab.commands.combine", "app"),
+    ("judgelab.commands.cascade", "app"),
 ]
 
 
