@@ -79,3 +79,12 @@ def test_from_comparison_items_and_judgments_with_a_confidence_field():
     # 15 labelled items reach the strong judge: too few to show 90% (a set must pass with errors half as
     # often as allowed: 48 at 90%), so its 30 go to people
     assert result.stages[0].answered == 270 and result.stages[1].answered == 0 and result.to_people == 30
+
+
+def test_a_stage_on_another_scale_is_refused_naming_it():
+    items = [Item(id=f"r{k}", qid="q", docid=f"d{k}", label=k % 4) for k in range(60)]
+    grades = [Judgment(item_id=i.id, label=i.label, judge="grader") for i in items]
+    tens = [Judgment(item_id=i.id, score=float(3 * i.label + 1), judge="tens") for i in items]
+    with pytest.raises(ConfigError, match=r"tens.jsonl: judge 'tens' gives verdicts from 1 to 10, people's run from "
+                                          r"0 to 3"):
+        cascade_judgments(items, {"grades.jsonl": grades, "tens.jsonl": tens}, agreement=0.8, human_ids="all")

@@ -192,8 +192,21 @@ def cascade_judgments(items, judgments, *, agreement: float, delta: float = 0.1,
     else:
         confidences = [np.array([_field(by.get(i), confidence) for i in ids], dtype=float) for by in found]
     human_values, labelled = _human(items, human, human_ids, aspect)
+    for one, own in zip(sets, verdicts, strict=True):
+        _same_scale(one, own, human_values)
     stages = [Stage(one.name, v, c) for one, v, c in zip(sets, verdicts, confidences, strict=True)]
     return calibrate(stages, human_values, labelled, agreement=agreement, delta=delta), ids
+
+
+def _same_scale(stage, verdicts: list[Any], human: list[Any]) -> None:
+    """A stage whose verdicts fall outside the range of people's is on another scale: its verdicts are compared
+    with people's as they are, so refuse it (a 1-5 rating beside a/b/tie verdicts, a 0-10 score beside 1-5)."""
+    mine = [v for v in verdicts if v is not None]
+    theirs = [h for h in human if h is not None]
+    if mine and theirs and (min(mine) < min(theirs) or max(mine) > max(theirs)):
+        raise ConfigError(f"{stage.where}: judge {stage.name!r} gives verdicts from {min(mine):g} to {max(mine):g}, "
+                          f"people's run from {min(theirs):g} to {max(theirs):g}: a cascade compares them as they are; "
+                          "give every stage on the labels' scale")
 
 
 def _verdict(judgment) -> Any:
