@@ -75,12 +75,14 @@ class Cascade:
 
 
 def calibrate(stages: Sequence[Stage], human: Sequence[Any], labelled: np.ndarray, *, agreement: float,
-              delta: float = 0.1) -> Cascade:
+              delta: float = 0.1, n_stages: int | None = None) -> Cascade:
     """Thresholds for ``stages`` (cheapest first) from the ``labelled`` items' ``human`` verdicts, and which
     stage answers each item (module docstring). ``agreement``: the agreement with people guaranteed on the
-    items the judges answer, in (0.5, 1); ``delta``: the chance it does not hold, in (0, 1)."""
+    items the judges answer, in (0.5, 1); ``delta``: the chance it does not hold, in (0, 1); ``n_stages``:
+    the stages delta is split over (a cascade run stage by stage calibrates its first stages before the
+    later ones have run; default: these)."""
     _check(stages, agreement, delta, labelled, human)
-    alpha, level = 1 - agreement, delta / len(stages)
+    alpha, level = 1 - agreement, delta / (n_stages or len(stages))
     n = len(labelled)
     open_ = np.ones(n, dtype=bool)  # not answered by an earlier stage
     by = np.full(n, -1)
@@ -186,19 +188,19 @@ def cascade_judgments(items, judgments, *, agreement: float, delta: float = 0.1,
     ids = [item.id for item in items]
     sets = panel(judgments, None, aspect)
     found = [judgments_by_item(one.judgments, set(ids))[0] for one in sets]
-    verdicts = [[_verdict(by.get(i)) for i in ids] for by in found]
+    verdicts = [[verdict_of(by.get(i)) for i in ids] for by in found]
     if confidence == "agreement":
         confidences = agreement_confidence(verdicts)
     else:
-        confidences = [np.array([_field(by.get(i), confidence) for i in ids], dtype=float) for by in found]
-    human_values, labelled = _human(items, human, human_ids, aspect)
+        confidences = [np.array([field_of(by.get(i), confidence) for i in ids], dtype=float) for by in found]
+    human_values, labelled = human_verdicts(items, human, human_ids, aspect)
     for one, own in zip(sets, verdicts, strict=True):
-        _same_scale(one, own, human_values)
+        check_same_scale(one, own, human_values)
     stages = [Stage(one.name, v, c) for one, v, c in zip(sets, verdicts, confidences, strict=True)]
     return calibrate(stages, human_values, labelled, agreement=agreement, delta=delta), ids
 
 
-def _same_scale(stage, verdicts: list[Any], human: list[Any]) -> None:
+def check_same_scale(stage, verdicts: list[Any], human: list[Any]) -> None:
     """A stage whose verdicts fall outside the range of people's is on another scale: its verdicts are compared
     with people's as they are, so refuse it (a 1-5 rating beside a/b/tie verdicts, a 0-10 score beside 1-5)."""
     mine = [v for v in verdicts if v is not None]
@@ -209,7 +211,7 @@ def _same_scale(stage, verdicts: list[Any], human: list[Any]) -> None:
                           "give every stage on the labels' scale")
 
 
-def _verdict(judgment) -> Any:
+def verdict_of(judgment) -> Any:
     """A judgment's verdict as people's is compared with it: a comparison's preference for a (1, 0.5, 0), a
     grade, or a score; None without one."""
     from judgelab.data.labels import PREFERENCES
@@ -223,7 +225,7 @@ def _verdict(judgment) -> Any:
     return None if judgment.score is None else float(judgment.score)
 
 
-def _field(judgment, path: str) -> float:
+def field_of(judgment, path: str) -> float:
     """The number at ``path`` (``extra.confidence``) of a judgment; a boolean (``extra.consistent``) is 1 or 0.5."""
     if judgment is None or not judgment.ok:
         return math.nan
@@ -237,8 +239,8 @@ def _field(judgment, path: str) -> float:
     return float(node) if isinstance(node, (int, float)) else math.nan
 
 
-def _human(items, human, human_ids, aspect) -> tuple[list[Any], np.ndarray]:
-    """(each item's human verdict, as :func:`_verdict` gives a judge's; which items are labelled)."""
+def human_verdicts(items, human, human_ids, aspect) -> tuple[list[Any], np.ndarray]:
+    """(each item's human verdict, as :func:`verdict_of` gives a judge's; which items are labelled)."""
     from judgelab.data.labels import PREFERENCES
 
     def own(item) -> Any:
@@ -263,3 +265,16 @@ def _nearest_verdict(value: Any, kind: str) -> Any:
     if value is None:
         return None
     return round(float(value) * 2) / 2 if kind == "pairwise" else float(value)
+
+
+def stage_confidence(judgments: Sequence[Any], how: str) -> str:
+    """``auto``: a judgment's own confidence where the judges record one (``extra.confidence``: a pairwise
+    judge scored by log-probabilities), else its consistency over two orders (``extra.consistent``), else
+    the agreement among the judges run; any other value as given."""
+    if how != "auto":
+        return how
+    extras = [j.extra for j in judgments if j is not None and j.ok]
+    for path in ("confidence", "consistent"):
+        if extras and all(path in extra for extra in extras):
+            return f"extra.{path}"
+    return "agreement"
