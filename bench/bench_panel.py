@@ -27,7 +27,7 @@ import numpy as np
 
 from bench.bench_evaluate import item_problem, judges_of, query_problem
 from bench.bench_per_system import run, scale_of, upper_bound
-from bench.common import describe_machine, write_doc_section
+from bench.common import describe_machine, table_head, table_row, write_doc_section
 
 SECTION = "## Several judges in one estimate (`bench/bench_panel.py`)"
 ITEM_SETS = tuple(f"hanna:{a}" for a in ("coherence", "relevance", "empathy", "surprise", "engagement", "complexity"))
@@ -124,7 +124,7 @@ def line(r: dict) -> str:
     cells = [r["set"], budget, r["estimator"], f"{r['labels']:.0f}", f"{r['worst']:.3f}", f"{r['worst_bound']:.3f}",
              f"{r['width']:.3f}", r["best_single"], f"{r['best_width']:.3f}", f"{r['vs_best']:.3f}",
              f"{r['best_vs_human']:.3f}", f"{r['vs_human']:.3f}"]
-    return "| " + " | ".join(cells) + " |"
+    return table_row(cells)
 
 
 HEAD = ["set", "budget", "estimator", "labels", "panel's worst system", "its upper 98% bound", "panel width",
@@ -143,7 +143,7 @@ def doc(rows: list[dict], args, minutes: float) -> str:
            "(win probability). "
            "`panel / best single`: the panel's mean corrected width over the best single judge's, that judge "
            "chosen after the fact (the narrowest mean width), a bar no user can pick in advance.", "",
-           "| " + " | ".join(HEAD) + " |", "|" + "---|" * len(HEAD)]
+           *table_head(HEAD)]
     out += [line(r) for r in lines]
     out += ["", f"Panel over the best single judge: {min(ratios):.3f}-{max(ratios):.3f} over {len(ratios)} cells; "
             f"worst single system's coverage {min(r['worst'] for r in lines):.3f}-"

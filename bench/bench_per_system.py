@@ -38,7 +38,7 @@ import numpy as np
 from scipy import stats
 
 from bench.bench_evaluate import SHARED, TREC_JUDGES, item_problem, judges_of, query_problem, truth_of
-from bench.common import describe_machine, log, write_doc_section
+from bench.common import describe_machine, log, table_head, table_row, write_doc_section
 from judgelab.evaluate import draw
 from judgelab.evaluate.estimators import corrected, human_only, judge_only, shrunk
 from judgelab.evaluate.problem import Problem
@@ -363,7 +363,7 @@ def line(r: dict) -> str:
              f"{r['significantly_under']}", f"{r['declined']:.2f}", f"{r['width_ratio']:.2f}",
              "-" if not np.isfinite(r["betting_share"]) else f"{r['betting_share']:.2f}",
              *("-" if not np.isfinite(r.get(k, np.nan)) else f"{r[k]:.3f}" for k in ("vs_human_cell", "vs_human_system"))]
-    return "| " + " | ".join(cells) + " |"
+    return table_row(cells)
 
 
 HEAD = ["set", "budget", "estimator", "judges", "draws", "labels", "worst system", "its upper 98% bound", "mean",
@@ -383,8 +383,8 @@ def doc(rows: list[dict], args, minutes: float) -> str:
            "betting interval by the rule; `width / human-only` (corrected rows): the mean width over the "
            "human-only interval's at the same target and draws, for the worst judge (mean over systems) and the "
            "worst single (judge, system) pair: the judge should never widen the labels' own interval beyond "
-           "Monte Carlo error (issue 45).", "",
-           "| " + " | ".join(HEAD) + " |", "|" + "---|" * len(HEAD)]
+           "Monte Carlo error.", "",
+           *table_head(HEAD)]
     out += [line(r) for r in lines]
     sets = rank_set_lines(rows)
     if sets:

@@ -27,7 +27,7 @@ import numpy as np
 
 from bench.bench_evaluate import item_problem, judges_of, truth_of
 from bench.bench_per_system import scale_of
-from bench.common import describe_machine, log, write_doc_section
+from bench.common import describe_machine, log, table_head, table_row, write_doc_section
 from judgelab.evaluate import draw
 from judgelab.evaluate.estimators import corrected, human_only
 from judgelab.evaluate.spend import SpendOption, plan_spend
@@ -134,7 +134,7 @@ def line(r: dict) -> str:
     cells = [r["set"], f"${r['budget']:g}", f"{r['share']:.0%}", r["role"], r["judges"], f"{r['labels']:.0f}",
              f"{r['measured']:.3f}", f"{r['ratio_median']:.3f}", f"{r['ratio_low']:.3f}-{r['ratio_high']:.3f}",
              f"{r['within']:.0%}", f"{r['inside']:.0%}", f"{r['worst']:.3f}"]
-    return "| " + " | ".join(cells) + " |"
+    return table_row(cells)
 
 
 HEAD = ["set", "budget", "pilot", "plan", "judges run (over the pilots)", "labels", "measured width",
@@ -154,7 +154,7 @@ def doc(rows: list[dict], args, minutes: float) -> str:
            f"({PILOTS} pilot draws each); each plan carried out {args.draws} times with fresh stratified labels, "
            "the CLI's defaults. `plan`: the planner's choice; `humans alone` and `best single judge` (chosen on "
            "the pilot) with humans, at the same spend.", "",
-           "| " + " | ".join(HEAD) + " |", "|" + "---|" * len(HEAD)]
+           *table_head(HEAD)]
     out += [line(r) for r in lines]
     out += ["", f"Plans whose measured width is within 15% of the predicted one: {within:.0%} of {len(rows)}. The "
             f"plan chosen, measured, over humans alone at the same spend: {min(humans):.3f}-{max(humans):.3f}; "

@@ -140,3 +140,13 @@ def command_line(module: str, argv: Sequence[str] | None = None) -> str:
     niceness = os.nice(0)
     prefix = [f"nice -n {niceness}"] if niceness else []
     return " ".join([*prefix, ".venv/bin/python", "-m", module, *(shlex.quote(a) for a in args)])
+
+
+def table_row(cells) -> str:
+    """One markdown table row."""
+    return "| " + " | ".join(map(str, cells)) + " |"
+
+
+def table_head(head) -> list[str]:
+    """A markdown table's header and its rule."""
+    return [table_row(head), "|" + "---|" * len(head)]
