@@ -10,7 +10,9 @@ are refused once they pass the bound, before the memory is taken or the request 
 The default, 128 MiB, is above any model's context window (ten million tokens are about 40 MB of
 text) and lets a data file be read whole into about a gigabyte of Python objects. Set the
 environment variable ``JUDGELAB_MAX_INPUT_BYTES`` (bytes, or with a K, M or G suffix: ``512M``)
-to raise or lower it; ``judge --stream`` reads larger JSON-lines files one line at a time.
+to raise or lower it; ``judge --stream`` reads larger JSON-lines files one line at a time. JSON is
+bounded in values too, one per 8 bytes of the bound (``judgelab.files.JsonBudget``): 120 MB of ``{}``
+would parse into 3 GB.
 
 **Numbers.** The constrained types below are the one definition of each option's range: judge
 configs declare their fields with them (pydantic refuses a bad value at load, naming file, line
@@ -88,6 +90,8 @@ TopLogprobs = Annotated[int, Field(ge=0, le=20)]
 Coverage = Annotated[float, Field(gt=0, lt=1, allow_inf_nan=False)]
 #: ``--mix``: the uniform share of an active draw's probabilities.
 Mix = Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)]
+#: An agreement with people a cascade guarantees: above chance for a/b, below certainty.
+Agreement = Annotated[float, Field(gt=0.5, lt=1, allow_inf_nan=False)]
 #: The share of groups held out for early stopping (``TrainedJudge.val_fraction``, ``--val-fraction``).
 HeldOut = Annotated[float, Field(ge=0, lt=0.5, allow_inf_nan=False)]
 #: A trained judge's encoder window in tokens (``TrainedJudge.max_length``, ``--max-length``).

@@ -56,7 +56,7 @@ def test_refusals_name_the_problem_and_write_nothing(tmp_path):
     items, cheap, strong, ids = comparisons(tmp_path, n=100)
     base = ["cascade", "--data", items, "-j", cheap, "-j", strong]
     low = run(*base, "--human-ids", ids, "--agreement", "0.4", "--out", tmp_path / "never")
-    assert low.returncode == 2 and "--agreement 0.4: the agreement with people to guarantee" in low.stderr
+    assert low.returncode == 2 and "--agreement 0.4: input should be greater than 0.5" in low.stderr
     assert not (tmp_path / "never").exists()
     unlabelled = run(*base)
     assert unlabelled.returncode == 2 and "calibrated on human labels" in unlabelled.stderr

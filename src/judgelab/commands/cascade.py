@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
+from judgelab.commands._numbers import checked
 from judgelab.commands.evaluate import Aspect, Field, Human, HumanIds, JudgmentsFiles, _load
 from judgelab.errors import ConfigError
 
@@ -28,10 +29,10 @@ def cascade(
                                "run only on what the earlier stages left (needs --out: one run folder per stage).")
     ] = None,
     agreement: Annotated[float, typer.Option(
-        "--agreement", help="The agreement with people to guarantee on the items the judges answer, in (0.5, 1).")
+        "--agreement", callback=checked("Agreement"), help="The agreement with people to guarantee on the items the judges answer, in (0.5, 1).")
     ] = 0.85,
     delta: Annotated[float, typer.Option(
-        "--delta", help="The chance the guarantee fails (split over the stages), in (0, 1).")] = 0.1,
+        "--delta", callback=checked("Coverage"), help="The chance the guarantee fails (split over the stages), in (0, 1).")] = 0.1,
     confidence: Annotated[str, typer.Option(
         "--confidence", help="Each verdict's confidence: 'auto' (extra.confidence where the judges record it, "
                              "else extra.consistent, else 'agreement'), 'agreement' (the share of the judges run so "
