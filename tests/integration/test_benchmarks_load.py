@@ -21,7 +21,7 @@ EXPECTED = {
                                       "complexity"}),
     "qags_cnndm": ("pointwise", 165, 165, {"consistency"}),
     "qags_xsum": ("pointwise", 167, 167, {"consistency"}),
-    "llmbar": ("pairwise", 293, 293, set()),
+    "llmbar": ("pairwise", 293, 292, set()),  # two comparisons share one instruction: one input (Item.group)
     "llmjudge_dev": ("relevance", 7263, 25, {"relevance"}),
     "trec_dl2019": ("relevance", 5353, 30, {"relevance"}),
 }
