@@ -332,9 +332,6 @@ class Search:
     def seen(self, config: JudgeConfig) -> bool:
         return config.digest() in self._scores
 
-    def score_of(self, config: JudgeConfig) -> float | None:
-        return self._scores.get(config.digest())
-
     def evaluate(self, config: JudgeConfig, phase: str = "", proposal_usage: Usage | None = None,
                  **notes: Any) -> Evaluation:
         """Score ``config`` on the dev items (one unit of budget); raises ``BudgetSpent`` when none is left.

@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 import jinja2
 from pydantic import BaseModel, ConfigDict
@@ -58,15 +58,6 @@ def family_for(items: Sequence[Item], family: str | None = None) -> str:
 RATING_PREFIX = "Rating: [["
 
 Message = dict[str, str]
-
-
-class ExampleLike(Protocol):
-    """What the IC component needs from an in-context example (see judges.examples)."""
-
-    item: Item
-
-    @property
-    def rating_text(self) -> str: ...
 
 
 class AuxiliaryTexts(BaseModel):

@@ -157,9 +157,6 @@ class EmbeddedBackend(Backend):
                                          special=not plain)
         return tokens
 
-    def count_tokens(self, text: str) -> int:
-        return len(self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=False))
-
     # ---- generation -------------------------------------------------------------------------
     async def agenerate(self, request: Request, sample_index: int) -> Completion:
         loop = asyncio.get_running_loop()
