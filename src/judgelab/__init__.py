@@ -82,20 +82,11 @@ class _Package(types.ModuleType):
         super().__setattr__(name, value)
 
 
-def _version() -> str:
-    """The installed distribution's version, read on first use: importlib.metadata scans every installed
-    package's metadata (60-100 ms), which ``import judgelab`` and ``judgelab --help`` should not pay."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("judgelab")
-    except PackageNotFoundError:  # running from a source tree without install
-        return "0.0.0"
-
-
 def __getattr__(name: str) -> Any:
     if name == "__version__":
-        globals()["__version__"] = _version()
+        from judgelab.version import installed_version
+
+        globals()["__version__"] = installed_version()
         return globals()["__version__"]
     if name in _SHARED:
         setattr(sys.modules[__name__], name, None)  # becomes the verb-and-package

@@ -24,9 +24,11 @@ from scipy.sparse.csgraph import connected_components
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 #: Folders (and top-level modules) a judge needs at run time, and what sits below them.
-LOWER = {"judges", "prompts", "data", "llm", "metrics", "strategy", "parse", "embed", "files", "errors", "redact"}
-#: Folders that fit, search, run in batches, show or parse the command line.
-UPPER = {"optimize", "train", "runner", "report", "commands", "cli"}
+LOWER = {"judges", "prompts", "data", "llm", "metrics", "strategy", "parse", "embed", "files", "errors", "redact",
+         "limits", "printable", "csv_cells", "lazy", "version"}
+#: Folders that fit, search, run in batches, evaluate systems, label, audit, show, or make the front door and the
+#: command line.
+UPPER = {"optimize", "train", "runner", "report", "commands", "cli", "evaluate", "annotate", "audit", "api", "testing"}
 KNOWN_UPWARD: set[tuple[str, str]] = set()
 
 
@@ -83,7 +85,7 @@ def _imports(path: Path, module: str) -> set[str]:
             found |= {f"{base}.{alias.name}" for alias in node.names}  # a submodule imported by name
     # Importing judgelab.judges.strategy runs judgelab/judges/__init__.py first: that is an edge too.
     found |= {".".join(name.split(".")[:depth]) for name in found for depth in range(2, name.count(".") + 1)}
-    return {name for name in found if name.startswith("judgelab.")}
+    return {name for name in found if name == "judgelab" or name.startswith("judgelab.")}
 
 
 def _absolute(node: ast.ImportFrom, module: str, is_package: bool) -> str:
@@ -117,6 +119,16 @@ def test_no_module_imports_the_command_line_entry_point():
     assert sorted(source for source, targets in graph.items() if "judgelab.cli" in targets) == []
 
 
+def test_no_module_imports_the_front_door():
+    """``judgelab/__init__.py`` re-exports the verbs from above every folder: a module that imports it (for
+    ``__version__``, say: ``judgelab.version`` has it) runs back up to the top. The command line reads the
+    version for ``--version`` only. A submodule is imported by its full name (``import judgelab.limits as
+    limits``), which reads as what it is."""
+    graph = module_graph(SRC)
+    assert sorted(source for source, targets in graph.items() if "judgelab" in targets
+                  and source not in ("judgelab", "judgelab.cli")) == []
+
+
 def test_no_circle_between_folders():
     assert circles_across_folders(module_graph(SRC), ignore=KNOWN_UPWARD) == []
 
@@ -136,6 +148,12 @@ def test_a_planted_upward_import_is_found(tmp_path):
     graph = _planted(tmp_path, Path("metrics/correlation.py"), "from judgelab.runner.run import run_judge")
     assert upward_imports(graph) - KNOWN_UPWARD == {("judgelab.metrics.correlation", "judgelab.runner"),
                                                     ("judgelab.metrics.correlation", "judgelab.runner.run")}
+
+
+def test_a_planted_import_of_the_front_door_is_found(tmp_path):
+    graph = _planted(tmp_path, Path("report/meta.py"), "from judgelab import __version__")
+    assert [source for source, targets in graph.items() if "judgelab" in targets
+            and source not in ("judgelab", "judgelab.cli")] == ["judgelab.report.meta"]
 
 
 def test_a_planted_circle_between_folders_is_found(tmp_path):

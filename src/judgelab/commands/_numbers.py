@@ -1,4 +1,5 @@
-"""Numeric command-line options, checked against the ranges the configs use (``judgelab.limits``).
+"""Numeric command-line options, checked against the ranges the configs use (``judgelab.limits``), and
+options that take one of a few words (``one_of``).
 
 ``typer.Option(None, "--samples", callback=checked("Samples"))``: a value out of range (``--limit -1``,
 ``--timeout inf``) is a ConfigError naming the option, the value and the range, so the CLI prints one
@@ -28,7 +29,7 @@ def checked(kind: str) -> Callable[[typer.CallbackParam, Any], Any]:
     def adapter() -> Any:
         from pydantic import TypeAdapter
 
-        from judgelab import limits
+        import judgelab.limits as limits
 
         return TypeAdapter(getattr(limits, kind))
 
@@ -43,5 +44,17 @@ def checked(kind: str) -> Callable[[typer.CallbackParam, Any], Any]:
             problem = exc.errors(include_url=False)[0]["msg"]
             option = max(param.opts, key=len)
             raise ConfigError(f"{option} {value!r}: {problem[:1].lower()}{problem[1:]}") from None
+
+    return check
+
+
+def one_of(*choices: str) -> Callable[[typer.CallbackParam, Any], Any]:
+    """A typer callback that lets one of ``choices`` through, else raises a ConfigError naming them, whatever
+    else is given (a word checked only where it is used goes unchecked when that code does not run)."""
+
+    def check(param: typer.CallbackParam, value: Any) -> Any:
+        if value is not None and value not in choices:
+            raise ConfigError(f"{max(param.opts, key=len)} {value!r}: choose {' or '.join(choices)}")
+        return value
 
     return check

@@ -91,24 +91,30 @@ def write_meta_report(out_dir: str | Path, items: Iterable[Item] | None, judgmen
 def _meta_record(metrics: Mapping[str, Any], compared: list[Judgment], *, data: str | Path | None,
                 judgments_file: str | Path | None, options: Mapping[str, Any]) -> dict[str, Any]:
     """run.json of a meta folder: what was compared, how, and the judge run it came from."""
-    from judgelab import __version__
     from judgelab.llm.types import Usage
+    from judgelab.version import installed_version
 
     source = source_run(judgments_file)
     statuses = Counter(j.status for j in compared)
     usage = source.get("usage") or sum((j.usage for j in compared), Usage()).model_dump()
     return {
         "command": "meta", "status": "finished", "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "versions": {"judgelab": __version__}, "data": _absolute(data), "judgments": _absolute(judgments_file),
+        "versions": {"judgelab": installed_version()}, "data": _absolute(data), "judgments": _absolute(judgments_file),
         "model": source.get("model") or "not recorded",
         "backend": source.get("backend") or (f"judgments file {Path(judgments_file).name}" if judgments_file
-                                             else "judgments given in Python"),
+                                             else given_backend(options, data)),
         "judge": judge_config(source, metrics["aspect"], metrics["judge"]),
         "source_run": str(source_folder(judgments_file).resolve()) if source else None,
         "usage": usage, "options": {k: str(v) if isinstance(v, Path) else v for k, v in options.items()},
         "items": metrics["coverage"]["n_items"], "counts": dict(statuses),
         "unparsable_share": statuses["unparsable"] / len(compared) if compared else 0.0,
     }
+
+
+def given_backend(options: Mapping[str, Any], data: str | Path | None) -> str:
+    """Where verdicts read from no judgments file came from: another tool's output (``--from``), or Python."""
+    tool = options.get("from")
+    return f"{tool} output {Path(data).name}" if tool and data is not None else "judgments given in Python"
 
 
 def source_folder(judgments_file: str | Path) -> Path:

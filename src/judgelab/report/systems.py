@@ -23,7 +23,14 @@ from judgelab.data.judgment import Judgment
 from judgelab.evaluate.systems import SystemsReport
 from judgelab.files import staged_folder, write_atomic
 from judgelab.report.html import write_report
-from judgelab.report.meta import check_report_folder, judge_config, move_folder_in, source_folder, source_run
+from judgelab.report.meta import (
+    check_report_folder,
+    given_backend,
+    judge_config,
+    move_folder_in,
+    source_folder,
+    source_run,
+)
 
 SYSTEMS_FILES = ("run.json", "systems.json", "systems.csv", "pairs.csv", "judgments.jsonl", "report.html")
 
@@ -36,20 +43,20 @@ def write_systems_report(out_dir: str | Path, items: Iterable[Item] | None, judg
                          report: SystemsReport, *, data: str | Path | None = None,
                          judgments_file: str | Path | None = None, options: Mapping[str, Any] | None = None) -> Path:
     """Write ``out_dir`` as an evaluate report folder and return the path of its report.html."""
-    from judgelab import __version__
+    from judgelab.version import installed_version
 
     out_dir = check_systems_folder(out_dir)
-    judgments = _one_file(judgments)
+    judgments = _of_judges(_one_file(judgments), (options or {}).get("judge"))
     several = isinstance(judgments_file, (list, tuple))
     source = {} if several else source_run(judgments_file)
     record = {
         "command": "evaluate", "status": "finished", "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "versions": {"judgelab": __version__}, "data": _absolute(data),
+        "versions": {"judgelab": installed_version()}, "data": _absolute(data),
         "judgments": [_absolute(p) for p in judgments_file] if several else _absolute(judgments_file),
         "model": source.get("model") or "not recorded",
         "backend": source.get("backend") or (f"{len(judgments_file)} judges' judgments files" if several else
                                              f"judgments file {Path(judgments_file).name}" if judgments_file
-                                             else "judgments given in Python"),
+                                             else given_backend(options or {}, data)),
         "judge": judge_config(source, report.aspect), "items": report.coverage["units"],
         "options": {k: str(v) if isinstance(v, Path) else v for k, v in (options or report.options).items()},
     }
@@ -75,6 +82,14 @@ def _one_file(judgments) -> list[Judgment]:
         return list(judgments)
     return [j if j.judge is not None else j.model_copy(update={"judge": str(where)})
             for where, found in judgments.items() for j in found]
+
+
+def _of_judges(judgments: list[Judgment], judge: str | list[str] | None) -> list[Judgment]:
+    """The verdicts of the judges --judge chose (a name, else the names it starts), as the estimate read them."""
+    names = [judge] if isinstance(judge, str) else list(judge or [])
+    exact = set(names) & {j.judge for j in judgments}
+    return [j for j in judgments if not names or any(j.judge == name or (
+        name not in exact and j.judge is not None and j.judge.startswith(name)) for name in names)]
 
 
 def _absolute(path: str | Path | None) -> str | None:
