@@ -427,17 +427,26 @@ def logprob_score_for(
     assistant_prefix: str = "",
 ) -> LogprobScore:
     """The logprob score at the position of the rating ``parse_rating`` found in the same reply."""
+    index = _token_at(logprobs, parsed.span, assistant_prefix, "rating")
+    if isinstance(index, str):
+        return _unavailable(index)
+    return logprob_score(logprobs, bounds, index=index)  # type: ignore[arg-type]  # logprobs: checked non-empty
+
+
+def _token_at(logprobs: Sequence[TokenLogprob] | None, span: tuple[int, int] | None, assistant_prefix: str,
+              what: str) -> int | str:
+    """Index of the token where the parsed ``span`` (in prefix + reply) starts, or why there is none."""
     if not logprobs:
-        return _unavailable("the backend returned no logprobs")
-    if parsed.span is None:
-        return _unavailable("no rating position in the reply")
-    offset = parsed.span[0] - len(assistant_prefix)
+        return "the backend returned no logprobs"
+    if span is None:
+        return f"no {what} position in the reply"
+    offset = span[0] - len(assistant_prefix)
     if offset < 0:
-        return _unavailable("the rating lies in the assistant prefix")
+        return f"the {what} lies in the assistant prefix"
     index = rating_token_index(logprobs, offset)
     if index is None:
-        return _unavailable("logprobs do not cover the rating position")
-    return logprob_score(logprobs, bounds, index=index)
+        return f"logprobs do not cover the {what} position"
+    return index
 
 
 # -- pairwise preference ----------------------------------------------------------------------
@@ -515,6 +524,66 @@ def _label_group(match: re.Match[str]) -> str:
 
 def _letter(label: str) -> str:
     return {"1": "a", "2": "b"}.get(label.lower(), label.lower())
+
+
+# -- pairwise preference from logprobs --------------------------------------------------------
+
+#: Below half the probability on the letters, writing no verdict at the verdict position is likelier
+#: than writing one: the ratio of the two letters is then no verdict.
+MIN_LETTER_MASS = 0.5
+
+
+class LetterProbability(BaseModel):
+    """The judge's probability of preferring output_a, read at its verdict letter.
+
+    ``p_a``: the softmax over the letters a and b (the parser's 1 and 2 count as a and b; either
+    case), in the item's terms. ``mass``: the probability the letters got before renormalising.
+    ``p_a`` is None, with a ``reason``, when the letter's position is unknown or ``mass`` is too low.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    p_a: float | None
+    mass: float
+    reason: str | None = None
+
+
+def preference_probability(
+    parsed: ParsedPreference,
+    logprobs: Sequence[TokenLogprob] | None,
+    *,
+    assistant_prefix: str = "",
+    swapped: bool = False,
+    min_mass: float = MIN_LETTER_MASS,
+) -> LetterProbability:
+    """P(output_a preferred) at the letter ``parse_preference`` found in ``assistant_prefix`` + reply.
+
+    Only the top alternatives the backend returned are seen: a letter outside them counts as 0.
+    ``swapped`` maps the shown order back to the item's, as in ``parse_preference``.
+    """
+    index = _token_at(logprobs, parsed.span, assistant_prefix, "verdict")
+    if isinstance(index, str):
+        return LetterProbability(p_a=None, mass=0.0, reason=index)
+    shown = _letter_probs(logprobs[index])  # type: ignore[index]
+    mass = shown["a"] + shown["b"]
+    if mass <= 0.0 or mass < min_mass:
+        return LetterProbability(p_a=None, mass=mass, reason=f"the letters a and b got {mass:.2f} of the "
+                                 f"probability at the verdict (below {min_mass:g})")
+    first = shown["a"] / mass
+    return LetterProbability(p_a=1.0 - first if swapped else first, mass=min(mass, 1.0))
+
+
+def _letter_probs(position: TokenLogprob) -> dict[str, float]:
+    """Probability of the shown letters a and b at one position (token variants: " a", "A", "(a", "1")."""
+    best: dict[str, float] = {position.token: position.logprob}
+    for alt in position.top:  # the chosen token is usually among the alternatives too: count it once
+        best[alt.token] = max(best.get(alt.token, -math.inf), alt.logprob)
+    probs = {"a": 0.0, "b": 0.0}
+    for token, logprob in best.items():
+        letter = _letter(token.strip().strip("()*").strip())
+        if letter in probs:
+            probs[letter] += math.exp(logprob)
+    return probs
 
 
 # -- JSON and lists ---------------------------------------------------------------------------

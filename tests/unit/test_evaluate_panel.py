@@ -138,3 +138,11 @@ def test_identity_or_isotonic_calibration_cannot_combine_judges():
     items, good, partial = items_with_two_judges()
     with pytest.raises(ConfigError, match="maps one judge; several judges are combined by 'stack'"):
         evaluate(items, [good, partial], aspect="quality", human_ids="all", calibration="isotonic")
+
+
+def test_a_soft_verdict_is_read_as_the_judges_preference():
+    from judgelab.evaluate.preferences import _judge_preference
+
+    soft = Judgment(item_id="c", label="a", extra={"preference": 0.62, "verdicts": {"original": "a", "swapped": "b"}})
+    plain = Judgment(item_id="c", label="tie", extra={"verdicts": {"original": "a", "swapped": "b"}})
+    assert _judge_preference(soft) == 0.62 and _judge_preference(plain) == 0.5

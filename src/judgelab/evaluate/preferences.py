@@ -1096,9 +1096,13 @@ def _sample_probabilities(items: list[Item], sample: SampleFile | None,
 
 
 def _judge_preference(judgment: Judgment | None) -> float | None:
-    """The judge's preference for a: the mean over both orders when it judged both."""
+    """The judge's preference for a: its probability where it recorded one (``extra.preference``, a pairwise
+    judge with ``score: logprob``), else the mean over both orders when it judged both."""
     if judgment is None or not judgment.ok or judgment.label not in VERDICTS:
         return None
+    soft = judgment.extra.get("preference")  # a pairwise judge scored by logprobs (score: logprob): a soft verdict
+    if isinstance(soft, float) and 0.0 <= soft <= 1.0:
+        return soft
     both = judgment.extra.get("verdicts")
     if isinstance(both, Mapping) and len(both) == 2 and all(v in VERDICTS for v in both.values()):
         return float(np.mean([PREFERENCES[v] for v in both.values()]))

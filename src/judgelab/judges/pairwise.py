@@ -15,6 +15,12 @@ unparsable the judgment is ``unparsable`` (label None); the verdict the other or
 still in ``extra["verdicts"]`` and both replies are kept (``raw``, ``extra["raw_swapped"]``).
 A one-order verdict carries exactly the position bias the second order exists to cancel, so it
 is not passed off as a two-order verdict.
+
+With ``score="logprob"`` each order's reply is forced to start "Output (" (where the backend can
+continue a prefix) and the probability of the letter written next is read from the token
+log-probabilities: ``extra["p_a"]`` per order (the softmax over a and b, in the item's names),
+``extra["letter_mass"]``, and their mean over the orders, ``extra["preference"]``, a soft verdict
+for output_a with its ``extra["confidence"]``. The label is still the letter the judge wrote.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from statistics import fmean
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from judgelab.data.item import Item
@@ -31,7 +38,7 @@ from judgelab.judges.base import ItemTexts, JudgeConfig, OnJudgment, usage_of
 from judgelab.limits import MaxTokens, Seed, Temperature
 from judgelab.llm.client import Client
 from judgelab.llm.types import Completion, Request
-from judgelab.parse import ParsedPreference, parse_preference
+from judgelab.parse import LetterProbability, ParsedPreference, parse_preference, preference_probability
 from judgelab.prompts.render import (
     RenderedPairwise,
     render_checklist_prompt,
@@ -45,6 +52,11 @@ if TYPE_CHECKING:
 Order = Literal["original", "swapped"]
 # Room for what each CoT mode makes the judge write: a label, or an explanation then the verdict.
 _MAX_TOKENS = {"none": 16, "prefix": 512}
+# With score="logprob" the reply is forced to open at the verdict letter: the letter and ")" is all
+# the label needs (the raw reply then reads "Output (a)").
+_VERDICT_PREFIX = "Output ("
+_PREFIXED_MAX_TOKENS = 2
+_TOP_LOGPROBS = 20
 
 
 class PairwiseJudge(JudgeConfig):
@@ -52,6 +64,8 @@ class PairwiseJudge(JudgeConfig):
     (no explanation, rules on), run in both orders, an order-dependent verdict counted as a tie."""
 
     registry_name: ClassVar[str] = "pairwise"
+    # score came after the first saved configs
+    omitted_at_default: ClassVar[dict[str, Any]] = {"score": "label"}
     kind: Literal["pairwise"] = "pairwise"
     #: ``none``: answer "Output (a)"/"Output (b)" only. ``prefix``: a brief explanation first,
     #: ending "Therefore, Output (x) is better." (LLMBar's CoT).
@@ -74,6 +88,18 @@ class PairwiseJudge(JudgeConfig):
     temperature: Temperature = 0.0
     max_tokens: MaxTokens | None = None
     seed: Seed = 0
+    #: ``label``: the verdict the judge wrote. ``logprob``: also the probability of that verdict from
+    #: the verdict letter's token log-probabilities (``extra.p_a``, ``extra.preference``); needs
+    #: ``cot: none`` and a backend that returns logprobs. The label is the same either way.
+    score: Literal["label", "logprob"] = "label"
+
+    def model_post_init(self, __context: object) -> None:
+        if self.score == "logprob" and self.cot != "none":
+            # The closing verdict of an explanation can be located, but its probability is
+            # conditioned on the judge's own reasoning, which has mostly settled it already.
+            raise ConfigError("score 'logprob' needs cot 'none': it reads the verdict letter the reply opens "
+                              "with; after an explanation the letter's probability mostly repeats that "
+                              "explanation rather than the judge's uncertainty")
 
     def run(self, items: Sequence[Item], client: Client, on_judgment: OnJudgment | None = None,
             **options: Any) -> list[Judgment]:
@@ -87,6 +113,7 @@ class PairwiseJudge(JudgeConfig):
             raise ConfigError(f"the pairwise judge compares output_a with output_b; item {wrong.id!r} is a "
                               f"{wrong.kind} item")
         prepared = self._aux_texts(items, client)
+        prefix = self._prefix(client)
         judgments: list[Judgment | None] = [None] * len(items)
         pending: dict[int, _Pending] = {}
         requests: list[Request] = []
@@ -103,7 +130,7 @@ class PairwiseJudge(JudgeConfig):
                 continue
             pending[index] = _Pending(aux=aux, rendered=rendered)
             for order in self.orders:  # both orders of an item adjacent: they share the prompt prefix
-                requests.append(self._request(rendered[order]))
+                requests.append(self._request(rendered[order], prefix))
                 slots.append((index, order))
 
         def settle(position: int, outcome: list[Completion] | RequestError) -> None:
@@ -111,7 +138,7 @@ class PairwiseJudge(JudgeConfig):
             state = pending[index]
             state.outcomes[order] = outcome
             if len(state.outcomes) == len(self.orders):
-                judgments[index] = self.emit(self._judgment(items[index], state), on_judgment)
+                judgments[index] = self.emit(self._judgment(items[index], state, prefix), on_judgment)
 
         # A request the backend rejects (too long for the context, invalid) fails its item only.
         client.complete_all(requests, on_done=settle, errors="return")
@@ -151,13 +178,22 @@ class PairwiseJudge(JudgeConfig):
         return render_pairwise_prompt(item, swap=order == "swapped", cot=self.cot, rules=self.rules,
                                       checklist=aux.checklist, reference=aux.reference, system=self.system)
 
-    def _request(self, rendered: RenderedPairwise) -> Request:
-        return Request(messages=rendered.messages, temperature=self.temperature,
-                       max_tokens=self.max_tokens or _MAX_TOKENS[rendered.cot], seed=self.seed)
+    def _prefix(self, client: Client) -> str:
+        """The forced start of each reply: "Output (" for logprob scoring, where the backend can continue it
+        (elsewhere the letter is found where the parser finds the verdict)."""
+        wanted = self.score == "logprob" and client.backend.capabilities.assistant_prefix
+        return _VERDICT_PREFIX if wanted else ""
 
-    def _judgment(self, item: Item, state: _Pending) -> Judgment:
+    def _request(self, rendered: RenderedPairwise, prefix: str) -> Request:
+        logprob = self.score == "logprob"
+        budget = self.max_tokens or (_PREFIXED_MAX_TOKENS if prefix else _MAX_TOKENS[rendered.cot])
+        return Request(messages=rendered.messages, assistant_prefix=prefix, temperature=self.temperature,
+                       max_tokens=budget, seed=self.seed, logprobs=logprob, top_logprobs=_TOP_LOGPROBS if logprob else 0)
+
+    def _judgment(self, item: Item, state: _Pending, prefix: str) -> Judgment:
         usage = state.aux.usage
         parsed: dict[Order, ParsedPreference] = {}
+        probabilities: dict[Order, LetterProbability] = {}
         texts: dict[Order, str] = {}
         failures: list[str] = []
         for order in self.orders:
@@ -166,9 +202,14 @@ class PairwiseJudge(JudgeConfig):
                 failures.append(f"the {order}-order request failed: {outcome}")
                 continue
             usage = usage + usage_of(outcome)
-            texts[order] = outcome[0].text
-            parsed[order] = parse_preference(outcome[0].text, cot=self.cot, swapped=state.rendered[order].swapped)
+            texts[order] = prefix + outcome[0].text
+            parsed[order] = parse_preference(texts[order], cot=self.cot, swapped=state.rendered[order].swapped)
+            if self.score == "logprob":
+                probabilities[order] = preference_probability(parsed[order], outcome[0].logprobs, assistant_prefix=prefix,
+                                                              swapped=state.rendered[order].swapped)
         extra: dict[str, Any] = {"verdicts": {order: p.label for order, p in parsed.items()}}
+        if self.score == "logprob":
+            extra |= self._soft_verdict(probabilities)
         if "swapped" in texts:
             extra["raw_swapped"] = texts["swapped"]
         if state.aux.reference:
@@ -195,6 +236,21 @@ class PairwiseJudge(JudgeConfig):
             label = "tie"
         explanation = (texts["original"].strip() or None) if self.cot == "prefix" else None
         return Judgment(label=label, explanation=explanation, extra=extra, **common)
+
+    def _soft_verdict(self, found: dict[Order, LetterProbability]) -> dict[str, Any]:
+        """Per order P(a) and the letters' mass; their mean over the orders as the soft verdict.
+
+        Like the label, the preference needs every order: one order's P(a) keeps its position bias."""
+        missing = {order: p.reason for order, p in found.items() if p.p_a is None}
+        complete = len(found) == len(self.orders) and not missing
+        preference = fmean(p.p_a for p in found.values() if p.p_a is not None) if complete else None
+        extra: dict[str, Any] = {"p_a": {order: p.p_a for order, p in found.items()},
+                                 "letter_mass": {order: p.mass for order, p in found.items()}}
+        if missing:
+            extra["p_a_unparsable"] = missing
+        extra["preference"] = preference
+        extra["confidence"] = None if preference is None else max(preference, 1.0 - preference)
+        return extra
 
 
 @dataclass
