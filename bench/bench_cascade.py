@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -68,6 +69,26 @@ def llmbar() -> tuple[list, dict[str, list], dict[str, np.ndarray]]:
         consistency[judge] = np.array([1.0 if f == s and f else 0.5 if f and s else np.nan
                                        for f, s in zip(first, second, strict=True)])
     return [PREFERENCE[item["label"]] for item in items], votes, lambda names: {n: consistency[n] for n in names}
+
+
+EMBEDDED_RUN = Path.home() / ".cache" / "judgelab" / "runs" / "llmbar-pairwise-logprob-qwen1.5b" / "run"
+
+
+def llmbar_embedded() -> tuple[list, dict[str, list], object]:
+    """The LLMBar items the embedded qwen2.5-coder-1.5b judged (``score: logprob``; confidence: its probability
+    of its verdict), then GPT-4's published Vanilla verdicts (confidence: the two orders agree)."""
+    human, votes, confidence = llmbar()
+    ids = [json.loads(line)["id"] for line in (SHARED / "llmbar.jsonl").open(encoding="utf-8")]
+    judged = {row["item_id"]: row for row in map(json.loads, (EMBEDDED_RUN / "judgments.jsonl").open())
+              if row["status"] == "ok"}
+    keep = [k for k, i in enumerate(ids) if i in judged]
+    own = [judged[ids[k]] for k in keep]
+    embedded = "qwen2.5-coder-1.5b (embedded)"
+    strong = LLMBAR_JUDGES[1]
+    chosen = {embedded: [PREFERENCE[j["label"]] for j in own], strong: [votes[strong][k] for k in keep]}
+    sure = {embedded: np.array([j["extra"].get("confidence", np.nan) for j in own], dtype=float),
+            strong: confidence([strong])[strong][keep]}
+    return [human[k] for k in keep], chosen, lambda names: {n: sure[n] for n in names}
 
 
 def policies(names: list[str]) -> dict[str, list[str]]:
@@ -117,7 +138,10 @@ def main() -> None:
     args = parser.parse_args()
     started = time.perf_counter()
     lines = []
-    for data, load, grid in (("Chatbot Arena", arena, ARENA), ("LLMBar", llmbar, LLMBAR)):
+    cases = [("Chatbot Arena", arena, ARENA), ("LLMBar", llmbar, LLMBAR)]
+    if (EMBEDDED_RUN / "judgments.jsonl").exists():  # a run of the embedded model, made as docs/budgets.md says
+        cases.append(("LLMBar, embedded model first", llmbar_embedded, {"targets": (0.75, 0.8), "labels": (60, 80)}))
+    for data, load, grid in cases:
         human, votes, confidence = load()
         for target in grid["targets"]:
             for labels in grid["labels"]:

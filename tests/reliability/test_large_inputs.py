@@ -1,6 +1,7 @@
 """Small files that asked for gigabytes (issue 40, items 2, 3, 4 and 9): one long system name or group
 id, every pair of 150 systems for ``sample``, 4,000 systems x 25 items for a judge-only ``evaluate``,
-and a gzip bomb among TREC run files.
+and a gzip bomb among TREC run files; and issue 50's items 7 and 8, other tools' files that unpacked or
+parsed into gigabytes: `.eval` members inflating past what they declare, JSON of millions of empty objects.
 
 Each case runs the real CLI in a separate process under ``ulimit -v 2G`` (``capped.run_capped``) and
 checks its peak resident memory; ``pytest -s`` prints each figure (docs/reliability.md quotes them).
@@ -8,13 +9,18 @@ checks its peak resident memory; ``pytest -s`` prints each figure (docs/reliabil
 
 from __future__ import annotations
 
+import csv
 import json
 import random
+import struct
+import zipfile
 import zlib
 from pathlib import Path
 
 import pytest
 
+from judgelab.data.sources import inspect as inspect_reader
+from judgelab.errors import DataError
 from tests.e2e.cli import write_jsonl
 from tests.reliability.capped import run_capped
 
@@ -51,6 +57,20 @@ def test_one_long_system_name_among_20000_comparisons(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     assert sorted(json.loads(done.stdout)["systems"], key=len)[-1] == "L" * LONG
     assert done.peak_mib < 600, f"peak RSS {done.peak_mib:.0f} MiB"
+
+
+def test_one_long_system_name_on_the_board_prints_at_once(tmp_path):
+    """Issue 50, item 12: a 200,000-character name among 2,000 comparisons held the board for more than ten
+    minutes (rich's highlighter backtracking over the legend line). The board highlights nothing, and the
+    legend shows a capped name."""
+    _, verdicts = _comparisons(tmp_path, 2_000, "y" * 200_000)
+    rng = random.Random(1)
+    rows = [dict(row, label=rng.choice("ab")) for row in map(json.loads, (tmp_path / "comparisons.jsonl").open())]
+    data = write_jsonl(tmp_path / "labelled.jsonl", rows)
+    done = run_capped("evaluate", "--data", data, "--judgments", verdicts, "--human-ids", "all", "--bootstrap", "0",
+                      timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "(200,000 characters; --json has it whole)" in done.stdout
 
 
 @pytest.mark.parametrize("command", ["evaluate", "meta"])
@@ -153,3 +173,118 @@ def test_a_gzip_bomb_among_run_files_is_refused_under_the_bound(tmp_path):
     assert len(done.lines()) == 1 and done.lines()[0].startswith(f"error: {bomb}:"), done.stderr
     assert "over the 128 MiB limit" in done.lines()[0], done.lines()
     assert done.peak_mib < 600, f"peak RSS {done.peak_mib:.0f} MiB"
+
+
+# ---- issue 50, items 7 and 8: other tools' files that unpack or parse into gigabytes ---------------------------------
+_HEADER = json.dumps({"version": 2, "status": "success", "eval": {"task": "t", "model": "m"}}).encode()
+
+
+def _objects() -> bytes:
+    return b"[" + b"{}," * 40_000_000 + b"{}]"  # 120 MB of empty objects: 3 GB once parsed
+
+
+def _zip(members: list[tuple[str, int, bytes, int, int]]) -> bytes:
+    """A zip archive of (name, method, packed bytes, declared size, declared CRC), sizes as declared."""
+    body, central = b"", b""
+    for name, method, packed, size, crc in members:
+        raw = name.encode()
+        central += struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 63, 63, 0, method, 0, 33, crc, len(packed), size,
+                               len(raw), 0, 0, 0, 0, 0, len(body)) + raw
+        body += struct.pack("<IHHHHHIIIHH", 0x04034B50, 63, 0, method, 0, 33, crc, len(packed), size, len(raw), 0)
+        body += raw + packed
+    end = struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, len(members), len(members), len(central), len(body), 0)
+    return body + central + end
+
+
+def _deflated_zeros(mib: int) -> bytes:
+    """Raw deflate of ``mib`` MiB of zeros in ~1 KB a MiB: a full flush makes every MiB's block the same bytes."""
+    packer = zlib.compressobj(9, zlib.DEFLATED, -15)
+    block = packer.compress(bytes(2**20)) + packer.flush(zlib.Z_FULL_FLUSH)
+    return block * mib + packer.flush()
+
+
+def _zstd(chunks) -> bytes:
+    import pyarrow as pa
+
+    sink = pa.BufferOutputStream()
+    with pa.CompressedOutputStream(sink, "zstd") as stream:
+        for chunk in chunks:
+            stream.write(chunk)
+    return sink.getvalue().to_pybytes()
+
+
+def _eval_log(path: Path, method: int, packed: bytes, declared: int, crc: int) -> Path:
+    header = ("header.json", 0, _HEADER, len(_HEADER), zlib.crc32(_HEADER))
+    path.write_bytes(_zip([header, ("samples/1_epoch_1.json", method, packed, declared, crc)]))
+    return path
+
+
+def _refused_in_one_line(path: Path, out: Path, *expected: str) -> None:
+    """``evaluate --data PATH --out OUT``: exit 2, one line naming PATH, OUT not made, a bounded peak."""
+    done = run_capped("evaluate", "--data", path, "--out", out)
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert len(done.lines()) == 1 and done.lines()[0].startswith(f"error: {path}: "), done.stderr[-2000:]
+    assert all(text in done.lines()[0] for text in expected), done.lines()
+    assert not out.exists()
+    assert done.peak_mib < 600, f"peak RSS {done.peak_mib:.0f} MiB"
+
+
+@pytest.mark.parametrize(("method", "declared", "expected"), [
+    (8, 1024, "bad JSON"),  # zipfile reads what is declared: 1 KB of zeros, whose CRC matches
+    (8, 100 * 2**20, "Bad CRC-32"),
+    (93, 1024, "unpacks to more than the 1,024 bytes"),
+    (93, 100 * 2**20, "unpacks to more than the 104,857,600 bytes"),
+], ids=["deflate-1KB", "deflate-100MB", "zstd-1KB", "zstd-100MB"])
+def test_an_eval_member_that_unpacks_past_what_it_declares_is_read_in_chunks(method, declared, expected, tmp_path):
+    """Item 7: a 2.6 MB .eval whose member declares 1 KB (or 100 MB) and inflates to 2.5 GiB. zipfile
+    inflated up to 2 GiB in one call (2.2 GB peak; under the cap, `internal error: MemoryError`), and a
+    Zstandard member lying about its size was `internal error: OSError`. Now each member streams in
+    chunks, stopping past what it declares and what the input bound leaves."""
+    packed = _deflated_zeros(2560) if method == 8 else _zstd(bytes(2**20) for _ in range(2560))
+    crc = zlib.crc32(bytes(1024)) if declared == 1024 else 0  # right for the 1 KB read; wrong for 100 MB
+    log = _eval_log(tmp_path / "bomb.eval", method, packed, declared, crc)
+    _refused_in_one_line(log, tmp_path / "report", "samples/1_epoch_1.json", expected)
+
+
+def test_a_member_is_read_no_further_than_the_bound_leaves_whatever_it_declares(tmp_path):
+    """The byte budget does not rest on the declared sizes: a member whose declared size is taken away
+    (2**40) stops a chunk past what the bound leaves (10 MiB here), not at its 2.5 GiB."""
+    log = _eval_log(tmp_path / "bomb.eval", 8, _deflated_zeros(2560), 1024, 0)
+    with zipfile.ZipFile(log) as archive, log.open("rb") as raw:
+        info = archive.getinfo("samples/1_epoch_1.json")
+        info.file_size = 2**40
+        with pytest.raises(DataError, match="the archive unpacked is over the 128 MiB limit"):
+            inspect_reader._unpacked(archive, raw, info, 10 * 2**20, log)
+
+
+def test_an_eval_member_of_millions_of_empty_objects_is_refused_before_parsing(tmp_path):
+    """Item 8: an 11 KB .eval unpacking to 120 MB of `{}` peaked at 3.33 GB (`internal error` under the
+    cap). The values are counted before json builds them: one per 8 bytes of the input bound."""
+    objects = _objects()
+    log = _eval_log(tmp_path / "objects.eval", 93, _zstd([objects]), len(objects), zlib.crc32(objects))
+    del objects
+    _refused_in_one_line(log, tmp_path / "report", "more than 16,777,216 JSON values", "JUDGELAB_MAX_INPUT_BYTES")
+
+
+def test_a_promptfoo_file_of_millions_of_empty_objects_is_refused_before_parsing(tmp_path):
+    """Item 8: a 120 MB promptfoo file of `{}` peaked at 3.06 GB (`internal error` under the cap)."""
+    results = tmp_path / "results.json"
+    results.write_bytes(b'{"evalId": "e", "results": {"version": 3, "results": ' + _objects() + b"}}")
+    _refused_in_one_line(results, tmp_path / "report", "more than 16,777,216 JSON values")
+
+
+def test_json_cells_of_a_csv_share_the_files_bound(tmp_path):
+    """Each `extra` cell of 6 million values is within the bound, three of them are not: the JSON cells of
+    one file spend one budget (as an archive's members and a file's JSON lines do)."""
+    items = tmp_path / "items.csv"
+    cell = '{"a": [' + "{}," * 3_000_000 + "{}]}"
+    with items.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["id", "output", "system_id", "extra"])
+        writer.writerows([f"i{k}", "x", "s", cell] for k in range(3))
+    judgments = write_jsonl(tmp_path / "judgments.jsonl", [{"item_id": f"i{k}", "score": 1} for k in range(3)])
+    done = run_capped("evaluate", "--data", items, "--judgments", judgments)
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert len(done.lines()) == 1, done.stderr[-2000:]
+    assert done.lines()[0].startswith(f"error: {items}:4: field 'extra': holds more than 16,777,216 JSON values")
+    assert done.peak_mib < 1200, f"peak RSS {done.peak_mib:.0f} MiB"

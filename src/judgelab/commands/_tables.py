@@ -46,8 +46,19 @@ class NamedTable:
                          f"{', '.join(map(escape, self.left_out))} (a wider terminal or --json shows them)[/]")
         if self.legend:
             lines.append(f"{noun} shortened in the table:")
-            lines += [f"  {escape(short)} = {escape(full)}" for short, full in self.legend.items()]
+            lines += [f"  {escape(short)} = {escape(_capped(full))}" for short, full in self.legend.items()]
         return lines
+
+
+#: The most of a name a legend line shows: a 200,000-character name held the console's highlighter (a regex
+#: that backtracks over the whole line) for more than ten minutes; --json and the report have it whole.
+LEGEND_MOST = 240
+
+
+def _capped(name: str) -> str:
+    if len(name) <= LEGEND_MOST:
+        return name
+    return f"{name[:160]}…{name[-60:]} ({len(name):,} characters; --json has it whole)"
 
 
 def named_table(names: Sequence[str], columns: Sequence[tuple[str, Sequence[str]]], width: int, *,

@@ -160,7 +160,7 @@ def decide_labels(question: Question, items, labels, scale: tuple[float, float] 
                   if {by_id[i].system_a, by_id[i].system_b} == {question.baseline, question.candidate}]
         keys = [i for i in first if {by_id[i].system_a, by_id[i].system_b} == {question.baseline, question.candidate}]
         own = [v if by_id[k].system_a == question.candidate else 1 - v for k, v in zip(keys, values, strict=True)]
-        return _decide_worse(question, np.array(own), len(units), confidence_sequence)
+        return decide_worse(question, np.array(own), len(units), confidence_sequence)
     systems = sorted({item.system_id for item in items})
     level = per_system_level(question.confidence, len(systems))
     value, ci, counts = np.full(len(systems), np.nan), np.full((len(systems), 2), np.nan), np.zeros(len(systems))
@@ -175,7 +175,7 @@ def decide_labels(question: Question, items, labels, scale: tuple[float, float] 
     return decide_best(tuple(systems), value, ci, counts, level)
 
 
-def _decide_worse(question: Question, own: np.ndarray, population: int, sequence) -> Decision:
+def decide_worse(question: Question, own: np.ndarray, population: int, sequence) -> Decision:
     limit = 0.5 - question.margin
     name = question.candidate
     if len(own) == 0:

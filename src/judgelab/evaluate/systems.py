@@ -21,6 +21,7 @@ from judgelab.evaluate.choose import choose_ranking
 from judgelab.evaluate.compare import Pairs, pairwise, ranks_of
 from judgelab.evaluate.design import Design, recorded_design, stratified_design
 from judgelab.evaluate.estimators import (
+    TARGETS,
     SystemEstimates,
     corrected,
     human_only,
@@ -239,6 +240,8 @@ def evaluate(items: Iterable[Item], judgments: Iterable[Judgment], *, aspect: st
     ``n_resamples`` refits; docs/pairwise.md).
     """
     items, kind = items_of_one_kind(items)
+    if target not in TARGETS:  # checked here too: without labels no estimator would read it
+        raise ConfigError(f"target {target!r}: choose {', '.join(TARGETS)}")
     if until_decided is not None and until_decided not in QUESTIONS:
         raise ConfigError(f"--until-decided {until_decided!r}: choose {', '.join(QUESTIONS)}")
     if kind == "pairwise":

@@ -103,7 +103,11 @@ class Comparison:
             raise ConfigError("--plan scales the labels so far: label a small random pilot first (judgelab sample "
                               "--budget 20) and give it with --human or --human-ids")
         quantile = stats.norm.isf(T_GUARD * self.alpha / 2) + stats.norm.ppf(power)
-        needed = self.n_labelled * (self.se * quantile / (regression - self.margin)) ** 2
+        with np.errstate(over="ignore"):  # a regression far under the labels' spread: said below
+            needed = self.n_labelled * (self.se * quantile / (regression - self.margin)) ** 2
+        if not math.isfinite(needed):
+            raise ConfigError(f"--plan {regression:g}: a regression this small (against the labels' spread) would take "
+                              "more labels than can be counted; give a larger one")
         total = max(math.ceil(needed), T_MIN_LABELS)
         unit = {"head-to-head": "labelled comparisons between the two", "via others": "labelled comparisons",
                 None: "labelled inputs (both outputs)" if self.paired else "labelled items of the two systems"}
