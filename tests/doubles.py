@@ -67,3 +67,31 @@ def digit_logprobs(probabilities: dict[str, float], chosen: str) -> tuple[TokenL
 
     top = tuple(TopLogprob(token=t, logprob=math.log(p)) for t, p in sorted(probabilities.items(), key=lambda kv: -kv[1]))
     return (TokenLogprob(token=chosen, logprob=math.log(probabilities[chosen]), top=top),)
+
+
+class FullDisk:
+    """``os.write`` as on a disk with ``free`` bytes left, for files under ``folder`` (other writes go on):
+    a write past what is left goes out in part and the next one fails with ENOSPC, as on a full tmpfs.
+    Set ``free`` to None when space is back. Use as ``FullDisk(monkeypatch, folder, free=100)``."""
+
+    def __init__(self, monkeypatch, folder, free: int | None):
+        import os
+
+        self.folder, self.free, self._write = str(folder), free, os.write
+        monkeypatch.setattr(os, "write", self.write)
+
+    def write(self, fd: int, data) -> int:
+        import errno
+        import os
+
+        try:
+            path = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            path = ""
+        if self.free is None or not path.startswith(self.folder):
+            return self._write(fd, data)
+        if self.free == 0:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        written = self._write(fd, bytes(data[: self.free]))
+        self.free -= written
+        return written

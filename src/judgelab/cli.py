@@ -6,12 +6,14 @@ Whatever is printed is redacted first (``judgelab.redact``): no key or password 
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
 import sys
 import threading
 import traceback
 import warnings
+from typing import NoReturn
 
 import typer
 from rich.markup import escape
@@ -130,16 +132,41 @@ def _main() -> None:
     except typer.Abort:  # click's word for Ctrl-C (or a stop signal: errors.Terminated) outside a run
         err_console.print("aborted")
         sys.exit(_state.get("signal_exit", 130))
+    except OSError as exc:
+        if (message := _place_refused(exc)) is None:
+            _internal_error(exc)
+        if _state["debug"]:
+            _print_traceback(exc)
+        err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+        sys.exit(2)
     except Exception as exc:
         if _is_usage_error(exc):
             exc.show()
             sys.exit(exc.exit_code)
-        if _state["debug"]:
-            _print_traceback(exc)
-        hint = "" if _state["debug"] else " (rerun with --debug)"
-        err_console.print(f"[bold red]internal error:[/] {escape(bounded(redact(f'{type(exc).__name__}: {exc}')))}{hint}",
-                          highlight=False, soft_wrap=True)
-        sys.exit(1)
+        _internal_error(exc)
+
+
+def _internal_error(exc: BaseException) -> NoReturn:
+    if _state["debug"]:
+        _print_traceback(exc)
+    hint = "" if _state["debug"] else " (rerun with --debug)"
+    err_console.print(f"[bold red]internal error:[/] {escape(bounded(redact(f'{type(exc).__name__}: {exc}')))}{hint}",
+                      highlight=False, soft_wrap=True)
+    sys.exit(1)
+
+
+def _place_refused(exc: OSError) -> str | None:
+    """A file a command writes that its place refuses (a full or read-only disk, no permission) is the
+    user's to fix, not a bug: one line naming the file (and the disk), or None for any other OSError."""
+    from judgelab.files import DISK_FULL, unwritable
+
+    if exc.filename is None:
+        return None
+    if exc.errno in (*DISK_FULL, errno.EROFS):
+        return str(unwritable(exc.filename, exc))
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return redact(f"{exc.filename}: permission denied")
+    return None
 
 
 def _print_traceback(exc: BaseException) -> None:

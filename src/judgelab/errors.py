@@ -65,6 +65,11 @@ class CapabilityError(JudgelabError):
     """The request needs something the chosen backend cannot do (e.g. logprobs)."""
 
 
+class StorageError(JudgelabError):
+    """A file judgelab writes cannot be written: its disk is full, read-only, or closed to this user.
+    Made by ``judgelab.files.unwritable``, which names the file and the disk."""
+
+
 class Terminated(KeyboardInterrupt):
     """SIGTERM, SIGHUP or another signal asking the process to end, handled like Ctrl-C (the CLI raises it
     from its signal handler): the run stops the same clean way (calls already sent finish into the cache,

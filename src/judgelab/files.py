@@ -19,6 +19,7 @@ end (SIGTERM cannot end a process blocked in ``open()``), and a device such as `
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import re
@@ -33,11 +34,55 @@ from typing import Any
 
 import yaml
 
-from judgelab.errors import ConfigError, DataError
-from judgelab.limits import max_input_bytes, over_limit
+from judgelab.errors import ConfigError, DataError, StorageError
+from judgelab.limits import MAX_INPUT_BYTES_VARIABLE, max_input_bytes, over_limit, size_text
 
 PRIVATE_FILE = 0o600
 PRIVATE_DIR = 0o700
+
+
+#: errno values of a write that fails for want of space (``ENOSPC``; ``EDQUOT``: the user's quota)
+DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
+#: errno values that say the place cannot be written at all, whatever is written
+UNWRITABLE = (*DISK_FULL, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO)
+_SQLITE_FULL, _SQLITE_READONLY, _SQLITE_IOERR = 13, 8, 10
+
+
+def is_unwritable(exc: BaseException) -> bool:
+    """Is ``exc`` a write refused by the place (full, read-only, no permission), not a bug?"""
+    if isinstance(exc, sqlite3.DatabaseError):
+        return getattr(exc, "sqlite_errorcode", None) in (_SQLITE_FULL, _SQLITE_READONLY, _SQLITE_IOERR) or \
+            "disk is full" in str(exc)
+    return isinstance(exc, OSError) and exc.errno in UNWRITABLE
+
+
+def unwritable(path: str | Path, exc: BaseException, then: str = "") -> StorageError:
+    """The one-line error of a write to ``path`` that ``exc`` refused, naming the file and its disk (the
+    file system it is on, by its mount point); ``then``: what it means for the user, appended."""
+    code = getattr(exc, "errno", None)
+    if isinstance(exc, sqlite3.DatabaseError):
+        code = {_SQLITE_FULL: errno.ENOSPC, _SQLITE_READONLY: errno.EROFS}.get(
+            getattr(exc, "sqlite_errorcode", None), errno.ENOSPC if "disk is full" in str(exc) else errno.EIO)
+    disk = f"the file system mounted at {mount_point(path)}"
+    if code in DISK_FULL:
+        what = f"the disk holding {path} is full ({disk}; {os.strerror(code)})"
+    elif code == errno.EROFS:
+        what = f"{path} is on a read-only file system ({disk})"
+    elif code in (errno.EACCES, errno.EPERM):
+        what = f"{path} cannot be written: permission denied"
+    else:
+        what = f"{path} cannot be written ({disk}): {getattr(exc, 'strerror', None) or exc}"
+    return StorageError(f"{what}{': ' + then if then else ''}")
+
+
+def mount_point(path: str | Path) -> str:
+    """Where the file system holding ``path`` (or its nearest existing folder) is mounted."""
+    folder = Path(os.path.abspath(path))
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    while not os.path.ismount(folder) and folder != folder.parent:
+        folder = folder.parent
+    return str(folder)
 
 
 def private_dir(path: str | Path) -> Path:
@@ -121,18 +166,31 @@ def staged_file(path: str | Path) -> Iterator[Path]:
     ``path`` (keeping the mode of the file it replaces), and whatever happens it is gone. Several
     outputs published together stage each, so a failure leaves every one as it was."""
     path = writable_file(path)
-    private_dir(path.parent)
-    mode = path.stat().st_mode & 0o777 if path.exists() else PRIVATE_FILE
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)  # created 0600
-    os.close(fd)
+    with located(path):
+        private_dir(path.parent)
+        mode = path.stat().st_mode & 0o777 if path.exists() else PRIVATE_FILE
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)  # created 0600
+        os.close(fd)
+        try:
+            yield Path(tmp)
+            if mode != PRIVATE_FILE:
+                os.chmod(tmp, mode)
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+
+
+@contextlib.contextmanager
+def located(path: str | Path) -> Iterator[None]:
+    """An ``OSError`` raised in the block names ``path`` (a write to a file object names none, and one to
+    a staged file names that): what the user gave is what the message must say."""
     try:
-        yield Path(tmp)
-        if mode != PRIVATE_FILE:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+        yield
+    except OSError as exc:
+        if exc.filename is None or Path(exc.filename).name.startswith(f".{Path(path).name}."):
+            exc.filename = str(path)
         raise
 
 
@@ -165,13 +223,18 @@ def staged_folder(out_dir: str | Path, *,
     happens, the scratch is removed, so a failure or a kill never leaves a half-written folder.
     """
     out_dir = Path(os.path.abspath(out_dir))  # "." and "a/.." have no name of their own
-    scratch = Path(tempfile.mkdtemp(dir=private_dir(out_dir.parent), prefix=f".{out_dir.name}."))  # 0700
+    with located(out_dir):
+        scratch = Path(tempfile.mkdtemp(dir=private_dir(out_dir.parent), prefix=f".{out_dir.name}."))  # 0700
     try:
         folder = scratch / out_dir.name
         folder.mkdir(mode=PRIVATE_DIR)
         yield folder
         restrict_tree(folder)
         move_in(folder, out_dir)
+    except OSError as exc:  # named as the user knows it: under out_dir, not the scratch
+        inside = str(exc.filename or folder).removeprefix(str(folder))
+        exc.filename = str(out_dir) + inside if inside != str(exc.filename) else exc.filename
+        raise
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
@@ -263,14 +326,76 @@ def text_or_file(value: str) -> str:
     return read_text(value[1:]) if value.startswith("@") else value
 
 
+#: A parsed JSON value takes up to about 64 bytes of Python objects (an empty object: a dict and its slot in
+#: the array holding it) for as little as 2 bytes of text: 120 MB of ``{},`` parse into 3 GB. So an input's
+#: values are bounded as its bytes are: one per 8 bytes of the input bound (16.7 million at 128 MiB, at most
+#: about a gigabyte of objects); real logs and results files hold one per 10 to 20 bytes.
+JSON_BYTES_PER_VALUE = 8
+_JSON_MARKS = b"{[,:"  # outside strings, each starts a value or a key
+_SCAN_CHUNK = 1 << 22
+
+
+class JsonBudget:
+    """The JSON values one input may bring into memory, spent by each document parsed from it (an
+    archive's members, a file's lines or JSON cells) before ``json.loads`` builds any of them.
+
+    Counted by hand rather than parsed by a streaming parser (ijson): every reader keeps the whole
+    document and parses it with ``json``, and a count at C speed keeps that one parser and its errors.
+    Nesting needs no count: ``json`` stops at Python's recursion limit (``RecursionError``)."""
+
+    def __init__(self) -> None:
+        self.bound = max_input_bytes()
+        self.left = self.bound // JSON_BYTES_PER_VALUE
+
+    def spend(self, text: str | bytes, where: str | Path, line: int | None = None, field: str | None = None) -> None:
+        found = _json_values(text, self.left)
+        if found > self.left:
+            most = self.bound // JSON_BYTES_PER_VALUE
+            raise DataError(f"holds more than {most:,} JSON values (objects, arrays, strings, numbers), the most the "
+                            f"{size_text(self.bound)} limit on one input allows: one per {JSON_BYTES_PER_VALUE} bytes, "
+                            f"as each takes up to 64 bytes once read ({MAX_INPUT_BYTES_VARIABLE}; set it higher to "
+                            "allow more)", where, line, field)
+        self.left -= found
+
+
+def _json_values(text: str | bytes, most: int) -> int:
+    """The values and keys of JSON ``text``: its ``{[,:`` counted at C speed, and only when that passes
+    ``most`` recounted outside strings (a string may hold any number of them)."""
+    quick = sum(text.count(mark) for mark in (_JSON_MARKS if isinstance(text, bytes) else _JSON_MARKS.decode()))
+    if quick <= most:
+        return quick
+    return _outside_strings(text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass"))
+
+
+def _outside_strings(data: bytes) -> int:
+    """``{[,:`` outside JSON strings: escapes dropped (``\\\\`` pairs first, as a JSON scanner pairs
+    them, then ``\\"``), a byte is in a string when an odd number of quotes precede it. In chunks, so
+    numpy's masks stay a few MiB whatever the size."""
+    import numpy as np
+
+    data = data.replace(b"\\\\", b"").replace(b'\\"', b"")
+    marks = np.zeros(256, dtype=bool)
+    marks[list(_JSON_MARKS)] = True
+    inside = count = 0
+    for start in range(0, len(data), _SCAN_CHUNK):
+        chunk = np.frombuffer(data, np.uint8, min(_SCAN_CHUNK, len(data) - start), start)
+        quotes = chunk == ord('"')
+        outside = (np.cumsum(quotes, dtype=np.uint8) & 1) == inside  # uint8 wraps, keeping the parity
+        count += int(np.count_nonzero(marks[chunk] & outside))
+        inside ^= int(np.count_nonzero(quotes)) & 1
+    return count
+
+
 def read_json(path: str | Path) -> Any:
     """The JSON document in ``path``, or None when there is no such file; bad JSON is a
-    ``DataError`` naming the file and line."""
+    ``DataError`` naming the file and line, and so are more values than the input bound allows."""
     path = Path(path)
     if not path.exists():
         return None
+    text = read_text(path)
+    JsonBudget().spend(text, path)
     try:
-        return json.loads(read_text(path))
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         raise DataError(f"bad JSON ({exc.msg})", path, exc.lineno) from None
     except RecursionError:  # json's decoder recurses once per level of nesting

@@ -88,6 +88,9 @@ Resamples = Annotated[int, Field(ge=0, le=100_000)]
 TopLogprobs = Annotated[int, Field(ge=0, le=20)]
 #: ``--confidence``: an interval's coverage.
 Coverage = Annotated[float, Field(gt=0, lt=1, allow_inf_nan=False)]
+#: ``--alpha``: an interval's error rate. Not below 1e-12: 1 - 1e-300 is 1 in floating point (a coverage
+#: of 1 has no interval), and no error rate that small can be told from 0 by any data.
+ErrorRate = Annotated[float, Field(ge=1e-12, lt=1, allow_inf_nan=False)]
 #: ``--mix``: the uniform share of an active draw's probabilities.
 Mix = Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)]
 #: An agreement with people a cascade guarantees: above chance for a/b, below certainty.

@@ -191,6 +191,28 @@ def test_markup_in_a_judged_text_shows_as_text_and_never_runs(browser, items_fil
     assert "alert" not in server.output and "demo-d1" not in server.output  # no item data in the server's logs
 
 
+def test_markup_in_criteria_and_in_a_name_another_annotator_sees_never_runs(browser, items_file, tmp_path):
+    """Issue 50, item 21 (held, kept as a test): the criteria (``--criteria``) and a name typed on the login
+    page, which every later login page lists to the other annotators, inside an attribute."""
+    name = f'"><img src=x onerror=alert(5)>{SCRIPT}'
+    criteria = f"{SCRIPT} {IMAGE} Coherence: the summary reads as one whole."
+    with AnnotateServer(*_args(items_file, tmp_path / "labels.jsonl"), "--criteria", criteria) as server:
+        browser.delete_all_cookies()
+        browser.get_log("performance")
+        open_page(browser, server.url)
+        login(browser, name)
+        assert SCRIPT in browser.find_element("css selector", ".criteria .text").text
+        press(browser, "3")
+        browser.delete_all_cookies()  # another annotator: the login page lists the names given so far
+        open_page(browser, server.url)
+        listed = browser.execute_script("return [...document.querySelectorAll('#known-names option')].map(o => o.value)")
+        assert listed == [name]
+        assert browser.execute_script("return document.querySelectorAll('main script, main img').length") == 0
+        assert _no_alert(browser)
+        assert not [r for r in requests_made(browser) if r["url"].endswith("/x")]  # no img was fetched
+    assert [label.annotator for label in load_labels(tmp_path / "labels.jsonl")] == [name]
+
+
 def test_pairwise_order_is_shuffled_per_item_and_written_in_the_items_order(browser, tmp_path):
     items = [{"id": f"p{i}", "instruction": f"Say {i}", "output_a": f"A{i}", "output_b": f"B{i}"} for i in range(8)]
     data = write_jsonl(tmp_path / "pairs.jsonl", items)
@@ -423,7 +445,10 @@ def test_until_decided_stops_asking_once_a_planted_regression_is_decided(browser
         done = browser.find_element("id", "done").text
         decision = browser.find_element("id", "decision").text
         save_screenshot(browser, tmp_path, "annotate-decided.png")
-    assert done.startswith("Decided") and "v2 is worse than v1 by more than the margin" in decision
+    assert done.startswith("Decided") and "no more labels are needed" in decision
+    assert "v1" not in done and "v2" not in done  # a blind session: the answer goes to the terminal (issue 50)
+    assert "judgelab annotate: decided: is v2 worse than v1 by more than 0 (win rate)? v2 is worse than v1 by more " \
+           "than the margin" in server.output
     assert 5 <= labelled < 40, labelled  # stopped early, on the labels' evidence
     assert len(read_labels(out)) == labelled
     # the gate, reading the same labels as a sequence, agrees

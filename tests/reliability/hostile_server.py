@@ -66,6 +66,7 @@ class HostileServer:
         self.delay = delay
         self.replies = 0  # well-formed chat-completion replies sent in full
         self.authorization: list[str] = []  # every Authorization header received (GET and POST), in order
+        self.paths: list[str] = []  # the path (with its query) of every request received, in order
         self.requests = 0  # requests of any kind received
         self.posts = 0  # chat-completion attempts received
         self.post_bytes: list[int] = []  # the body size of each chat-completion attempt, in order
@@ -130,6 +131,7 @@ def _handler_for(server: HostileServer) -> type[BaseHTTPRequestHandler]:
         def _received(self) -> None:
             with server._lock:
                 server.requests += 1
+                server.paths.append(self.path)
                 if "authorization" in self.headers:
                     server.authorization.append(self.headers["authorization"])
 

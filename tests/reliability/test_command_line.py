@@ -118,3 +118,45 @@ def test_concurrency_within_its_bound_is_what_the_server_gets(tmp_path):
             watcher.join()
     assert done.returncode == 0, done.stderr
     assert peak[0] == 16, peak[0]
+
+
+# ---- issue 50, item 20: numbers and words that were internal errors, or went unchecked ------------------------
+def _two_systems(tmp_path):
+    """30 inputs answered by v1 and v2, a judge's scores of each, and the human scores of 12 inputs' outputs."""
+    from tests.e2e.cli import write_jsonl
+
+    rng = __import__("random").Random(0)
+    items, judged = [], []
+    for k in range(30):
+        for system, shift in (("v1", 0), ("v2", -1)):
+            human = max(1, min(5, 3 + shift + rng.choice((-1, 0, 1))))
+            items.append({"id": f"{system}-{k}", "system_id": system, "group_id": f"g{k}", "output": "o",
+                          "scale": [1, 5], **({"scores": {"quality": human}} if k < 12 else {})})
+            judged.append({"item_id": f"{system}-{k}", "score": max(1, min(5, human + rng.choice((-1, 0, 1))))})
+    return write_jsonl(tmp_path / "items.jsonl", items), write_jsonl(tmp_path / "judged.jsonl", judged)
+
+
+@pytest.mark.parametrize(("option", "expected"), [
+    (["--alpha", "1e-300"], "--alpha 1e-300: input should be greater than or equal to"),  # was ZeroDivisionError
+    (["--plan", "1e-300"], "--plan 1e-300: a regression this small"),  # was OverflowError
+    (["--target", "bogus"], "--target 'bogus': choose population or items"),  # was accepted without labels
+], ids=["alpha", "plan", "target"])
+def test_compare_options_that_were_internal_errors_or_unchecked_are_one_line(tmp_path, option, expected):
+    data, judged = _two_systems(tmp_path)
+    done = run_cli("compare", "--data", data, "--judgments", judged, "--aspect", "quality", "--baseline", "v1",
+                   "--candidate", "v2", *(["--human", data] if option[0] == "--plan" else []), *option)
+    assert expected in _error_line(done)
+
+
+def test_evaluate_checks_target_without_labels(tmp_path):
+    data, judged = _two_systems(tmp_path)
+    done = run_cli("evaluate", "--data", data, "--judgments", judged, "--aspect", "quality", "--target", "bogus")
+    assert "--target 'bogus': choose population or items" in _error_line(done)
+
+
+def test_a_coverage_of_one_has_no_percentile_interval_in_python_either():
+    from judgelab.metrics.bootstrap import min_resamples
+
+    with pytest.raises(ConfigError, match="leaves no interval"):
+        min_resamples(1 - 1e-300)
+    assert min_resamples(0.95) == 39

@@ -156,6 +156,9 @@ BAD_RUN_LINES = {  # the line 2 of a run file -> what the error says
     "rank": ("q1 Q0 d2 x 0.5 tag", "rank 'x'"), "nan": ("q1 Q0 d2 2 NaN tag", "score 'NaN'"),
     "overflow": ("q1 Q0 d2 2 1e999 tag", "score '1e999'"), "duplicate": ("q1 Q0 d1 2 0.5 tag", "listed twice"),
     "columns": ("q1 Q0 d2 2 0.5", "expected 6 columns"), "text-score": ("q1 Q0 d2 2 high tag", "score 'high'"),
+    # issue 50, item 20: a NUL reached the C scorer (ir_measures), which read 'd2\0x' as 'd2'
+    "nul-docid": ("q1 Q0 d2\x00x 2 0.5 tag", "docid 'd2\\x00x' holds a control character"),
+    "nul-qid": ("q1\x00 Q0 d2 2 0.5 tag", "qid 'q1\\x00' holds a control character"),
 }
 
 
@@ -175,3 +178,22 @@ def test_a_bad_run_line_is_refused_with_its_file_and_line(tmp_path, capsys, case
     code, err = run_main_in_process(capsys, "meta", "--data", items, "--judgments", judgments, "--runs", runs,
                                     "--bootstrap", "0")
     assert code == 2 and f"{runs / 'bad.run'}:2:" in err and len(err.strip().splitlines()) == 1, err
+
+
+@pytest.mark.parametrize("line", ["q1 0 d2\x00x 1", "q\x001 0 d2 1"], ids=["docid", "qid"])
+def test_a_qrels_file_with_a_nul_in_an_id_is_refused_with_its_file_and_line(tmp_path, line):
+    """Issue 50, item 20: a NUL in an id of a qrels file went to the C scorer, which cut the id at it."""
+    from judgelab.data.trec import read_qrels
+
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text(f"q1 0 d1 2\n{line}\n")
+    with pytest.raises(DataError, match=rf"{qrels}:2: field '(docid|qid)': .* holds a control character"):
+        read_qrels(qrels)
+
+
+def test_an_item_with_a_nul_in_its_docid_is_refused_with_its_file_and_line(tmp_path):
+    items = write_jsonl(tmp_path / "rel.jsonl", [{"id": "i0", "qid": "q1", "docid": "d1", "query": "q", "passage": "p"},
+                                                 {"id": "i1", "qid": "q1", "docid": "d2\x00x", "query": "q",
+                                                  "passage": "p"}])
+    with pytest.raises(DataError, match=rf"{items}:2: field 'docid': 'd2\\x00x' holds a control character"):
+        load_items(items)

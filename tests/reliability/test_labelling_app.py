@@ -3,6 +3,8 @@ labels file, and posts of hundreds of megabytes (what they cost the server's mem
 
 from __future__ import annotations
 
+import json
+import re
 import signal
 import socket
 import subprocess
@@ -13,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from judgelab.data.labels import load_labels
 from tests.e2e.annotate_server import AnnotateServer, free_port
-from tests.e2e.cli import write_jsonl
+from tests.e2e.cli import run_cli, write_jsonl
 
 pytest.importorskip("starlette", reason="needs the annotate extra")
 
@@ -136,3 +139,140 @@ def test_a_100mb_post_is_refused_without_the_server_holding_it(items, tmp_path, 
           "MiB post")
     assert answered == status and grown < FIELDS * FIELD_BYTES / 10, (answered, grown)
     assert labels.read_text() == ""
+
+
+# ---- issue 50, item 16: a full disk ---------------------------------------------------------------------------
+def _padded_labels(path: Path, free_in_last_page: int) -> None:
+    """Labels by alice and bob on every item, the last with a note that leaves ``free_in_last_page`` bytes
+    of the file's last 4 KiB page: the next line starts in that room and runs out of disk."""
+    rows = [{"item_id": f"i{k}", "aspect": "coherence", "value": 1 + (k + j) % 5, "annotator": who, "scale": [1, 5]}
+            for k in range(6) for j, who in enumerate(("alice", "bob"))]
+    text = "".join(json.dumps(row) + "\n" for row in rows)
+    last = json.dumps({**rows[-1], "note": ""}) + "\n"
+    pad = (-(len(text) + len(last) + free_in_last_page)) % 4096
+    path.write_text(text + json.dumps({**rows[-1], "note": "x" * pad}) + "\n")
+    assert (path.stat().st_size + free_in_last_page) % 4096 == 0
+
+
+def test_a_full_disk_refuses_an_answer_and_keeps_the_labels_file_whole(items, tmp_path):
+    """On a real 5 MB tmpfs, filled up: the answer's write went out in part and the server said saved (500
+    here: an internal error), the partial line stayed, the next answer once space was back was glued onto it,
+    and the restart and `judgelab agreement` refused the file (`labels.jsonl:13: bad JSON`). Now: 507 with a
+    page saying the disk is full and nothing was saved, the file as before; once space is back the same
+    answer is saved, and every reader reads the file."""
+    import httpx
+
+    from tests.reliability.disks import fill, small_disk
+
+    with small_disk(tmp_path / "disk") as disk:
+        labels = disk / "labels.jsonl"
+        _padded_labels(labels, free_in_last_page=100)
+        before = labels.read_bytes()
+        session = ["--data", items, "--aspect", "coherence", "--out", labels, "--annotator", "carol"]
+        with AnnotateServer(*session) as server:
+            base = f"http://127.0.0.1:{server.port}"
+            with httpx.Client(base_url=base, headers={"origin": base}) as browser:
+                page = browser.get("/")
+                form = dict(re.findall(r'<input type="hidden" name="(\w+)" value="([^"]*)"', page.text))
+                filler = fill(disk)
+                refused = browser.post("/answer", data={**form, "value": "4"})
+                assert refused.status_code == 507, refused.text
+                assert "is full" in refused.text and "nothing of this answer was written" in refused.text
+                assert labels.read_bytes() == before
+                filler.unlink()  # space is back
+                assert browser.post("/answer", data={**form, "value": "4"}).status_code == 303
+        assert f"an answer was not saved: the disk holding {labels} is full" in server.output
+        assert [label.annotator for label in load_labels(labels)][-1] == "carol"
+        agreement = run_cli("agreement", labels)
+        assert agreement.returncode == 0 and "bad JSON" not in agreement.stderr, agreement.stderr
+        with AnnotateServer(*session) as again:
+            pass
+        assert "partial" not in again.output
+
+
+# ---- issue 50, item 21: what held, kept as regression tests ------------------------------------------------------
+TRAVERSALS = ["/static/../store.py", "/static/..%2fstore.py", "/static/%2e%2e/%2e%2e/judgelab/files.py",
+              "/static/../../../../../../../../etc/passwd", "/static/%2e%2e%2f%2e%2e%2f%2e%2e%2fetc%2fpasswd",
+              "/static//etc/passwd", "/item/..%2f..%2fetc%2fpasswd", "/../../etc/passwd"]
+
+
+def _raw_get(port: int, target: str) -> tuple[int, bytes]:
+    """A GET of ``target`` exactly as written (an HTTP client would normalise the dots away)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+        sock.sendall(f"GET {target} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n".encode())
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    return int(answer.split(b" ", 2)[1]), answer
+
+
+def test_paths_that_climb_out_of_the_static_folder_get_nothing(items, tmp_path):
+    with AnnotateServer(*_annotate(items, tmp_path / "labels.jsonl"), "--annotator", "ann") as server:
+        for target in TRAVERSALS:
+            status, answer = _raw_get(server.port, target)
+            assert status in (303, 400, 404), (target, status)
+            assert b"root:" not in answer and b"import " not in answer, target
+        status, answer = _raw_get(server.port, "/static/annotate.css")
+        assert status == 200  # the control: the static folder itself is served
+
+
+@pytest.mark.timeout(600)
+def test_four_annotators_through_ten_kill_9s_lose_no_acknowledged_answer(tmp_path):
+    """The attack: 4 annotators labelling at once while the server was killed with SIGKILL 10 times and
+    restarted; 1,761 answers acknowledged (the redirect after the fsync), none missing from the file."""
+    import random
+    import time
+
+    import httpx
+
+    from judgelab.data.labels import read_labels
+
+    data = write_jsonl(tmp_path / "items.jsonl", [{"id": f"i{k}", "output": f"summary {k}", "scale": [1, 5]}
+                                                  for k in range(150)])
+    labels, port = tmp_path / "labels.jsonl", free_port()
+    args = ["--data", data, "--aspect", "coherence", "--out", labels]
+    acknowledged: dict[str, str] = {}  # answer_id -> annotator
+    stop = threading.Event()
+
+    def annotate(name: str) -> None:
+        base = f"http://127.0.0.1:{port}"
+        while not stop.is_set():
+            try:  # a new session after every restart: the server forgets who was logged in
+                with httpx.Client(base_url=base, headers={"origin": base}, timeout=10) as browser:
+                    page = browser.get("/").text
+                    browser.post("/login", data={"csrf": _fields(page)["csrf"], "name": name})
+                    while not stop.is_set():
+                        form = _fields(browser.get("/").text)
+                        if "item_id" not in form:
+                            return  # done: nothing left for this annotator
+                        answer = browser.post("/answer", data={**form, "value": str(1 + len(acknowledged) % 5)})
+                        if answer.status_code != 303:
+                            break  # the page expired (a restart): log in again
+                        acknowledged[form["answer_id"]] = name
+            except httpx.TransportError:
+                time.sleep(0.05)  # the server is down: try again
+
+    server = AnnotateServer(*args, port=port).start()
+    workers = [threading.Thread(target=annotate, args=(f"annotator-{k}",)) for k in range(4)]
+    for worker in workers:
+        worker.start()
+    rng = random.Random(0)
+    try:
+        for _ in range(10):
+            time.sleep(rng.uniform(0.3, 1.5))
+            assert server.kill(signal.SIGKILL) == -signal.SIGKILL
+            server = AnnotateServer(*args, port=port).start()
+        time.sleep(1.0)
+    finally:
+        stop.set()
+        for worker in workers:
+            worker.join(timeout=60)
+        server.kill(signal.SIGTERM)
+    written = {label.answer_id for label in read_labels(labels)}
+    print(f"{len(acknowledged)} answers acknowledged by {len(workers)} annotators through 10 kill -9s")
+    assert len(acknowledged) > 100
+    assert set(acknowledged) <= written  # not one acknowledged answer lost
+
+
+def _fields(page: str) -> dict[str, str]:
+    return dict(re.findall(r'<input type="hidden" name="(\w+)" value="([^"]*)"', page))

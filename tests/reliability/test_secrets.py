@@ -380,3 +380,60 @@ def test_a_malformed_model_string_is_one_clear_line_without_its_password(tmp_pat
     assert done.returncode == 2, done.stderr
     assert expected in done.stderr and "internal error" not in done.stderr, done.stderr
     assert PASSWORD not in done.stdout + done.stderr
+
+
+
+# ---- issue 50, item 19: a key in the model URL's query, path or fragment ----------------------------------
+URL_KEY_FORMS = {  # the model URL built from the server's base URL -> where the key travels
+    "query": (lambda base: f"{base}?api_key={KEY}", lambda path: path.endswith(f"/v1/chat/completions?api_key={KEY}")),
+    "path": (lambda base: base.replace("/v1", f"/{KEY}/v1"), lambda path: path == f"/{KEY}/v1/chat/completions"),
+    "key-segment": (lambda base: base.replace("/v1", f"/key/{KEY[3:]}/v1"),
+                    lambda path: path == f"/key/{KEY[3:]}/v1/chat/completions"),
+    "fragment": (lambda base: f"{base}#{KEY}", lambda path: path == "/v1/chat/completions"),
+}
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("form", URL_KEY_FORMS)
+def test_a_key_in_the_model_url_is_sent_where_it_belongs_and_stored_nowhere(tmp_path, form):
+    """Before: ``--model http://host/v1?api_key=sk-...`` stored the key in run.json, report.html and the cache
+    (its key and its file), and sent the requests to ``/v1/?api_key=...chat/completions``. Now the query
+    follows each request's path, and wherever judgelab records or prints the URL the key is ``***``."""
+    url, sent_right = URL_KEY_FORMS[form]
+    with HostileServer("ok") as server:
+        done = _judge_cli(tmp_path, url(server.base_url), "--out", str(tmp_path / "run"),
+                          "--save-config", str(tmp_path / "saved.yaml"), env=NO_KEY, model_name=None)
+    assert done.returncode == 0, done.stderr
+    posts = [path for path in server.paths if "chat/completions" in path]
+    assert len(posts) == 3 and all(sent_right(path) for path in posts), server.paths
+    assert all("/models" in path for path in server.paths if path not in posts)  # listed under the same URL
+    secrets_in_url = (KEY, KEY[3:]) if form == "key-segment" else (KEY,)
+    for path in (p for p in tmp_path.rglob("*") if p.is_file() and p.name != "items.jsonl"):
+        assert not any(secret.encode() in path.read_bytes() for secret in secrets_in_url), path
+    assert not any(secret in done.stdout + done.stderr for secret in secrets_in_url)
+    record = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert "***" in record["backend"] and record["backend"].startswith("openai-compatible:http://127.0.0.1:")
+
+
+def test_redact_url_masks_a_key_in_any_part_of_a_url_and_leaves_the_rest():
+    from judgelab.redact import redact, redact_url
+
+    assert redact_url(f"http://h/v1?api_key={KEY}&api-version=2024-06-01") == "http://h/v1?api_key=***&api-version=2024-06-01"
+    assert redact_url("http://h/v1?x-goog-api-key=abc&token=t0k") == "http://h/v1?x-goog-api-key=***&token=***"
+    assert redact_url(f"http://h/{KEY}/v1") == "http://h/***/v1"
+    assert redact_url("http://h/key/abc123/v1") == "http://h/key/***/v1"
+    assert redact_url("http://h/v1#whatever") == "http://h/v1#***"
+    for plain in ("https://x.openai.azure.com/openai/deployments/gpt-4o/?api-version=2024-06-01",
+                  "http://h/serving-endpoints/databricks-meta-llama-3-70b-instruct/invocations", "http://127.0.0.1:8080/v1"):
+        assert redact_url(plain) == plain
+    assert redact("cannot reach http://h/v1/models?api_key=abc&x=1") == "cannot reach http://h/v1/models?api_key=***&x=1"
+
+
+def test_a_key_in_the_url_is_not_sent_in_clear_text_to_another_host(tmp_path):
+    from judgelab.errors import ConfigError
+    from judgelab.llm.backends.openai_compat import protect_credentials
+
+    with pytest.raises(ConfigError, match="refusing to send the API key in clear text"):
+        protect_credentials(f"http://10.0.0.5/v1?api_key={KEY}", None, False)
+    protect_credentials(f"http://127.0.0.1/v1?api_key={KEY}", None, False)  # this machine: fine
+    protect_credentials("http://10.0.0.5/v1?api-version=1", None, False)  # no key: fine

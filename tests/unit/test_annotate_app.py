@@ -410,3 +410,30 @@ def test_text_columns_the_page_would_not_show_are_named_at_start_and_on_the_page
         warnings.filterwarnings("error", message=".*annotate does not show")  # (input_id -> group_id is the loader's)
         task = build_task(with_source, "coherence", tmp_path / "labels.jsonl", annotator="ann")
     assert 'id="unshown"' not in _client(task).get("/").text
+
+
+def test_an_answer_the_full_disk_cut_is_refused_and_nothing_of_it_stays(tmp_path, monkeypatch):
+    """Issue 50, item 16 (os.write made to fail with ENOSPC after 40 bytes; tests/reliability/test_labelling_app.py
+    does it on a real 5 MB tmpfs): the failed write left a partial line and the redirect said saved; once space
+    was back, the next answer was glued onto it and every reader refused the file. Now the answer gets an error
+    page saying the disk is full, the file is as before, and the next answer is written whole."""
+    from tests.doubles import FullDisk
+
+    task = _task(tmp_path, annotator="ann")
+    client = _client(task)
+    assert _answer(client, "2")[0] == 303
+    before = task.out.read_bytes()
+    disk = FullDisk(monkeypatch, tmp_path, free=40)
+    form = _form(client.get("/").text)
+    refused = client.post("/answer", data={**form, "value": "4"}, headers={"origin": ORIGIN}, follow_redirects=False)
+    assert refused.status_code == 507
+    assert "Not saved" in refused.text and "is full" in refused.text and "nothing of this answer" in refused.text
+    assert task.out.read_bytes() == before
+    assert 'name="item_id" value="i1"' in client.get("/").text  # still to be answered
+    disk.free = None  # space is back: the same form again
+    assert client.post("/answer", data={**form, "value": "4"}, headers={"origin": ORIGIN},
+                       follow_redirects=False).status_code == 303
+    assert [(label.item_id, label.value) for label in load_labels(task.out)] == [("i0", 2.0), ("i1", 4.0)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no partial line to drop on a restart
+        assert "2 of 6" in _client(task).get("/").text

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
@@ -139,6 +140,8 @@ _json_value = st.recursive(
     max_leaves=6,
 )
 _finite = st.floats(-MAX_SCORE, MAX_SCORE, width=64)
+# a qid or docid is any text but control characters, which TREC files and the C scorer cannot hold (issue 50)
+_trec_id = st.text(st.characters(exclude_categories=("Cc", "Cs")), min_size=1, max_size=12)
 
 
 @st.composite
@@ -162,7 +165,7 @@ def _items(draw) -> Item:
         data.update(instruction=draw(opt), subset=draw(opt), output_a=draw(_text), output_b=draw(_text),
                     label=draw(st.none() | st.sampled_from(["a", "b", "tie"])))
     else:
-        data.update(qid=draw(_text.filter(bool)), docid=draw(_text.filter(bool)), query=draw(opt),
+        data.update(qid=draw(_trec_id), docid=draw(_trec_id), query=draw(opt),
                     passage=draw(opt), label=draw(st.none() | st.integers(-5, 5)))
     return Item.model_validate(data)
 
@@ -552,3 +555,43 @@ def test_a_field_works_in_tables_and_rejects_what_is_neither_score_nor_label(tmp
     path = _write(tmp_path / "bool.jsonl", "".join(json.dumps(r) + "\n" for r in rows))
     with pytest.raises(DataError, match=r"bool.jsonl:1: field 'prediction.coherence': expected a number"):
         load_judgments(path, field="prediction.coherence")
+
+
+def test_a_write_that_fills_the_disk_leaves_no_partial_line(tmp_path, monkeypatch):
+    """Issue 50, item 16: a write cut by ENOSPC left part of a line, and the next line, once space was back,
+    was glued onto it (a line no reader could read). Now the file is cut back to before the failed write."""
+    from tests.doubles import FullDisk
+
+    path = tmp_path / "judgments.jsonl"
+    out = JsonlAppender(path)
+    out.extend(JUDGMENTS[:2])
+    before = path.read_bytes()
+    disk = FullDisk(monkeypatch, tmp_path, free=10)  # room for 10 bytes of the next line
+    with pytest.raises(OSError) as failed:
+        out.append(JUDGMENTS[2])
+    assert failed.value.errno == errno.ENOSPC
+    assert path.read_bytes() == before
+    disk.free = None  # space is back
+    out.append(JUDGMENTS[3])
+    out.close()
+    assert load_judgments(path) == [*JUDGMENTS[:2], JUDGMENTS[3]]
+
+
+def test_a_partial_tail_the_failed_write_could_not_cut_is_cut_before_the_next(tmp_path, monkeypatch):
+    from tests.doubles import FullDisk
+
+    path = tmp_path / "judgments.jsonl"
+    out = JsonlAppender(path)
+    out.append(JUDGMENTS[0])
+    disk = FullDisk(monkeypatch, tmp_path, free=10)
+    real_truncate = os.ftruncate
+    monkeypatch.setattr(os, "ftruncate", lambda fd, size: (_ for _ in ()).throw(OSError(errno.EIO, "I/O error")))
+    with pytest.raises(OSError):
+        out.append(JUDGMENTS[1])
+    assert not path.read_bytes().endswith(b"\n")  # the part that went out is still there
+    monkeypatch.setattr(os, "ftruncate", real_truncate)
+    disk.free = None
+    with pytest.warns(DataWarning, match="partial last line"):
+        out.append(JUDGMENTS[2])
+    out.close()
+    assert load_judgments(path) == [JUDGMENTS[0], JUDGMENTS[2]]

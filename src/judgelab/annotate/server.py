@@ -40,6 +40,7 @@ from typing import Any
 
 import jinja2
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import FormData
 from starlette.middleware import Middleware
 from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
@@ -146,6 +147,7 @@ class AnnotateApp:
         self.sessions: dict[str, Session] = {}
         self.version = _asset_version()
         self.has_reference = any(item.reference for item in task.items)  # the help lists `r` then
+        self.decided = False  # --until-decided: the answer was printed
 
     # -- sessions -------------------------------------------------------------------------------
 
@@ -189,22 +191,34 @@ class AnnotateApp:
         return route
 
     # -- pages ----------------------------------------------------------------------------------
+    # The pages are plain functions: Starlette runs them in its thread pool, so what one computes
+    # (the store's answers, --until-decided's decision, the template) never holds up the event loop,
+    # which serves the assets and the other annotators meanwhile.
 
-    async def home(self, request: Request) -> Response:
+    def home(self, request: Request) -> Response:
         sid, session, new = self._session(request)
         if session.annotator is None:
             return self._with_cookie(self._login(session), sid, new)
         item = self.store.next_item(session.annotator)
         history = self.store.history(session.annotator)
         if item is None:
+            decision = self.store.decision()
+            self._announce_decided(decision)
             response = self._render("done.html.j2", session, back=len(history) - 1 if history else None,
-                                    progress=self.store.progress(session.annotator), decision=self.store.decision(),
+                                    progress=self.store.progress(session.annotator), decision=decision,
                                     commands=next_commands(self.task))
         else:
             response = self._item_page(session, item, pos=None, back=len(history) - 1 if history else None)
         return self._with_cookie(response, sid, new)
 
-    async def revisit(self, request: Request) -> Response:
+    def _announce_decided(self, decision: Any) -> None:
+        """--until-decided's answer, once, on the terminal that started the server: it names the systems,
+        which the annotators' pages never show."""
+        if decision is not None and decision.decided and not self.decided:
+            self.decided = True
+            print(f"judgelab annotate: decided: {self.task.question.text}? {decision.answer}", flush=True)  # type: ignore[union-attr]
+
+    def revisit(self, request: Request) -> Response:
         """An answered item again (`b`, or a link of the history): its answers are shown; new ones replace them."""
         sid, session, new = self._session(request)
         pos = request.path_params["pos"]
@@ -214,7 +228,7 @@ class AnnotateApp:
         item = self.task.by_id[history[pos]]
         return self._with_cookie(self._item_page(session, item, pos=pos, back=pos - 1 if pos else None), sid, new)
 
-    async def history(self, request: Request) -> Response:
+    def history(self, request: Request) -> Response:
         """Every item this annotator answered, in order, with the answers: each a link to change them (`h`)."""
         sid, session, new = self._session(request)
         if session.annotator is None:
@@ -249,12 +263,29 @@ class AnnotateApp:
                     return _page("message.html.j2", 400, title="Unknown answer", message=message, link="/")
                 values[aspect.name] = _unswapped(choice.value, swapped) if self.task.pairwise else choice.value
         answer_id = str(form.get("answer_id") or "")
-        # Written (and fsynced) before the redirect: once the next page shows, the answer is on disk.
-        # The store's work is a few small writes, so it runs here rather than in a thread.
-        self.store.record(session.annotator, item.id, values, note=str(form.get("note") or "").strip()[:MAX_NOTE],
-                          seconds=_seconds_since(form.get("shown_at")), order=("ba" if swapped else "ab")
-                          if self.task.pairwise else None, answer_id=answer_id if _ANSWER_ID.fullmatch(answer_id) else None)
+        # Written and fsynced before the redirect: once the next page shows, the answer is on disk. In a
+        # thread: an fsync may wait on the disk, and the event loop serves everyone else meanwhile.
+        try:
+            await run_in_threadpool(
+                self.store.record, session.annotator, item.id, values,
+                note=str(form.get("note") or "").strip()[:MAX_NOTE], seconds=_seconds_since(form.get("shown_at")),
+                order=("ba" if swapped else "ab") if self.task.pairwise else None,
+                answer_id=answer_id if _ANSWER_ID.fullmatch(answer_id) else None)
+        except OSError as exc:  # nothing was kept: the file is cut back to before this answer
+            return self._not_saved(exc)
         return RedirectResponse("/", 303)
+
+    def _not_saved(self, exc: OSError) -> Response:
+        """An answer the labels file refused (a full disk, above all): an error page, never a redirect that
+        would tell the browser it was saved. The server's terminal gets the same line."""
+        full = exc.errno in (errno.ENOSPC, errno.EDQUOT)
+        why = (f"the disk holding {self.task.out} is full" if full
+               else f"{self.task.out} cannot be written ({exc.strerror or exc})")
+        print(f"judgelab annotate: an answer was not saved: {why}", file=sys.stderr, flush=True)
+        return _page("message.html.j2", 507 if full else 500, title="Not saved", link="/",
+                     message=f"Not saved: {why}, so nothing of this answer was written. "
+                             f"{'Free some space on it' if full else 'Once that is fixed'}, answer again "
+                             "(go back in the browser: the item is still there).")
 
     @_posted
     async def login(self, session: Session, form: FormData) -> Response:

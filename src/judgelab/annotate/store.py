@@ -22,12 +22,13 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from judgelab.annotate.decision import RunningDecision
 from judgelab.annotate.task import AnnotationTask
 from judgelab.data.io import JsonlAppender
 from judgelab.data.item import Item
 from judgelab.data.labels import Label, read_labels, refuse_unknown_ids
 from judgelab.errors import ConfigError, DataError
-from judgelab.files import open_private
+from judgelab.files import is_unwritable, open_private, unwritable
 
 #: An item served to an annotator is theirs for this long (only items outside the shared overlap
 #: are reserved: two colleagues should not label the same one by accident).
@@ -65,7 +66,8 @@ class LabelStore:
         self._labelled_by: dict[str, set[str]] = {}  # item -> annotators who gave it a label (not just skips)
         self._by_answer_id: dict[tuple[str, str | None], Label] = {}  # (form nonce, aspect) -> the line it wrote
         self._leases: dict[str, tuple[str, float]] = {}  # item -> (annotator, until)
-        self._sequence: list[tuple[str, Value]] = []  # (item, value) of the first aspect, in the order given
+        # --until-decided: the question's decision, moved on by each label of the first aspect as it comes
+        self._decider = RunningDecision(task.question, task.items, task.scale.bounds) if task.question else None
         self._out = JsonlAppender(self.path)  # first: it drops a line a kill cut short
         try:
             existing = read_labels(self.path)
@@ -103,8 +105,8 @@ class LabelStore:
         if label.item_id not in answers:
             self._history.setdefault(annotator, []).append(label.item_id)
         answers.setdefault(label.item_id, {})[label.aspect] = label  # type: ignore[index]
-        if label.aspect == self.task.aspect and not label.skipped and label.value is not None:
-            self._sequence.append((label.item_id, label.value))
+        if self._decider is not None and label.aspect == self.task.aspect and not label.skipped:
+            self._decider.add(label.item_id, label.value)
         owners = self._labelled_by.setdefault(label.item_id, set())
         if any(not a.skipped and a.value is not None for a in answers[label.item_id].values()):
             owners.add(annotator)
@@ -161,14 +163,12 @@ class LabelStore:
         return list(self._answers)
 
     def decision(self):
-        """--until-decided: what the labels given so far say about the task's question (None: no question)."""
-        from judgelab.evaluate.sequential import decide_labels
-
-        if self.task.question is None:
+        """--until-decided: what the labels given so far say about the task's question (None: no question).
+        Made again only after a new label, at a cost that does not grow with the labels (``RunningDecision``)."""
+        if self._decider is None:
             return None
         with self._lock:
-            given = list(self._sequence)
-        return decide_labels(self.task.question, self.task.items, given, self.task.scale.bounds)
+            return self._decider.decision()
 
     # -- what comes next ------------------------------------------------------------------------
 
@@ -238,6 +238,8 @@ def lock_labels(path: Path) -> int:
     try:
         fd = open_private(path, os.O_RDONLY)
     except OSError as exc:
+        if is_unwritable(exc):
+            raise unwritable(path, exc, "give --out a place that can be written") from None
         raise ConfigError(f"{path}: cannot open the labels file ({exc.strerror})") from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

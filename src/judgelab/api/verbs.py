@@ -23,11 +23,12 @@ JUDGE_OPTIONS = ("family", "task", "criteria", "strategy", "score", "samples", "
                  "likelihood_of")
 
 
-def load(data: Any, *, source: str | None = None) -> Dataset | Source:
+def load(data: Any, *, source: str | None = None, partial: bool = False) -> Dataset | Source:
     """Items from a file (JSONL, JSON, CSV, TSV, Parquet, optionally gzipped), a DataFrame or a list of
     dicts: a :class:`~judgelab.data.Dataset`. Another tool's output (``source``: inspect, promptfoo, lm-eval,
     deepeval, alpaca-eval, arena-hard, mt-bench; detected from the file when None): a :class:`Source`,
-    its ``items`` and the ``judgments`` the tool's judges gave, which every other verb takes as data."""
+    its ``items`` and the ``judgments`` the tool's judges gave, which every other verb takes as data.
+    ``partial``: read a run that did not finish (an Inspect log stopped mid-way) as far as it got."""
     from judgelab.data.given import as_items, is_path
     from judgelab.data.sources import detect_source, read_source
 
@@ -39,7 +40,7 @@ def load(data: Any, *, source: str | None = None) -> Dataset | Source:
         raise TypeError(f"source={source!r} reads that tool's output file: give its path")
     from judgelab.api.results import Source, wrap
 
-    read = read_source(data, source)
+    read = read_source(data, source, partial=partial)
     _warn(read.source, read.notes)
     return wrap(Source, read)
 
@@ -114,7 +115,7 @@ def meta(data: Any, judgments: Any = None, *, source: str | None = None, aspect:
         from judgelab.report import check_meta_folder
 
         check_meta_folder(out)  # before the statistics: a refused folder costs nothing
-    items, judged = _inputs(data, judgments, source, field)
+    items, judged, source = _inputs(data, judgments, source, field)
     if human is not None:
         from judgelab.data.labels import labels_aspect, load_labels, with_human_labels
 
@@ -171,7 +172,7 @@ def evaluate(data: Any, judgments: Any = None, *, source: str | None = None, asp
         from judgelab.report.systems import check_systems_folder
 
         check_systems_folder(out)
-    items, judged = _inputs(data, judgments, source, field)
+    items, judged, source = _inputs(data, judgments, source, field)
     labels, aspect = _human(human, items, aspect)
     ids, sample_file = _human_ids(human_ids)
     report = run_evaluate(items, judged, aspect=aspect, judge=judge, human=labels, human_ids=ids, sample=sample_file,
@@ -203,7 +204,7 @@ def compare(data: Any, judgments: Any = None, *, baseline: str, candidate: str, 
     from judgelab.api.results import Comparison, wrap
     from judgelab.evaluate.two_systems import compare_systems
 
-    items, judged = _inputs(data, judgments, source, field)
+    items, judged, _ = _inputs(data, judgments, source, field)
     labels, aspect = _human(human, items, aspect)
     ids, sample_file = _human_ids(human_ids)
     result = compare_systems(items, judged, baseline=baseline, candidate=candidate, margin=margin, alpha=alpha,
@@ -250,7 +251,7 @@ def audit(data: Any, judgments: Any = None, *, source: str | None = None, field:
                           "the data is another tool's output")
     verdicts = None
     if source is not None or isinstance(data, SourceData):
-        items, judged = _inputs(data, None, source, None)
+        items, judged, _ = _inputs(data, None, source, None)
         comparisons = comparisons_of(items)
         if judgments is None:
             verdicts = verdicts_of(judged, judge, _named(data))
@@ -302,13 +303,13 @@ def sample(data: Any, budget: float, *, judgments: Any = None, aspect: str | Non
 
 # -- glue the verbs share ---------------------------------------------------------------------------------
 def _inputs(data: Any, judgments: Any, source: str | None, field: str | None):
-    """Items and verdicts as the commands read them (judgelab.data.sources.read_inputs); a reader's notes
-    become warnings."""
+    """Items and verdicts as the commands read them (judgelab.data.sources.read_inputs), and the tool whose
+    output they were (as named, or detected); a reader's notes become warnings."""
     from judgelab.data.sources import read_inputs
 
     inputs = read_inputs(data, judgments, source, field=field)
     _warn(inputs.source, inputs.notes)
-    return inputs.items, inputs.judgments
+    return inputs.items, inputs.judgments, inputs.source
 
 
 def _warn(source: str | None, notes: Iterable[str]) -> None:

@@ -29,10 +29,12 @@ class DataConsole(Console):
     """A console that prints data as written: no ``:emoji:`` shortcodes (a file named ``:thumbs_up:.jsonl``
     is not "👍.jsonl", a system named ``:white_check_mark: PASS`` no check mark), and control characters
     from data (a system named ``\\x1b[2J``) shown as escapes instead of moving the terminal's cursor.
-    Every string printed, table cells and titles included, goes through ``render_str``."""
+    Every string printed, table cells and titles included, goes through ``render_str``. Nor does it highlight:
+    rich's highlighter runs regular expressions over every line, and on a 200,000-character system name one
+    of them backtracked for more than ten minutes (and it colours numbers inside names as if they were data)."""
 
     def __init__(self, **options: Any):
-        super().__init__(emoji=False, **options)
+        super().__init__(emoji=False, highlight=False, **options)
 
     def render_str(self, text: str, **options: Any) -> Text:
         return super().render_str(printable(text, keep="\n\t"), **options)
@@ -148,16 +150,19 @@ def human_labelled(items: list[Item], human: Path | None, aspect: str | None, *,
 
 FROM_HELP = ("The tool that wrote --data: inspect, promptfoo, lm-eval, deepeval, alpaca-eval, arena-hard, mt-bench (its items "
              "and judgments are read from it; docs/sources.md). Detected from the file when --judgments is not given.")
+PARTIAL_HELP = ("Read a run that did not finish (an Inspect log stopped mid-way, or ended in an error) as far as it "
+                "got; without it such a run is refused, saying how many samples it holds.")
 
 
-def read_inputs(data: Path, judgments: Path | None, source: str | None, *, field: str | None = None):
+def read_inputs(data: Path, judgments: Path | None, source: str | None, *, field: str | None = None,
+                partial: bool = False):
     """The items and the judge's verdicts of --data, --judgments and --from, for every command that reads
     them (:func:`judgelab.data.sources.read_inputs`). What a reader left out or kept without a value goes to stderr."""
     from rich.markup import escape
 
     from judgelab.data.sources import read_inputs as read
 
-    inputs = read(data, judgments, source, field=field)
+    inputs = read(data, judgments, source, field=field, partial=partial)
     for note in inputs.notes:  # a path may hold [brackets]: printed as written, not as markup
         err_console.print(f"[yellow]{inputs.source}[/]: {escape(note)}", soft_wrap=True)
     return inputs.items, inputs.judgments

@@ -10,7 +10,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from judgelab.commands._common import CONCURRENCY_HELP, FROM_HELP, TIMEOUT_HELP
+from judgelab.commands._common import CONCURRENCY_HELP, FROM_HELP, PARTIAL_HELP, TIMEOUT_HELP
 from judgelab.commands._numbers import checked
 from judgelab.errors import ConfigError
 
@@ -26,6 +26,7 @@ def audit(
     judgments: Annotated[Path | None, typer.Option(
         "--judgments", "-j", help="The judge's verdicts: a run folder or judgments file (JSON lines).")] = None,
     source: Annotated[str | None, typer.Option("--from", help=FROM_HELP)] = None,
+    partial: Annotated[bool, typer.Option("--partial", help=PARTIAL_HELP)] = False,
     field: Annotated[str | None, typer.Option(
         "--field", help="Where each row keeps the verdict, for published outputs (e.g. prediction, "
         "prediction.swap_false). Default: extra.verdicts of a pairwise run, else label.")] = None,
@@ -83,7 +84,7 @@ def audit(
     probes = probe_names(probe, "--probe")
     verdicts = None
     if source is not None:
-        comparisons, verdicts = _source_inputs(data, judgments, source, field, swapped_field, judge)
+        comparisons, verdicts = _source_inputs(data, judgments, source, field, swapped_field, judge, partial)
     else:
         comparisons = read_comparisons(data)
     if human is not None:
@@ -118,13 +119,16 @@ def audit(
         console.print(_probe_table(probe_results, confidence))
 
 
-def _source_inputs(data, judgments, source, field, swapped_field, judge):
+def _source_inputs(data, judgments, source, field, swapped_field, judge, partial=False):
     """Another tool's comparisons and its judge's verdicts (both orders where it judged both); with
     --judgments, that file's verdicts on the tool's comparisons."""
     from judgelab.audit.inputs import comparisons_of, read_verdicts, verdicts_of
     from judgelab.commands._common import read_inputs
 
-    items, judged = read_inputs(data, None, source)
+    if judgments is None and (field or swapped_field):
+        raise ConfigError(f"--field and --swapped-field say where a judgments file keeps its verdicts; {source} "
+                          "output has none to read that way: choose among its judges with --judge")
+    items, judged = read_inputs(data, None, source, partial=partial)
     comparisons = comparisons_of(items)
     if judgments is not None:
         return comparisons, read_verdicts(judgments, field=field, swapped_field=swapped_field, judge=judge)

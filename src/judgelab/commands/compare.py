@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from judgelab.commands._numbers import checked
+from judgelab.commands._numbers import checked, one_of
 from judgelab.commands.evaluate import (
     CALIBRATION_HELP,
     Aspect,
@@ -45,7 +45,7 @@ def compare(
         "--margin", callback=checked("NonNegative"), help="How much worse the candidate may be, on the score's scale: fail only when the interval "
                          "lies beyond it.")] = 0.0,
     alpha: Annotated[float, typer.Option(
-        "--alpha", callback=checked("Coverage"), help="1 - the interval's coverage; a false alarm (fail with no real regression) has "
+        "--alpha", callback=checked("ErrorRate"), help="1 - the interval's coverage; a false alarm (fail with no real regression) has "
                         "probability at most alpha/2.")] = 0.05,
     higher_is_better: Annotated[bool, typer.Option(
         "--higher-is-better/--lower-is-better", help="Which direction of the score is good.")] = True,
@@ -63,7 +63,8 @@ def compare(
     human_ids: HumanIds = None,
     calibration: Annotated[str, typer.Option("--calibration", help=CALIBRATION_HELP)] = "auto",
     target: Annotated[str, typer.Option(
-        "--target", help="'population': new inputs like these; 'items': exactly these inputs.")] = "population",
+        "--target", callback=one_of("population", "items"),
+        help="'population': new inputs like these; 'items': exactly these inputs.")] = "population",
     bootstrap: Annotated[int, typer.Option("--bootstrap", callback=checked("Resamples"), help="Bootstrap resamples for the judge-only interval.")
     ] = 1000,
     seed: Seed = 0,

@@ -11,9 +11,9 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
-from judgelab.commands._common import FROM_HELP
+from judgelab.commands._common import FROM_HELP, PARTIAL_HELP
 from judgelab.commands._ids import ids_file
-from judgelab.commands._numbers import checked
+from judgelab.commands._numbers import checked, one_of
 from judgelab.errors import ConfigError
 from judgelab.printable import printable
 
@@ -56,10 +56,11 @@ Unjudged = Annotated[str, typer.Option(
     "--unjudged", help="Documents no qrels label: 'condense' (score runs on their judged documents) or 'nonrelevant'.")]
 Seed = Annotated[int, typer.Option("--seed", callback=checked("Seed"), help="Seed of the bootstrap, the folds and the draw.")]
 From = Annotated[str | None, typer.Option("--from", help=FROM_HELP)]
+Partial = Annotated[bool, typer.Option("--partial", help=PARTIAL_HELP)]
 
 
 def _load(data: Path, judgments: Path | None, human: Path | None, human_ids: str | None, aspect: str | None,
-          field: str | None = None, source: str | None = None, needs_judgments: bool = False):
+          field: str | None = None, source: str | None = None, needs_judgments: bool = False, partial: bool = False):
     """Items, judgments, human labels (with --human), the ids whose labels count, the sample file, and the
     aspect: --aspect, else the one aspect the labels file names (several: an error asking for --aspect)."""
     from judgelab.commands._common import read_inputs
@@ -70,7 +71,7 @@ def _load(data: Path, judgments: Path | None, human: Path | None, human_ids: str
 
         items, judged = load_items(data), []
     else:
-        items, judged = read_inputs(data, judgments, source, field=field)
+        items, judged = read_inputs(data, judgments, source, field=field, partial=partial)
     sample_file = None
     ids: Any = None
     if human_ids == ALL:
@@ -91,6 +92,7 @@ def evaluate(
     data: Data,
     judgments_given: JudgmentsFiles = None,
     source: From = None,
+    partial: Partial = False,
     aspect: Aspect = None,
     judge_given: JudgeNames = None,
     field: Field = None,
@@ -101,7 +103,8 @@ def evaluate(
     unjudged: Unjudged = "condense",
     calibration: Annotated[str, typer.Option("--calibration", help=CALIBRATION_HELP)] = "auto",
     target: Annotated[str, typer.Option(
-        "--target", help="'population': new sources like these; 'items': exactly these items.")] = "population",
+        "--target", callback=one_of("population", "items"),
+        help="'population': new sources like these; 'items': exactly these items.")] = "population",
     variance: Annotated[str, typer.Option(
         "--variance", help="Each 'system' its own variance (default), or one 'pooled' across systems (intervals "
                            "that hold on average over systems, not for each; with --intervals t).")] = "system",
@@ -169,8 +172,12 @@ def evaluate(
         from judgelab.report.systems import check_systems_folder
 
         check_systems_folder(out)
+    if source is None and judgments is None:  # run.json records the tool detected
+        from judgelab.data.sources import detect_source
+
+        source = detect_source(data)
     items, judged, labels, ids, sample_file, aspect = _load(data, judgments, human, human_ids, aspect, field, source,
-                                                            needs_judgments=True)
+                                                            needs_judgments=True, partial=partial)
     report = run_evaluate(items, judged, aspect=aspect, judge=judge, human=labels, human_ids=ids, sample=sample_file,
                           runs=runs, measure=measure, unjudged=unjudged, calibration=calibration, target=target,
                           variance=variance, n_resamples=bootstrap, seed=seed, confidence=confidence,

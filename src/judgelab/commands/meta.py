@@ -11,7 +11,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from judgelab.commands._common import FROM_HELP, HUMAN_HELP
+from judgelab.commands._common import FROM_HELP, HUMAN_HELP, PARTIAL_HELP
 from judgelab.commands._numbers import checked
 from judgelab.errors import ConfigError
 from judgelab.printable import printable
@@ -28,6 +28,7 @@ def meta(
     judgments: Annotated[Path | None, typer.Option(
         "--judgments", "-j", help="Judgments: a run folder, its judgments.jsonl, or any file with item_id and score/label.")] = None,
     source: Annotated[str | None, typer.Option("--from", help=FROM_HELP)] = None,
+    partial: Annotated[bool, typer.Option("--partial", help=PARTIAL_HELP)] = False,
     aspect: Annotated[str | None, typer.Option(
         "--aspect", "-a", help="Human score to compare with (default: the only one).")] = None,
     preset: Annotated[str | None, typer.Option("--preset", "-p", help=PRESET_HELP)] = None,
@@ -79,7 +80,11 @@ def meta(
     levels = [part.strip() for part in level.split(",") if part.strip()] if level else None
     if (baseline_field or baseline_judge) and baseline is None:
         raise ConfigError("--baseline-field and --baseline-judge describe the --baseline file: give --baseline too")
-    items, judged = read_inputs(data, judgments, source, field=field)
+    if source is None and judgments is None:  # run.json records the tool detected
+        from judgelab.data.sources import detect_source
+
+        source = detect_source(data)
+    items, judged = read_inputs(data, judgments, source, field=field, partial=partial)
     human_section = None
     if human is not None:
         items, aspect, human_section = _with_human(list(items), human, aspect, seed)

@@ -39,7 +39,7 @@ from judgelab.data.fields import naming_warning, rename_hint
 from judgelab.data.item import Item, ItemKind
 from judgelab.data.judgment import Judgment
 from judgelab.errors import ConfigError, DataError, DataWarning
-from judgelab.files import open_private, regular_file, within_bound, write_atomic
+from judgelab.files import JsonBudget, open_private, regular_file, within_bound, write_atomic
 from judgelab.limits import max_input_bytes, over_limit
 
 if TYPE_CHECKING:
@@ -257,6 +257,7 @@ def iter_jsonl(path: PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise DataError(f"bad JSON ({exc})", where, line_number) from None
+        JsonBudget().spend(text, where, line_number)  # a streamed line is judged, then let go
         record = _json_value(text, where, line_number)
         if not isinstance(record, dict):
             raise DataError("expected a JSON object (one record per line)", where, line_number)
@@ -299,6 +300,11 @@ class JsonlAppender:
     line followed by ``fsync``, so a crash loses at most the line being written. Reopening
     a file whose last line was cut short drops that fragment with a ``DataWarning``.
 
+    A write that fails (a full disk: ``ENOSPC`` after part of the lines went out, or an ``fsync``
+    that fails) raises its ``OSError`` with the file cut back to where it was: no partial line is
+    left for the next write to be glued onto. Should the cut itself fail, the next write cuts the
+    partial tail first (``_drop_partial_tail``). One writer per file (each user locks its file).
+
     >>> with JsonlAppender("run/judgments.jsonl") as out:    # doctest: +SKIP
     ...     out.append(judgment)
     """
@@ -310,6 +316,7 @@ class JsonlAppender:
         self.fsync = fsync
         self.dropped_bytes = self._drop_partial_tail()
         self._lock = threading.Lock()
+        self._torn = False  # a failed write may have left part of a line: cut it before the next one
         created = not self.path.exists()
         self._fd: int | None = open_private(self.path, os.O_WRONLY | os.O_APPEND)  # owner only, folder too
         if created and fsync:
@@ -330,11 +337,32 @@ class JsonlAppender:
         with self._lock:
             if self._fd is None:
                 raise ValueError(f"{self.path} is closed")
-            view = memoryview(payload)
-            while view:
-                view = view[os.write(self._fd, view):]
-            if self.fsync:
-                os.fsync(self._fd)
+            if self._torn:
+                self._drop_partial_tail()
+                self._torn = False
+            size = os.fstat(self._fd).st_size
+            try:
+                self._write(payload)
+            except OSError as exc:
+                self._cut_back(size)
+                exc.filename = exc.filename or str(self.path)
+                raise
+
+    def _write(self, payload: bytes) -> None:
+        view = memoryview(payload)
+        while view:
+            view = view[os.write(self._fd, view):]  # type: ignore[arg-type]
+        if self.fsync:
+            os.fsync(self._fd)  # type: ignore[arg-type]
+
+    def _cut_back(self, size: int) -> None:
+        """After a failed write: the file as it was before it (truncating frees space, so it works on a
+        full disk), else a note to cut the partial tail before the next write."""
+        try:
+            os.ftruncate(self._fd, size)  # type: ignore[arg-type]
+            os.fsync(self._fd)  # type: ignore[arg-type]
+        except OSError:
+            self._torn = True
 
     def close(self) -> None:
         with self._lock:
@@ -411,7 +439,8 @@ def _open_rows(source: Any, schema: _Schema, *, verdict_at: str | None = None
     data = _read_bytes(path, where, gz)
     if fmt in ("csv", "tsv"):
         delimiter = "\t" if fmt == "tsv" else ","
-        rows = ((line, _from_cells(cells, schema, where, line, typed=False))
+        budget = JsonBudget()  # the JSON cells of one file share its bound
+        rows = ((line, _from_cells(cells, schema, where, line, typed=False, budget=budget))
                 for line, cells in _csv_rows(data, where, delimiter, schema, check=check))
         return where, rows, name
     heads = (*schema.flat, "extra")
@@ -503,6 +532,7 @@ def _unpacked(path: Path, where: str, bound: int) -> bytes:
 
 
 def _json_rows(data: bytes, where: str, *, array_ok: bool) -> Iterator[tuple[int, Any]]:
+    JsonBudget().spend(data, where)  # the file is read whole and its rows kept: one count for all of them
     if array_ok and data.lstrip()[:1] == b"[":
         yield from _json_array_rows(data, where)
         return
@@ -680,8 +710,9 @@ def _parquet_rows(path: Path, schema: _Schema, where: str, *, check: bool = Fals
         raise DataError(f"not a readable Parquet file ({err})", where) from None
     if check and table.num_rows:
         _require_verdict(table.column_names, where, None, _field_hint(dict.fromkeys(table.column_names)))
+    budget = JsonBudget()  # the JSON cells of one file share its bound
     for row, cells in enumerate(table.to_pylist(), start=1):
-        yield row, _from_cells(cells, schema, where, row, typed=True)
+        yield row, _from_cells(cells, schema, where, row, typed=True, budget=budget)
 
 
 def _frame_records(frame: pd.DataFrame) -> list[dict[str, Any]]:
@@ -693,8 +724,8 @@ def _frame_records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     return frame.to_dict("records")
 
 
-def _from_cells(cells: Mapping[str, Any], schema: _Schema, where: str, line: int, *, typed: bool
-                ) -> dict[str, Any]:
+def _from_cells(cells: Mapping[str, Any], schema: _Schema, where: str, line: int, *, typed: bool,
+                budget: JsonBudget | None = None) -> dict[str, Any]:
     """A tabular row -> the nested record the model validates. Empty cells are left out."""
     record: dict[str, Any] = {}
     nested = schema.flat + schema.json_cells
@@ -703,6 +734,7 @@ def _from_cells(cells: Mapping[str, Any], schema: _Schema, where: str, line: int
         if value is None:
             continue
         if column in nested and isinstance(value, str):
+            (budget or JsonBudget()).spend(value, where, line, column)
             try:
                 record[column] = json.loads(value)
             except json.JSONDecodeError as err:

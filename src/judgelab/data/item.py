@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import unicodedata
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
@@ -115,6 +116,14 @@ class Item(BaseModel):
             return str(value)
         if isinstance(value, float) and value.is_integer():
             return str(int(value))
+        return value
+
+    @field_validator("qid", "docid")
+    @classmethod
+    def _plain_trec_id(cls, value: str | None) -> str | None:
+        # a TREC id goes to the C scorer (ir_measures), where a NUL would end it: "d1\0x" scored as "d1"
+        if value is not None and any(unicodedata.category(ch) == "Cc" for ch in value):
+            raise ValueError(f"{value!r} holds a control character; TREC ids are plain text")
         return value
 
     @field_validator("scale")

@@ -59,11 +59,25 @@ def write_qrels(judgments: Iterable[Judgment], items: Sequence[Item], path: str 
     return QrelsWritten(path, len(qrels), skipped)
 
 
+def unfit_id(text: str) -> bool:
+    """Does a qid or docid hold what a TREC file or the scorer cannot: white space (the columns' separator)
+    or a control character (a NUL ends a C string, so the C scorer ir_measures runs would read ``d1\\0x``
+    as ``d1``)?"""
+    return any(ch.isspace() or unicodedata.category(ch) == "Cc" for ch in text)
+
+
+def check_ids(qid: str, docid: str, path: str | Path, line: int) -> None:
+    """A DataError naming the file and line when a qid or docid read from it is ``unfit_id``."""
+    for name, value in (("qid", qid), ("docid", docid)):
+        if unfit_id(value):
+            raise DataError(f"{name} {value!r} holds a control character; TREC ids are plain text", path, line, name)
+
+
 def _one_label_per_pair(qrels: list[ir_measures.Qrel]) -> list[ir_measures.Qrel]:
     """The qrels once each, checked: ids a qrels line can hold, and one label per (qid, docid)."""
     kept: dict[tuple[str, str], ir_measures.Qrel] = {}
     for qrel in qrels:
-        if any(ch.isspace() or unicodedata.category(ch) == "Cc" for ch in qrel.query_id + qrel.doc_id):
+        if unfit_id(qrel.query_id + qrel.doc_id):
             raise DataError(f"qid {qrel.query_id!r} / docid {qrel.doc_id!r} contains whitespace or a control "
                             "character; TREC qrels columns are space-separated text")
         pair = (qrel.query_id, qrel.doc_id)
@@ -89,5 +103,6 @@ def read_qrels(path: str | Path) -> list[ir_measures.Qrel]:
             label = int(parts[3])
         except ValueError:
             raise DataError(f"label {parts[3]!r} is not an integer", path=path, line=number, field="label") from None
+        check_ids(parts[0], parts[2], path, number)
         qrels.append(ir_measures.Qrel(parts[0], parts[2], label))
     return qrels

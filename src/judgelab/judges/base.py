@@ -24,6 +24,7 @@ from pydantic import (
     SerializerFunctionWrapHandler,
     ValidationError,
     ValidationInfo,
+    field_serializer,
     field_validator,
     model_serializer,
 )
@@ -36,6 +37,7 @@ from judgelab.llm.client import Client
 from judgelab.llm.location import check_server_url
 from judgelab.llm.types import Completion, Request, Usage
 from judgelab.parse import parse_questions
+from judgelab.redact import redact_url
 
 if TYPE_CHECKING:
     from judgelab.judges.contract import ContractExample
@@ -120,6 +122,12 @@ class JudgeConfig(BaseModel):
             except ConfigError as exc:
                 raise ValueError(str(exc)) from None
         return model
+
+    @field_serializer("model")
+    def _model_without_secret(self, model: str | None) -> str | None:
+        """A server URL as it is recorded (``redact_url``): a key in its query, path or fragment is masked
+        in every saved config, run.json and report (the run itself uses the URL as given)."""
+        return redact_url(model) if model and model.startswith(("http://", "https://")) else model
 
     @model_serializer(mode="wrap")
     def _dump_without_late_defaults(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:

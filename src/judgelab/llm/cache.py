@@ -4,18 +4,25 @@ Written with the standard library's sqlite3 rather than diskcache because we nee
 lookups (one query for hundreds of keys, which is what makes cache-served reruns fast) and
 exact control of durability. WAL mode with synchronous=NORMAL survives a killed process:
 every completion committed before the kill is there on the next run, so it is never paid twice.
+
+A reply the database cannot take (its disk is full, or read-only) is held in memory, served to
+any later lookup, and written with the next reply that can be: ``put`` raises a ``StorageError``
+naming the file and its disk, and the client stops the run once the calls in flight have ended.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gc
+import sqlite3
 import threading
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from judgelab.files import open_sqlite
+from judgelab.errors import StorageError
+from judgelab.files import is_unwritable, open_sqlite, unwritable
 from judgelab.llm.types import Completion
 
 # A rowid table: batch lookups read the (small) key index and then whole rows, which measured
@@ -30,6 +37,7 @@ CREATE TABLE IF NOT EXISTS calls (
 );
 """
 _BATCH = 500  # keys per IN (...) query: well under SQLite's variable limit
+_INSERT = "INSERT OR REPLACE INTO calls (key, backend, created, request, completion) VALUES (?, ?, ?, ?, ?)"
 
 
 @contextmanager
@@ -58,13 +66,12 @@ class CompletionCache:
         # Prompts and replies are the user's data: the file (and the -wal/-shm files SQLite gives
         # the same mode) is readable by its owner only, in a folder made 0700 if it was missing.
         self._lock = threading.Lock()
+        self._unsaved: dict[str, tuple[str, str, float, str, str]] = {}  # key -> a row the disk refused
         self._db = open_sqlite(self.path, _SCHEMA, "SELECT key, backend, created, request, completion FROM calls LIMIT 0",
                                "completion cache")
 
     def get(self, key: str) -> Completion | None:
-        with self._lock:
-            row = self._db.execute("SELECT completion FROM calls WHERE key = ?", (key,)).fetchone()
-        return Completion.model_validate_json(row[0]) if row else None
+        return self.get_many([key]).get(key)
 
     def get_many(self, keys: Iterable[str]) -> dict[str, Completion]:
         keys = list(keys)
@@ -78,15 +85,35 @@ class CompletionCache:
                 ).fetchall()
                 for key, payload in rows:
                     found[key] = Completion.model_validate_json(payload)
+            for key in set(keys) & self._unsaved.keys():
+                found[key] = Completion.model_validate_json(self._unsaved[key][4])
         return found
 
     def put(self, key: str, backend: str, request_json: str, completion: Completion) -> None:
+        """Store a reply. Raises ``StorageError`` when the disk refuses it: the reply is then held in memory
+        (served by lookups) and written with the next ``put`` that succeeds, or on ``close``."""
         payload = completion.model_dump_json(exclude={"cached"})
         with self._lock:
-            self._db.execute(
-                "INSERT OR REPLACE INTO calls (key, backend, created, request, completion) VALUES (?, ?, ?, ?, ?)",
-                (key, backend, time.time(), request_json, payload),
-            )
+            self._unsaved[key] = (key, backend, time.time(), request_json, payload)
+            self._write_unsaved()
+
+    @property
+    def unsaved(self) -> int:
+        """Replies held in memory: the disk refused them."""
+        return len(self._unsaved)
+
+    def _write_unsaved(self) -> None:
+        for key, row in list(self._unsaved.items()):
+            try:
+                self._db.execute(_INSERT, row)
+            except sqlite3.DatabaseError as exc:
+                if not is_unwritable(exc):
+                    raise
+                held = len(self._unsaved)
+                raise unwritable(self.path, exc, f"{held} repl{'y' if held == 1 else 'ies'} could not be cached, so no "
+                                 "new call was started; free some space there (or give another --cache-path) and "
+                                 "rerun the same command: what was judged or cached is not paid again") from None
+            del self._unsaved[key]
 
     def __len__(self) -> int:
         with self._lock:
@@ -94,6 +121,9 @@ class CompletionCache:
 
     def close(self) -> None:
         with self._lock:
+            if self._unsaved:  # a last try: the space may be back
+                with contextlib.suppress(StorageError):
+                    self._write_unsaved()
             self._db.close()
 
     def __enter__(self) -> CompletionCache:

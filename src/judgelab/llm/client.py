@@ -5,7 +5,9 @@ back-off (honouring Retry-After), all within the call's deadline -> backend -> c
 
 Ctrl-C (or SIGTERM, which the CLI turns into the same KeyboardInterrupt) lets the calls the backend
 is already working on finish, up to ``interrupt_grace`` seconds, so their replies reach the cache:
-a call already paid for is not paid again on the rerun.
+a call already paid for is not paid again on the rerun. ``halt`` stops a run the same way for what it
+cannot go on without (a full disk under the cache or the run folder): the attempts running finish, no
+new one starts, and the calls left raise the error.
 
 The client owns a private event loop on a background thread. Backends (the openai async
 client, the embedded model's worker thread) are bound to that loop, so the same client works
@@ -28,7 +30,7 @@ from typing import Any, TypeVar
 from aiolimiter import AsyncLimiter
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
 
-from judgelab.errors import BackendError, CapabilityError, JudgelabError, RequestError
+from judgelab.errors import BackendError, CapabilityError, JudgelabError, RequestError, StorageError
 from judgelab.limits import max_input_bytes, over_limit
 from judgelab.llm.backends.base import Backend, MalformedReplyError, TransientBackendError
 from judgelab.llm.cache import CompletionCache, gc_paused
@@ -96,6 +98,7 @@ class Client:
         self._start_lock = threading.Lock()
         self._missed_deadlines = 0  # calls in a row that missed their deadline
         self._stopping = threading.Event()  # set by Ctrl-C: no new attempt starts
+        self._halted: JudgelabError | None = None  # set by ``halt``: the run stops once the attempts running end
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="judgelab-llm", daemon=True)
         self._thread.start()
@@ -130,6 +133,13 @@ class Client:
     async def acomplete_all(self, requests: Sequence[Request], on_done: OnDone | None = None,
                             errors: str = "raise") -> list[list[Completion]]:
         return await self._await_on_loop(self._complete_many(list(requests), on_done, errors))
+
+    def halt(self, error: JudgelabError) -> None:
+        """Stop paying for calls, keeping those already paid for: no new attempt starts, the attempts
+        running finish (their replies reach the cache and the caller), then every call waiting raises
+        ``error``. For what the run cannot go on without, such as a disk to write its results on (a
+        call cancelled in flight was paid for all the same, and a rerun would pay it again)."""
+        self._halted = self._halted or error
 
     def check(self, request: Request) -> None:
         """Raise CapabilityError if the backend cannot serve ``request`` as asked (no silent fallback)."""
@@ -296,7 +306,10 @@ class Client:
             completion = await self._call_with_retries(request, sample_index)
             self._missed_deadlines = 0
             if self.cache is not None:
-                self.cache.put(key, self.backend.identity, request.canonical_json(), completion)
+                try:
+                    self.cache.put(key, self.backend.identity, request.canonical_json(), completion)
+                except StorageError as exc:  # held in memory by the cache: the caller still gets the reply
+                    self.halt(exc)
             self._account(completion)
             future.set_result(completion)
             return completion
@@ -332,6 +345,10 @@ class Client:
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def _attempt(self, deadline: _Deadline, request: Request, sample_index: int) -> Completion:
+        if self._halted is not None:
+            while self._attempts_running:  # let every attempt paid for end first: cancelling loses it
+                await asyncio.sleep(0.01)
+            raise self._halted
         with self._start_lock:
             stopping = self._stopping.is_set()
             self._attempts_running += not stopping

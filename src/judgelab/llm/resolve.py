@@ -25,7 +25,7 @@ from judgelab.llm.location import check_server_url, mask_userinfo, trusts_proxy_
 from judgelab.llm.models import DEFAULT_MODEL, MODEL_STRING_HELP, PRESETS, judgelab_home
 from judgelab.llm.pricing import Price
 from judgelab.llm.replies import bound_replies
-from judgelab.redact import redact_known
+from judgelab.redact import redact_known, redact_url
 
 SERVER_PREFIXES = ("openai:", "http://", "https://")  # model strings that name a server
 
@@ -85,7 +85,7 @@ _NAMES_SHOWN = 10  # of a server's models, when it serves several
 def _only_served_model(base_url: str, api_key: str | None, deadline: float) -> str:
     """Without --model-name, ask the server; fine when it serves exactly one model. The names are what
     the server says, so any known secret it echoed into them is masked (they end up in identities)."""
-    where = base_url
+    where = redact_url(base_url)
     try:
         names = [redact_known(str(name)) for name in _served_models(base_url, api_key, deadline)]
     except asyncio.TimeoutError:  # not the builtin TimeoutError before Python 3.11
@@ -102,11 +102,15 @@ def _only_served_model(base_url: str, api_key: str | None, deadline: float) -> s
 def _served_models(base_url: str, api_key: str | None, deadline: float) -> list[str]:
     """GET /models under one deadline for the whole answer (httpx's timeouts bound each read only),
     on an event loop of its own in a thread of its own: the caller may be running a loop (a notebook)."""
+    from judgelab.llm.backends.openai_compat import split_base_url
+
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    root, query = split_base_url(base_url)
 
     async def get() -> list[str]:
         async with bound_replies(httpx.AsyncClient(timeout=deadline, trust_env=trusts_proxy_settings(base_url))) as http:
-            response = await asyncio.wait_for(http.get(f"{base_url}/models", headers=headers), deadline)
+            request = http.get(f"{root.rstrip('/')}/models", headers=headers, params=query)  # type: ignore[union-attr]
+            response = await asyncio.wait_for(request, deadline)
         response.raise_for_status()
         return [entry["id"] for entry in response.json().get("data", [])]
 

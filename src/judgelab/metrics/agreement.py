@@ -106,8 +106,11 @@ def _statistics(tables: np.ndarray, labels: np.ndarray, level: AlphaLevel, cuts:
 def _reference_values(human, judge, level: AlphaLevel, cuts: list) -> list[float]:
     from sklearn.metrics import accuracy_score, cohen_kappa_score  # slow import: only when used
 
-    values = [accuracy_score(human, judge), cohen_kappa_score(human, judge)]
-    values += [cohen_kappa_score(human >= cut, judge >= cut) for cut in cuts]
+    def kappa(first, second) -> float:  # one label in both: undefined (NaN), which scikit-learn warns of
+        return cohen_kappa_score(first, second) if len(np.unique(np.concatenate([first, second]))) > 1 else np.nan
+
+    values = [accuracy_score(human, judge), kappa(human, judge)]
+    values += [kappa(human >= cut, judge >= cut) for cut in cuts]
     if len(np.unique(np.concatenate([human, judge]))) < 2:
         values.append(float("nan"))  # krippendorff raises on a single value
     else:
@@ -151,8 +154,7 @@ def label_agreement(human, judge, groups=None, *, level_of_measurement: AlphaLev
                        resamples=resamples[:, k] if resamples is not None else None)
         for k, name in enumerate(names)
     }
-    from sklearn.metrics import confusion_matrix
-
-    matrix = confusion_matrix(human, judge, labels=labels)
+    # the cells counted above (scikit-learn's confusion_matrix warns when both sides hold one label)
+    matrix = per_group.sum(axis=0).reshape(len(labels), len(labels)).astype(np.int64)
     return LabelAgreement(estimates, tuple(labels.tolist()), matrix)
 

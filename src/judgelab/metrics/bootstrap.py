@@ -80,6 +80,9 @@ def min_resamples(confidence: float) -> int:
     """The fewest resamples a percentile interval at ``confidence`` is defined from: one beyond each of
     its bounds, (B + 1) (1 - confidence) / 2 >= 1 (Davison & Hinkley 1997, section 5.2): 39 at 95%, 199 at
     99%. Fewer leave the extremes of a handful of draws (2-5 resamples gave intervals 5 times too narrow)."""
+    if not 1 - confidence > 0:  # 1 - 1e-300 is 1: a coverage of 1 has no percentile interval
+        raise ConfigError(f"a confidence of {confidence!r} (an error rate of {1 - confidence:g}) leaves no interval: "
+                          "give an error rate of 1e-12 or more")
     return math.ceil(round(2 / (1 - confidence), 9)) - 1
 
 

@@ -24,6 +24,7 @@ import ir_measures
 import numpy as np
 
 from judgelab.data.io import text_lines
+from judgelab.data.trec import check_ids
 from judgelab.errors import DataError
 from judgelab.metrics.bootstrap import GroupBootstrap, percentile_ci
 from judgelab.metrics.correlation import correlation, rowwise
@@ -70,7 +71,7 @@ def read_runs(directory: str | Path) -> dict[str, list[ir_measures.ScoredDoc]]:
 
 def _read_run(path: Path) -> list[ir_measures.ScoredDoc]:
     """A run file's lines, each checked (``ir_measures.read_trec_run`` names no line and lets a rank
-    ``x``, a NaN score or a document listed twice for a query through)."""
+    ``x``, a NaN score, a document listed twice for a query or a NUL in an id through)."""
     docs, seen = [], {}
     for number, line in text_lines(path):  # line by line under the input bound: a gzip bomb stops at it
         parts = line.split()
@@ -79,6 +80,7 @@ def _read_run(path: Path) -> list[ir_measures.ScoredDoc]:
         if len(parts) != 6:
             raise DataError(f"expected 6 columns 'qid Q0 docid rank score tag' (a TREC run line), got {len(parts)}", path, number)
         qid, _, docid, rank, score, _ = parts
+        check_ids(qid, docid, path, number)
         if not re.fullmatch(r"\d+", rank):
             raise DataError(f"rank {rank!r} is not a whole number", path, number, "rank")
         try:

@@ -32,6 +32,7 @@ from judgelab.files import read_json, read_run_record, write_atomic
 from judgelab.metrics.align import human_value
 from judgelab.metrics.compare import sides
 from judgelab.metrics.correlation import correlation
+from judgelab.printable import printable
 from judgelab.report import plots
 from judgelab.report.systems_view import read_systems, systems_section
 
@@ -41,11 +42,14 @@ TEXT_LIMIT = 10_000
 
 
 def _clip(value: Any) -> Any:
-    """Applied to every ``{{ ... }}`` of the page: long plain texts are cut (markup the code built,
-    such as the plots, is not text from a dataset and is left whole)."""
-    if isinstance(value, str) and not isinstance(value, Markup) and len(value) > TEXT_LIMIT:
-        return f"{value[:TEXT_LIMIT]}… [{len(value) - TEXT_LIMIT:,} more characters, in the run's files]"
-    return value
+    """Applied to every ``{{ ... }}`` of the page: long plain texts are cut, and their control characters
+    (an ESC or BEL in a model's name) shown as escapes, which autoescape leaves raw (markup the code built,
+    such as the plots, is not text from a dataset and is left whole; the plots escape their own labels)."""
+    if not isinstance(value, str) or isinstance(value, Markup):
+        return value
+    if len(value) > TEXT_LIMIT:
+        value = f"{value[:TEXT_LIMIT]}… [{len(value) - TEXT_LIMIT:,} more characters, in the run's files]"
+    return printable(value, keep="\n\t")
 
 
 _ENV = jinja2.Environment(
@@ -402,11 +406,9 @@ def _confusion(metrics: Mapping[str, Any] | None, rows: list[Row]) -> dict[str, 
     labelled = [(r.human, r.label) for r in rows if r.status == "ok" and isinstance(r.human, str) and r.label is not None]
     if not labelled:
         return None
-    from sklearn.metrics import confusion_matrix
-
     labels = sorted({str(v) for pair in labelled for v in pair})
-    matrix = confusion_matrix([str(h) for h, _ in labelled], [str(j) for _, j in labelled], labels=labels)
-    return {"labels": labels, "matrix": matrix.tolist()}
+    counts = Counter((str(h), str(j)) for h, j in labelled)  # scikit-learn warns when there is one label
+    return {"labels": labels, "matrix": [[counts[(h, j)] for j in labels] for h in labels]}
 
 
 def _unit(value: float, scale: tuple[float, float] | None, observed: tuple[float, float]) -> float:

@@ -3,7 +3,7 @@
 Why hand-made: the report must open offline as one file. matplotlib is not a dependency (and
 its SVGs embed every glyph as a path: ~100 kB a plot); a JS chart library would have to be
 vendored into every page. Five chart shapes over a few thousand points are a page of code.
-Every text placed in an SVG goes through ``markupsafe.escape``; the result is ``Markup``.
+Every text placed in an SVG goes through ``escape`` (markupsafe's, after ``printable``); the result is ``Markup``.
 """
 
 from __future__ import annotations
@@ -12,7 +12,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from markupsafe import Markup, escape
+from markupsafe import Markup
+from markupsafe import escape as _escape
+
+from judgelab.printable import printable
+
+
+def escape(text: object) -> Markup:
+    """A label as SVG text: escaped, its control characters (a model's name with an ESC) shown as escapes."""
+    return _escape(printable(text, keep="\n\t"))
+
 
 WIDTH, HEIGHT = 460, 300
 MARGIN = {"left": 52, "right": 14, "top": 26, "bottom": 42}

@@ -43,7 +43,16 @@ from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
 from judgelab.data.stream import check_ids, chunks, count_lines, distinct_ids, iter_items
 from judgelab.errors import ConfigError, DataError, JudgelabError
-from judgelab.files import PRIVATE_FILE, private_dir, read_run_record, staged_file, write_atomic
+from judgelab.files import (
+    PRIVATE_FILE,
+    is_unwritable,
+    open_private,
+    private_dir,
+    read_run_record,
+    staged_file,
+    unwritable,
+    write_atomic,
+)
 from judgelab.judges.base import JudgeConfig
 from judgelab.limits import max_input_bytes, over_limit
 from judgelab.llm.client import Client
@@ -184,6 +193,9 @@ class _Engine:
     def usage(self) -> Usage:
         raise NotImplementedError
 
+    def halt(self, error: JudgelabError) -> None:
+        """Start no more paid calls (the run cannot keep what they return); by default nothing to stop."""
+
 
 class _LocalEngine(_Engine):
     """This process, through the caller's client (its concurrency limit, cache and accounting)."""
@@ -210,6 +222,9 @@ class _LocalEngine(_Engine):
     def usage(self) -> Usage:
         return self.client.usage
 
+    def halt(self, error: JudgelabError) -> None:
+        self.client.halt(error)
+
 
 # -- the two shapes of a run -----------------------------------------------------------------------
 def _run_batch(judge, items: list[Item], client, folder: RunFolder | None, executor: _Engine, show_progress: bool,
@@ -234,7 +249,7 @@ def _run_batch(judge, items: list[Item], client, folder: RunFolder | None, execu
         by_id[judgment.item_id] = judgment
 
     with RunProgress(show_progress, len(items), len(done)) as progress, \
-            _Recorder(folder and folder.path, tally, progress, executor, keep, digests) as record:
+            _Recorder(folder, tally, progress, executor, keep, digests) as record:
         executor.judge(judge, _batches(todo, executor), record, run_options)
     judgments = [by_id[item.id] for item in items]
     usage = _usage(executor, client, started, tally)
@@ -260,7 +275,7 @@ def _run_streamed(judge, items, client, folder: RunFolder, header, executor: _En
     started = time.perf_counter()
     folder.track(tally, executor, started)
     with RunProgress(show_progress, total, tally.resumed) as progress, \
-            _Recorder(folder.path, tally, progress, executor, digests=resume.digests) as record:
+            _Recorder(folder, tally, progress, executor, digests=resume.digests) as record:
         def uncount() -> None:  # an item counted as done when the run started is judged again
             progress.advance(executor.usage(), -1)
 
@@ -327,19 +342,26 @@ class _Recorder:
     ``FLUSH_SECONDS``, whichever comes first): one fsync per line would cap a cache-served or
     no-LLM run at the disk's fsync rate. A crash loses at most that much, and those judgments'
     LLM calls are in the cache, so the resumed run pays nothing for them.
+
+    A disk that refuses the lines (full, read-only) stops the run's paid calls (``halt``: the calls in
+    flight end into the cache and here), frees the room the run folder kept for this, and keeps what it
+    still cannot write in memory, tried again with each new judgment; the run then ends with a
+    ``StorageError`` naming the file and its disk.
     """
 
     FLUSH_EVERY, FLUSH_SECONDS = 256, 0.5
 
-    def __init__(self, folder: Path | None, tally: _Tally, progress: RunProgress, executor: _Engine,
+    def __init__(self, folder: RunFolder | None, tally: _Tally, progress: RunProgress, executor: _Engine,
                  keep=None, digests: dict[str, str] | None = None):
-        self._writer = JsonlAppender(folder / "judgments.jsonl") if folder else None
+        self._writer = JsonlAppender(folder.path / "judgments.jsonl") if folder else None
+        self._spare = folder.release_space if folder else lambda: False  # room kept for writing how a run ended
         self._tally, self._progress, self._executor, self._keep = tally, progress, executor, keep
         self._digests = digests  # item id -> content digest, stamped on (and popped by) its judgment
         self._pending: list[Judgment] = []
         self._flushed = time.monotonic()
         self._lock = threading.Lock()
         self._closed = False
+        self._refused: JudgelabError | None = None  # the disk refused a write: the run ends with this error
 
     def __enter__(self):
         return self.record
@@ -359,23 +381,44 @@ class _Recorder:
             self._tally.add(judgment)
             if self._writer:
                 self._pending.append(judgment)
-                if len(self._pending) >= self.FLUSH_EVERY or time.monotonic() - self._flushed > self.FLUSH_SECONDS:
-                    self.flush()
+                if self._refused is not None or len(self._pending) >= self.FLUSH_EVERY or \
+                        time.monotonic() - self._flushed > self.FLUSH_SECONDS:
+                    self._flush_or_hold()
         self._progress.advance(self._executor.usage())
 
     def flush(self) -> None:
         if self._writer and self._pending:
-            self._writer.extend(self._pending)
+            self._writer.extend(self._pending)  # all or nothing: a refused write leaves no partial line
             self._pending = []
         self._flushed = time.monotonic()
 
-    def __exit__(self, *exc: object) -> None:
+    def _flush_or_hold(self) -> None:
+        """Write what is pending. The first write the disk refuses stops the run's paid calls (``halt``) and
+        frees the room the run folder kept, for these lines and run.json; later tries write them once it can."""
+        try:
+            self.flush()
+        except OSError as exc:
+            if not is_unwritable(exc):
+                raise
+            if self._refused is None:
+                self._refused = unwritable(self._writer.path, exc, "the run stopped; rerun the same command "  # type: ignore[union-attr]
+                                           "once there is space: it resumes, paying for no call in the cache")
+                self._executor.halt(self._refused)
+                if self._spare():
+                    with contextlib.suppress(OSError):
+                        self.flush()
+
+    def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
         with self._lock:
             self._closed = True
             if self._writer:
-                self.flush()
-                self._writer.close()
+                try:
+                    self._flush_or_hold()
+                finally:
+                    self._writer.close()
         self._progress.refresh(self._executor.usage())
+        if self._refused is not None and kind is None:
+            raise self._refused
 
 
 def _readable(judgment: Judgment) -> Judgment:
@@ -413,6 +456,9 @@ class RunFolder:
     """
 
     LOCK = ".run.lock"
+    #: Room kept on the run folder's disk while the run goes (a file of zeros, removed when it ends): on a
+    #: disk that fills up meanwhile, freeing it lets the last judgments and a run.json saying why be written.
+    SPARE, SPARE_BYTES = ".run.spare", 256 * 1024
 
     def __init__(self, path: str | Path, header: dict[str, Any]):
         self.path, self.header = check_out_folder(path), header
@@ -500,6 +546,27 @@ class RunFolder:
                               "choose another --out folder") from None
         if made_here:  # an existing lock file is never removed: another process may be about to take it
             self._undo.append(lambda: lock.unlink(missing_ok=True))
+        self._keep_space()
+
+    def _keep_space(self) -> None:
+        """Set ``SPARE_BYTES`` of the disk aside (``release_space`` gives them back); none on a disk already full."""
+        spare = self.path / self.SPARE
+        try:
+            fd = open_private(spare, os.O_WRONLY)
+            try:
+                os.posix_fallocate(fd, 0, self.SPARE_BYTES)
+            finally:
+                os.close(fd)
+        except (OSError, AttributeError):  # no room, or no posix_fallocate (Windows): nothing kept
+            spare.unlink(missing_ok=True)
+
+    def release_space(self) -> bool:
+        """Free the room kept on the disk; whether there was any."""
+        spare = self.path / self.SPARE
+        if not spare.is_file():
+            return False
+        spare.unlink()
+        return True
 
     def track(self, tally: _Tally, executor: _Engine, started: float) -> None:
         """What run.json records if the run stops early: counts, items and usage so far."""
@@ -510,6 +577,7 @@ class RunFolder:
                       "rejudged_changed_items": tally.rejudged, "wall_s": time.perf_counter() - started}}
 
     def finish(self, result: RunResult, n_items: int, items: Sequence[Item] | None) -> None:
+        self.release_space()
         _write_json(self.path / "run.json", {**self.header, "status": "finished", "items": n_items,
                                              "counts": result.counts, "unparsable_share": result.unparsable_share,
                                              "usage": result.usage})
@@ -522,21 +590,32 @@ class RunFolder:
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: object) -> None:
         # Entered before the recorder, so by now the recorder is closed: the counts written are
         # exactly the lines on disk.
+        raised = error
         try:
             if error is None:
                 return
+            if isinstance(error, OSError) and is_unwritable(error):  # a full or read-only disk: said in one line
+                error = unwritable(error.filename or self.path, error, "rerun the same command once it can be "
+                                   "written: it resumes, paying for no call that is in the cache")
+            self.release_space()  # room for run.json, should the disk be full
             if self._judged_now():
                 status = "interrupted" if isinstance(error, KeyboardInterrupt) else "failed"
                 why = {} if status == "interrupted" else {"error": _error_text(error)}
-                _write_json(self.path / "run.json", {**self.header, "status": status, **why, **self._progress()})
+                with contextlib.suppress(OSError):  # on a full disk run.json may not be written at all
+                    _write_json(self.path / "run.json", {**self.header, "status": status, **why, **self._progress()})
             elif self.created and self._lock is not None:
                 # only the run that holds the lock removes the folder: two runs started at once both
                 # saw it missing, and the one refused must not delete the folder the other is using
                 shutil.rmtree(self.path, ignore_errors=True)
             else:  # a failed start: the folder as it was (the lock file goes while it is still held)
                 for undo in reversed(self._undo):
-                    undo()
+                    with contextlib.suppress(OSError):
+                        undo()
+            if isinstance(error, JudgelabError) and error is not raised:
+                raise error from raised
         finally:
+            with contextlib.suppress(OSError):
+                self.release_space()
             if self._lock is not None:
                 self._lock.release()
 

@@ -19,6 +19,7 @@ from judgelab.data.dataset import Dataset
 from judgelab.data.io import iter_lines, judgments_file, load_judgments
 from judgelab.data.item import Item
 from judgelab.errors import ConfigError, DataError
+from judgelab.files import JsonBudget
 
 #: Below this many labelled items a validation split (and any learning) is meaningless.
 MIN_LABELLED = 10
@@ -126,10 +127,11 @@ def _published_field(path: Path, aspect: str) -> str | None:
     ratings (its first row has a ``prediction``); None for this toolkit's judgments."""
     if not path.name.endswith((".jsonl", ".json")):
         return None
-    first = next((line for _, line in iter_lines(path, whole=False) if line.strip()), b"")  # a line within the bound
+    number, first = next((got for got in iter_lines(path, whole=False) if got[1].strip()), (1, b""))  # within the bound
+    JsonBudget().spend(first, path, number)  # its values too: the line is parsed whole
     try:
         record = json.loads(first)
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):  # no record to look into: the reader names the problem
         return None
     if not isinstance(record, dict) or "prediction" not in record:
         return None

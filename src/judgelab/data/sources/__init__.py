@@ -23,6 +23,7 @@ from judgelab.data.dataset import Dataset
 from judgelab.data.item import VERDICTS
 from judgelab.data.judgment import Judgment
 from judgelab.errors import ConfigError, DataError
+from judgelab.files import regular_file
 
 #: ``--from`` names and the module that reads each.
 SOURCES = {"inspect": "inspect", "promptfoo": "promptfoo", "lm-eval": "lm_eval", "deepeval": "deepeval",
@@ -55,15 +56,18 @@ def detect_source(path: str | os.PathLike) -> str | None:
     path = Path(path)
     if not path.exists():
         raise DataError("no such file or folder", path)
+    if not path.is_dir():
+        regular_file(path)  # a FIFO named log.eval would block the first reader that opens it
     claimed = [name for name in SOURCES if _module(name).claims(path)]
     if len(claimed) > 1:
         raise ConfigError(f"{path} looks like the output of {' and of '.join(claimed)}: say which with --from")
     return claimed[0] if claimed else None
 
 
-def read_source(path: str | os.PathLike, source: str | None = None) -> SourceData:
+def read_source(path: str | os.PathLike, source: str | None = None, *, partial: bool = False) -> SourceData:
     """Items and judgments from a tool's output file or folder; ``source`` is a --from name (detected
-    from the file's shape when None)."""
+    from the file's shape when None). A run that did not finish (an Inspect log without its header) is
+    refused unless ``partial``: then what it holds is read, and a note says so."""
     if source is None:
         source = detect_source(path)
         if source is None:
@@ -72,7 +76,7 @@ def read_source(path: str | os.PathLike, source: str | None = None) -> SourceDat
     module = _module(source)
     if not Path(path).exists():
         raise DataError("no such file or folder", path)
-    return module.read(Path(path))
+    return module.read(Path(path), partial=partial)
 
 
 class Inputs(NamedTuple):
@@ -85,12 +89,14 @@ class Inputs(NamedTuple):
     notes: tuple[str, ...] = ()
 
 
-def read_inputs(data: Any, judgments: Any = None, source: str | None = None, *, field: str | None = None) -> Inputs:
+def read_inputs(data: Any, judgments: Any = None, source: str | None = None, *, field: str | None = None,
+                partial: bool = False) -> Inputs:
     """The items and the judge's verdicts that ``evaluate``, ``meta``, ``audit`` and ``compare`` read, from the
     command line or the Python front door: another tool's output (``source``, a --from name, or detected from
     the file when no ``judgments`` are given; or a :class:`SourceData` already read) gives both; ``judgments``,
     when given, replaces the tool's verdicts. ``data``: a path, or items as :func:`judgelab.data.given.as_items`
-    takes them; ``judgments``: as :func:`judgelab.data.given.as_judgments` takes them (``field`` as there)."""
+    takes them; ``judgments``: as :func:`judgelab.data.given.as_judgments` takes them (``field`` as there);
+    ``partial``: as :func:`read_source` takes it."""
     from judgelab.data.given import as_items, as_judgments, is_path, judgments_by_judge, several_judgments
 
     judged: list[Judgment] | None = None
@@ -107,10 +113,13 @@ def read_inputs(data: Any, judgments: Any = None, source: str | None = None, *, 
         if source is not None:
             if not is_path(data):
                 raise ConfigError(f"--from {source}: reads that tool's output file; give its path as the data")
-            read = read_source(data, source)
+            read = read_source(data, source, partial=partial)
             items, judged, notes = read.items, read.judgments, read.notes
         else:
             items = as_items(data)
+    if field is not None and judgments is None:  # a tool's verdicts are read as docs/sources.md says
+        raise ConfigError(f"--field {field!r} says where a judgments file keeps its verdicts; {source or 'this'} "
+                          "output has none to read that way: choose among its judges with --judge")
     if judgments is not None:
         # comparisons between systems: a verdict outside a/b/tie is named with its line as it is read
         comparisons = bool(items) and items[0].kind == "pairwise" and items[0].system_a is not None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ from judgelab.data.io import _json_rows, _objects, _read_bytes, data_error
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
 from judgelab.errors import DataError
-from judgelab.files import regular_file
+from judgelab.files import JsonBudget, regular_file
 
 SNIFF_BYTES = 1 << 16
 
@@ -40,10 +41,13 @@ def files_in(path: Path, patterns: Iterable[str]) -> list[Path]:
 
 
 def json_document(path: Path) -> Any:
-    """A whole JSON document (an object), under the input bound; NaN as Python reads it."""
+    """A whole JSON document (an object), under the input bound (its bytes and its values); NaN as Python
+    reads it."""
     where = str(path)
+    data = _read_bytes(regular_file(path), where, False)
+    JsonBudget().spend(data, where)
     try:
-        return json.loads(_read_bytes(regular_file(path), where, False).decode("utf-8"))
+        return json.loads(data.decode("utf-8"))
     except UnicodeDecodeError as err:
         raise DataError(f"not valid UTF-8 (byte {err.start})", where) from None
     except json.JSONDecodeError as err:
@@ -114,3 +118,73 @@ def dataset(items: list[Item], where: str) -> Dataset:
 def text(value: Any) -> str:
     """A tool's output as text: strings as they are, anything else as its JSON."""
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+_KINDS = ((bool, "true/false"), (str, "a string"), (dict, "an object"), (list, "an array"),
+          ((int, float), "a number"), (type(None), "null"))
+
+
+def kind_of(value: Any) -> str:
+    """A JSON value's type in words ("a number", "an object", ...)."""
+    return next(name for kinds, name in _KINDS if isinstance(value, kinds))
+
+
+def typed(value: Any, kinds: type | tuple[type, ...], where: str, name: str, line: int | None = None) -> Any:
+    """``value`` when it is one of the JSON ``kinds`` (a number is never true/false); else a DataError saying
+    what ``name`` (the record and field, in the tool's words) is and what it should be: a file from another
+    tool or version must not end in an internal error."""
+    wanted = kinds if isinstance(kinds, tuple) else (kinds,)
+    if isinstance(value, wanted) and (bool in wanted or not isinstance(value, bool)):
+        return value
+    expected = " or ".join(kind_of(example) for example in (False, "", {}, [], 0, None)
+                           if isinstance(example, wanted))
+    raise DataError(f"{name} is {kind_of(value)}: expected {expected}", where, line)
+
+
+@dataclass
+class Part:
+    """What one file of a folder gave, for :func:`merged`: ``written``, when the tool wrote it (sortable
+    text; None when the file does not say); ``incomplete``, why its run did not finish (None: it did)."""
+
+    file: Path
+    items: list[Item]
+    judgments: list[Judgment]
+    written: str | None = None
+    incomplete: str | None = None
+
+
+def merged(parts: list[Part], where: str, partial: bool = False) -> tuple[Dataset, list[Judgment], list[str]]:
+    """The items and judgments of a folder's files, and notes. A record in two files is a rerun when both
+    say when they were written: the newer file's is read (a note says so), else both files are named. A
+    run that did not finish is refused unless ``partial`` (then noted), but not when a rerun replaces it."""
+    owner = _owners(parts, where)
+    items, judgments, notes = [], [], []
+    for part in parts:
+        mine = {one.id for one in part.items if owner[one.id] is part}
+        if len(mine) < len(part.items):
+            newer = sorted({owner[one.id].file.name for one in part.items} - {part.file.name})
+            notes.append(f"{part.file.name}: {len(part.items) - len(mine)} of its {len(part.items)} records are in "
+                         f"the newer {' and '.join(newer)} too (a rerun): read from there")
+        if part.incomplete and mine:
+            if not partial:
+                raise DataError(f"{part.incomplete}; give --partial (partial=True in Python) to read what it holds",
+                                part.file)
+            notes.append(f"{part.file.name}: {part.incomplete}: read as it is (--partial)")
+        items += [one for one in part.items if one.id in mine]
+        judgments += [j for j in part.judgments if j.item_id in mine]
+    return dataset(items, where), judgments, notes
+
+
+def _owners(parts: list[Part], where: str) -> dict[str, Part]:
+    """Which file each record is read from: the newest that holds it."""
+    owner: dict[str, Part] = {}
+    for part in sorted(parts, key=lambda p: p.written or "", reverse=True):
+        if part.items:
+            dataset(part.items, str(part.file))  # a record twice in one file
+        for one in part.items:
+            first = owner.setdefault(one.id, part)
+            if first is not part and (not (first.written and part.written) or first.written == part.written):
+                raise DataError(f"the record {one.id!r} is in both {first.file} and {part.file}, and neither says it "
+                                "is the newer: expected each record once (read one file, or move the other out of "
+                                "the folder)", where)
+    return owner

@@ -18,7 +18,17 @@ import hashlib
 from pathlib import Path
 
 from judgelab.data.sources import SourceData
-from judgelab.data.sources._read import dataset, files_in, head, item, json_records, judgment, need
+from judgelab.data.sources._read import (
+    Part,
+    files_in,
+    head,
+    item,
+    json_records,
+    judgment,
+    merged,
+    need,
+    typed,
+)
 from judgelab.errors import DataError
 
 NAME = "alpaca-eval"
@@ -33,14 +43,14 @@ def claims(path: Path) -> bool:
     return start.lstrip().startswith("[") and all(f'"{key}"' in start for key in ("generator_1", "output_2"))
 
 
-def read(path: Path) -> SourceData:
-    items, judgments, notes = [], [], []
+def read(path: Path, *, partial: bool = False) -> SourceData:
+    parts, notes = [], []
     for annotated in files_in(path, ("annotations.json",)):
         got = _annotations(annotated)
-        items += got[0]
-        judgments += got[1]
+        parts.append(Part(annotated, got[0], got[1]))
         notes += got[2]
-    return SourceData(NAME, dataset(items, str(path)), judgments, tuple(notes))
+    items, judgments, _ = merged(parts, str(path))  # a record in two files: both named
+    return SourceData(NAME, items, judgments, tuple(notes))
 
 
 def instruction_group(instruction: str) -> str:
@@ -57,7 +67,7 @@ def _annotations(path: Path):
         if row["generator_1"] == row["generator_2"]:
             selves += 1
             continue
-        group = instruction_group(row["instruction"])
+        group = instruction_group(typed(row["instruction"], str, where, "'instruction'", line))
         seen[group] = seen.get(group, 0) + 1  # an instruction asked twice keeps both rows
         item_id = f"{row['generator_2']}/{group}" + (f"/{seen[group]}" if seen[group] > 1 else "")
         items.append(item({"id": item_id, "group_id": group, "dataset": row.get("dataset"),

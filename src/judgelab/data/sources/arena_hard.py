@@ -18,14 +18,15 @@ from typing import Any
 
 from judgelab.data.sources import SourceData
 from judgelab.data.sources._read import (
+    Part,
     between,
     both_orders,
-    dataset,
     files_in,
     head,
     item,
     json_records,
     judgment,
+    merged,
     need,
 )
 from judgelab.errors import DataError
@@ -46,17 +47,17 @@ def claims(path: Path) -> bool:
     return path.suffix == ".jsonl" and all(f'"{key}"' in first for key in ("uid", "games", "baseline"))
 
 
-def read(path: Path) -> SourceData:
-    items, judgments, notes = [], [], []
+def read(path: Path, *, partial: bool = False) -> SourceData:
+    parts, notes = [], []
     for judged in files_in(path, ("*.jsonl",)):
         if path.is_dir() and not claims(judged):
             continue
         got = _judgments(judged)
-        items += got[0]
-        judgments += got[1]
+        parts.append(Part(judged, got[0], got[1]))
         if got[2]:
             notes.append(f"{judged}: {got[2]} question(s) with a game without a verdict kept as unparsable")
-    return SourceData(NAME, dataset(items, str(path)), judgments, tuple(notes))
+    items, judgments, _ = merged(parts, str(path))  # a record in two files: both named
+    return SourceData(NAME, items, judgments, tuple(notes))
 
 
 def _judgments(path: Path):
@@ -99,7 +100,7 @@ def _score(game: Any, k: int, where: str, line: int) -> str | None:
     if not isinstance(game, dict) or "score" not in game:
         raise DataError(f"game {k} has no 'score': expected {EXPECTED}", where, line, f"games.{k - 1}")
     score = game["score"]
-    if score is not None and score not in GAME_1:
+    if score is not None and (not isinstance(score, str) or score not in GAME_1):
         raise DataError(f"game {k}'s verdict is {score!r}: expected one of {', '.join(GAME_1)}", where, line,
                         f"games.{k - 1}.score")
     return score

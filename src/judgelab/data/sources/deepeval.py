@@ -5,19 +5,34 @@ Each test case becomes a pointwise item (source the input, output the actual out
 expected output, context the retrieval context; system the run's ``hyperparameters.model``, else the
 file's name; group the input), and each metric's result a judgment whose judge is the metric
 (``Correctness [GEval]``, ...; its evaluation model in ``extra.evaluation_model``): score as
-measured, label pass/fail, the metric's reason as explanation. A metric that raised (deepeval's
-``error``, with no score) is no verdict: the file is refused, naming the test case, the metric and
-how many failed. Conversational test cases are refused too (not read yet).
+measured (a text holding a number read as deepeval's pydantic models read it), label pass/fail, the
+metric's reason as explanation. Each metric's pass/fail is a judge of its own, ``<metric>/pass`` (1 pass,
+0 fail), and the test case's (every metric passed) ``deepeval/pass``: their means are deepeval's pass
+rates. A metric that raised (deepeval's ``error``, with no score) is no verdict: the file is refused,
+naming the test case, the metric and how many failed. Conversational test cases are refused too (not
+read yet). Two runs holding the same model's test case: the newer (the time in the file's name) is read.
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
+import re
 from pathlib import Path
 from typing import Any
 
 from judgelab.data.sources import SourceData
-from judgelab.data.sources._read import dataset, files_in, head, item, json_document, judgment, need
+from judgelab.data.sources._read import (
+    Part,
+    files_in,
+    head,
+    item,
+    json_document,
+    judgment,
+    merged,
+    need,
+    typed,
+)
 from judgelab.errors import DataError
 
 NAME = "deepeval"
@@ -31,29 +46,30 @@ def claims(path: Path) -> bool:
     return path.suffix == ".json" and '"testCases"' in start and '"metricsData"' in start
 
 
-def read(path: Path) -> SourceData:
-    items, judgments = [], []
+def read(path: Path, *, partial: bool = False) -> SourceData:
+    parts = []
     for run in files_in(path, ("test_run_*.json",)):
-        got = _run(run)
-        items += got[0]
-        judgments += got[1]
-    return SourceData(NAME, dataset(items, str(path)), judgments)
+        written = re.search(r"test_run_([\d_]+)", run.name)  # deepeval names a run by when it ran
+        parts.append(Part(run, *_run(run), written[1] if written else None))
+    items, judgments, notes = merged(parts, str(path), partial)
+    return SourceData(NAME, items, judgments, tuple(notes))
 
 
 def _run(path: Path):
     where = str(path)
-    run = json_document(path)
-    if not isinstance(run, dict):
-        raise DataError(f"expected {EXPECTED}", where)
+    run = typed(json_document(path), dict, where, "the run")
     need(run, ("testCases",), where, None, EXPECTED)
-    if run.get("conversationalTestCases"):
+    typed(run["testCases"], list, where, "'testCases'")
+    conversational = typed(run.get("conversationalTestCases") or [], list, where, "'conversationalTestCases'")
+    if conversational:
         raise DataError(f"{len(run['conversationalTestCases'])} conversational test case(s): not read yet; expected "
                         "single-turn test cases (testCases)", where, None, "conversationalTestCases")
     _refuse_errors(run["testCases"], where)
-    system = str((run.get("hyperparameters") or {}).get("model") or path.stem)
+    hyperparameters = typed(run.get("hyperparameters") or {}, dict, where, "'hyperparameters'")
+    system = str(hyperparameters.get("model") or path.stem)
     items, judgments = [], []
     for k, case in enumerate(run["testCases"]):
-        name = f"test case {case.get('name', k)!r}"
+        name = f"test case {typed(case, dict, where, f'test case {k}').get('name', k)!r}"
         need(case, ("input", "actualOutput", "metricsData"), where, None, EXPECTED, name)
         group = hashlib.sha1(str(case["input"]).encode()).hexdigest()[:12]
         item_id = f"{system}/{case.get('name', k)}"
@@ -61,26 +77,49 @@ def _run(path: Path):
         items.append(item({"id": item_id, "group_id": group, "system_id": system, "source": case["input"],
                            "output": case["actualOutput"] or "", "reference": case.get("expectedOutput"),
                            "context": "\n\n".join(context) if isinstance(context, list) else context}, where, None))
-        judgments += [_verdict(item_id, metric) for metric in case["metricsData"] or []]
+        metrics = typed(case["metricsData"] or [], list, where, f"{name}: 'metricsData'")
+        for metric in metrics:
+            judgments += _verdicts(item_id, typed(metric, dict, where, f"{name}: a metric"), name, where)
+        if metrics:  # the test case passed when every metric did
+            judgments.append({"item_id": item_id, "judge": f"{NAME}/pass", "score": float(bool(case.get("success"))),
+                              "label": "pass" if case.get("success") else "fail"})
     return items, [judgment(row, where, None) for row in judgments]
 
 
+def _metrics(case: Any) -> list[Any]:
+    metrics = case.get("metricsData") if isinstance(case, dict) else None
+    return [metric for metric in metrics if isinstance(metric, dict)] if isinstance(metrics, list) else []
+
+
 def _refuse_errors(cases: list[Any], where: str) -> None:
-    failed = [(case.get("name", k), metric.get("name")) for k, case in enumerate(cases) if isinstance(case, dict)
-              for metric in case.get("metricsData") or [] if metric.get("error")]
+    failed = [(case.get("name", k), metric.get("name")) for k, case in enumerate(cases)
+              for metric in _metrics(case) if metric.get("error")]
     if failed:
-        total = sum(len(case.get("metricsData") or []) for case in cases if isinstance(case, dict))
+        total = sum(len(_metrics(case)) for case in cases)
         case, metric = failed[0]
         raise DataError(f"test case {case!r}, metric {metric!r}: the metric raised an error, so it gave no score; "
                         f"expected scored metrics: {len(failed)} of {total} metric results failed", where)
 
 
-def _verdict(item_id: str, metric: dict[str, Any]) -> dict[str, Any]:
-    row: dict[str, Any] = {"item_id": item_id, "judge": metric.get("name"), "explanation": metric.get("reason"),
-                           "label": "pass" if metric.get("success") else "fail",
+def _verdicts(item_id: str, metric: dict[str, Any], case: str, where: str) -> list[dict[str, Any]]:
+    """The metric's score (label pass/fail) and, as the judge ``<metric>/pass``, its pass/fail as 1/0."""
+    name = typed(metric.get("name"), str, where, f"{case}: a metric's 'name'")
+    passed = typed(metric.get("success"), bool, where, f"{case}, metric {name!r}: 'success'")
+    row: dict[str, Any] = {"item_id": item_id, "explanation": metric.get("reason"), "label": "pass" if passed else "fail",
                            "extra": {"threshold": metric.get("threshold")}
                            | ({"evaluation_model": metric["evaluationModel"]} if metric.get("evaluationModel") else {})}
-    score = metric.get("score")
-    if isinstance(score, (int, float)) and not isinstance(score, bool):
-        row["score"] = score
-    return row
+    score = _score(metric.get("score"), f"{case}, metric {name!r}", where)
+    return [row | {"judge": name, "score": score}, row | {"judge": f"{name}/pass", "score": float(passed)}]
+
+
+def _score(value: Any, name: str, where: str) -> float:
+    """A metric's score as deepeval's models read it (pydantic: a text holding a number is that number)."""
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            pass
+    number = typed(value, (int, float), where, f"{name}: 'score'")
+    if not math.isfinite(number):
+        raise DataError(f"{name}: 'score' is {value!r}: expected a finite number", where)
+    return float(number)

@@ -18,15 +18,17 @@ from typing import Any
 
 from judgelab.data.sources import SourceData
 from judgelab.data.sources._read import (
+    Part,
     between,
     both_orders,
-    dataset,
     files_in,
     head,
     item,
     json_records,
     judgment,
+    merged,
     need,
+    typed,
 )
 from judgelab.errors import DataError
 
@@ -44,20 +46,20 @@ def claims(path: Path) -> bool:
         '"g1_winner"' in first or '"score"' in first)
 
 
-def read(path: Path) -> SourceData:
+def read(path: Path, *, partial: bool = False) -> SourceData:
     files = [f for f in files_in(path, ("*.jsonl",)) if not path.is_dir() or claims(f)]
     shapes = {_shape(f) for f in files}
     if len(shapes) > 1:
         raise DataError("holds both single ratings and pairwise judgments: give one kind (one file)", path)
-    items, judgments, notes = [], [], []
+    parts, notes = [], []
     for judged in files:
         got = _read_file(judged)
-        items += got[0]
-        judgments += got[1]
+        parts.append(Part(judged, got[0], got[1]))
         if got[2]:
             notes.append(f"{judged}: {got[2]} judgment(s) without a verdict (rating -1 or winner 'error') kept "
                          "as unparsable")
-    return SourceData(NAME, dataset(items, str(path)), judgments, tuple(notes))
+    items, judgments, _ = merged(parts, str(path))  # a record in two files: both named
+    return SourceData(NAME, items, judgments, tuple(notes))
 
 
 def _shape(path: Path) -> str:
@@ -81,7 +83,7 @@ def _read_file(path: Path):
 
 def _single(row: dict[str, Any], where: str, line: int):
     item_id = f"{row['model']}/{row['question_id']}/{row['turn']}"
-    prompt = row["user_prompt"]
+    prompt = typed(row["user_prompt"], str, where, "'user_prompt'", line)
     question = between(prompt, "[Question]\n", "\n\n[The Start of Assistant's Answer]")
     answer = between(prompt, "[The Start of Assistant's Answer]\n", "\n[The End of Assistant's Answer]")
     if answer is None:  # a second turn: the conversation, whose last answer is the one rated
@@ -102,7 +104,7 @@ def _single(row: dict[str, Any], where: str, line: int):
 
 def _pair(row: dict[str, Any], where: str, line: int):
     item_id = f"{row['model_1']}/{row['model_2']}/{row['question_id']}/{row['turn']}"
-    prompt = row.get("g1_user_prompt")
+    prompt = typed(row.get("g1_user_prompt"), (str, type(None)), where, "'g1_user_prompt'", line)
     texts = {"output_a": _answer(prompt, "A"), "output_b": _answer(prompt, "B")}
     if texts["output_a"] is None or texts["output_b"] is None:
         texts = {}
@@ -120,7 +122,7 @@ def _pair(row: dict[str, Any], where: str, line: int):
 
 
 def _winner(value: Any, key: str, where: str, line: int) -> str | None:
-    if value not in WINNERS:
+    if not isinstance(value, str) or value not in WINNERS:
         raise DataError(f"expected model_1, model_2, tie or error, got {value!r}", where, line, key)
     return WINNERS[value]
 

@@ -5,7 +5,9 @@ Each result (one test case, prompt and provider) becomes a pointwise item: syste
 source the rendered prompt, output the provider's reply, the test's variables in ``extra.vars``.
 Each assertion's grading result becomes a judgment (judge: the assertion's type, e.g.
 ``llm-rubric``, numbered when a test has two of a type; score its score, label pass/fail, its
-reason as explanation), and the whole test's result one more (judge ``promptfoo``).
+reason as explanation), and the whole test's result one more (judge ``promptfoo``). Each of these judges'
+pass/fail is a judge of its own, ``<judge>/pass`` (1 pass, 0 fail): the mean of ``promptfoo/pass`` is
+promptfoo's pass rate. A score that is not a number (promptfoo's GradingResult holds a number) is refused.
 
 A result whose provider or grader failed (``error``, failure reason 2) has no verdict: the file is
 refused, naming the result and how many failed, rather than reading a score promptfoo never gave.
@@ -17,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from judgelab.data.sources import SourceData
-from judgelab.data.sources._read import dataset, head, item, json_document, judgment, need, text
+from judgelab.data.sources._read import dataset, head, item, json_document, judgment, need, text, typed
 from judgelab.errors import DataError
 
 NAME = "promptfoo"
@@ -34,7 +36,7 @@ def claims(path: Path) -> bool:
         '"evalId"' in start or ('"results"' in start and '"testIdx"' in start))
 
 
-def read(path: Path) -> SourceData:
+def read(path: Path, *, partial: bool = False) -> SourceData:
     if path.is_dir():
         raise DataError("give the results file promptfoo wrote (promptfoo eval -o results.json), not a folder", path)
     where = str(path)
@@ -49,7 +51,7 @@ def read(path: Path) -> SourceData:
     rows = table["results"]
     _refuse_failed(rows, where)
     # promptfoo numbers each provider's copy of a prompt apart: prompts differ by their template
-    several_prompts = len({str((row.get("prompt") or {}).get("label")) for row in rows if isinstance(row, dict)}) > 1
+    several_prompts = len({str(_prompt(row).get("label")) for row in rows if isinstance(row, dict)}) > 1
     items, judgments = [], []
     for k, row in enumerate(rows):
         got = _result(row, k, several_prompts, where)
@@ -82,34 +84,47 @@ def _provider(row: dict[str, Any]) -> str:
     return str(provider)
 
 
+def _prompt(row: dict[str, Any]) -> dict[str, Any]:
+    prompt = row.get("prompt")
+    return prompt if isinstance(prompt, dict) else {}
+
+
 def _result(row: Any, k: int, several_prompts: bool, where: str):
     if not isinstance(row, dict):
         raise DataError(f"result {k} is not an object: expected {EXPECTED}", where)
     record = f"results.results.{k}"
     need(row, ("testIdx", "promptIdx", "provider", "response"), where, None, EXPECTED, record)
-    prompt = row.get("prompt") or {}
+    for key in ("testIdx", "promptIdx"):
+        typed(row[key], int, where, f"{record}: {key!r}")
+    prompt = _prompt(row)
     system = _provider(row) + (f" · {prompt.get('label')}" if several_prompts and prompt.get("label") else "")
     item_id = f"test{row['testIdx']}/prompt{row['promptIdx']}/{_provider(row)}"
+    response = typed(row["response"], (dict, type(None)), where, f"{record}: 'response'") or {}
     one = item({"id": item_id, "group_id": f"test{row['testIdx']}", "system_id": system,
-                "source": prompt.get("raw"), "output": text((row["response"] or {}).get("output", "")),
+                "source": prompt.get("raw"), "output": text(response.get("output", "")),
                 "extra": {"vars": row.get("vars") or {}}}, where, None)
-    grading = row.get("gradingResult")
+    grading = typed(row.get("gradingResult"), (dict, type(None)), where, f"{record}: 'gradingResult'")
     if grading is None:
         need(row, ("success", "score"), where, None, EXPECTED, record)
         grading = {"pass": row["success"], "score": row["score"], "reason": None}
-    judged = [_verdict(item_id, "promptfoo", grading, where)]
+    judged = _verdicts(item_id, "promptfoo", grading | {"pass": row.get("success", grading.get("pass"))},
+                       f"{record}.gradingResult", where)
     counts: dict[str, int] = {}
-    for component in grading.get("componentResults") or []:
-        kind = str((component.get("assertion") or {}).get("type") or "assertion")
+    components = typed(grading.get("componentResults") or [], list, where, f"{record}: 'componentResults'")
+    for c, component in enumerate(components):
+        name = f"{record}.gradingResult.componentResults.{c}"
+        assertion = typed(typed(component, dict, where, name).get("assertion") or {}, dict, where, f"{name}: 'assertion'")
+        kind = str(assertion.get("type") or "assertion")
         counts[kind] = counts.get(kind, 0) + 1
-        judged.append(_verdict(item_id, kind if counts[kind] == 1 else f"{kind}#{counts[kind]}", component, where))
+        judged += _verdicts(item_id, kind if counts[kind] == 1 else f"{kind}#{counts[kind]}", component, name, where)
     return one, judged
 
 
-def _verdict(item_id: str, judge: str, grading: dict[str, Any], where: str):
-    row = {"item_id": item_id, "judge": judge, "explanation": grading.get("reason"),
-           "label": "pass" if grading.get("pass") else "fail"}
-    score = grading.get("score")
-    if isinstance(score, (int, float)) and not isinstance(score, bool):
-        row["score"] = score
-    return judgment(row, where, None)
+def _verdicts(item_id: str, judge: str, grading: dict[str, Any], name: str, where: str):
+    """The grader's score (label pass/fail) and, as the judge ``<judge>/pass``, its pass/fail as 1/0."""
+    passed = typed(grading.get("pass"), bool, where, f"{name}: 'pass'")
+    score = typed(grading.get("score"), (int, float), where, f"{name} ({judge}): 'score'")
+    label = "pass" if passed else "fail"
+    row = {"item_id": item_id, "explanation": grading.get("reason"), "label": label}
+    return [judgment(row | {"judge": judge, "score": score}, where, None),
+            judgment(row | {"judge": f"{judge}/pass", "score": float(passed)}, where, None)]

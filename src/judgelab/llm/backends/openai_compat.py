@@ -4,7 +4,9 @@ Uses the official ``openai`` async client with its own retries switched off: ret
 back-off and accounting belong to judgelab's client, so a retried call is counted once.
 The API key comes from the environment and is never part of the identity, the cache or a log:
 it and credentials in the URL are registered with ``judgelab.redact``, and they are not sent in
-clear text (plain ``http://``) to another machine unless the user opts in.
+clear text (plain ``http://``) to another machine unless the user opts in. A key in the URL's
+query, path or fragment is masked in the identity and messages (``redact_url``); a query is sent
+with every request, after the request's own path (``split_base_url``).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import math
 import os
 import time
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 import openai
 from pydantic import ValidationError
@@ -31,7 +33,7 @@ from judgelab.llm.backends.base import (
 from judgelab.llm.location import check_server_url, is_this_machine, trusts_proxy_settings
 from judgelab.llm.replies import bound_replies
 from judgelab.llm.types import Completion, Request, TokenLogprob, TopLogprob
-from judgelab.redact import redact_known, remember_key
+from judgelab.redact import redact_known, redact_url, remember_key, url_secrets
 
 _RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 #: Set to 1 to send an API key or URL credentials over plain http:// to a host other than this machine.
@@ -65,15 +67,17 @@ class OpenAICompatibleBackend(Backend):
         self.model_name = model_name
         self.base_url = base_url
         self.timeout = timeout
-        self.identity = identity or f"openai-compatible:{base_url or 'api.openai.com'}:{model_name}"
+        shown = redact_url(base_url) if base_url else "api.openai.com"
+        self.identity = identity or f"openai-compatible:{shown}:{model_name}"
         self.max_concurrency = max_concurrency
         self.continue_final_message = continue_final_message
         self.capabilities = Capabilities(
             logprobs=True, max_top_logprobs=20, assistant_prefix=continue_final_message,
             json_schema=True, regex=guided_regex, seed=True,
         )
+        root, query = split_base_url(base_url)
         self._client = openai.AsyncOpenAI(
-            base_url=base_url, api_key=api_key or "not-needed", timeout=timeout, max_retries=0,
+            base_url=root, api_key=api_key or "not-needed", timeout=timeout, max_retries=0, default_query=query,
             http_client=bound_replies(openai.DefaultAsyncHttpxClient(trust_env=trusts_proxy_settings(base_url))),
         )
 
@@ -158,7 +162,7 @@ class OpenAICompatibleBackend(Backend):
             raise MalformedReplyError(f"malformed reply from {self._where()}: {exc}") from None
 
     def _where(self) -> str:
-        return self.base_url or "the OpenAI API"
+        return redact_url(self.base_url) if self.base_url else "the OpenAI API"
 
     async def aclose(self) -> None:
         await self._client.close()
@@ -180,12 +184,23 @@ def protect_credentials(base_url: str | None, api_key: str | None, allow_insecur
     if allow_insecure_http is None:
         allow_insecure_http = os.environ.get(INSECURE_HTTP_OPT_IN, "").strip() not in ("", "0")
     parts = urlsplit(base_url or "")
-    if allow_insecure_http or parts.scheme != "http" or not api_key or is_this_machine(parts.hostname):
+    secret = bool(api_key) or bool(url_secrets(base_url or ""))  # a key in the URL travels as clearly
+    if allow_insecure_http or parts.scheme != "http" or not secret or is_this_machine(parts.hostname):
         return allow_insecure_http
     raise ConfigError(
         f"refusing to send the API key in clear text over http:// to {parts.hostname}, which is not this machine: "
         f"use https://, set {INSECURE_HTTP_OPT_IN}=1 if the network to it is trusted, or give no key if the "
         "server needs none (judgelab reads JUDGELAB_API_KEY, then OPENAI_API_KEY)")
+
+
+def split_base_url(base_url: str | None) -> tuple[str | None, dict[str, str] | None]:
+    """(the URL requests are made under, the query sent with each): a base URL's query goes after each
+    request's path (``/v1/chat/completions?api_key=...``), not before it, and its fragment nowhere."""
+    if not base_url:
+        return base_url, None
+    parts = urlsplit(base_url)
+    query = dict(parse_qsl(parts.query, keep_blank_values=True)) or None
+    return urlunsplit(parts._replace(query="", fragment="")), query
 
 
 def _reply_text(content: Any) -> Any:
