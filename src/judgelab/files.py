@@ -232,8 +232,9 @@ def staged_folder(out_dir: str | Path, *,
         restrict_tree(folder)
         move_in(folder, out_dir)
     except OSError as exc:  # named as the user knows it: under out_dir, not the scratch
-        inside = str(exc.filename or folder).removeprefix(str(folder))
-        exc.filename = str(out_dir) + inside if inside != str(exc.filename) else exc.filename
+        named = str(exc.filename) if exc.filename is not None else None  # an error without a file keeps its text
+        if named is not None and named.startswith(str(folder)):
+            exc.filename = str(out_dir) + named.removeprefix(str(folder))
         raise
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
