@@ -116,6 +116,20 @@ def test_monitor_raises_an_alarm_on_a_planted_drop_and_names_a_missing_time(tmp_
     missing = run_cli("evaluate", "--data", data, "--judgments", judgments, "--monitor")  # no field 'time'
     assert missing.returncode == 2 and f"{data}:1: field 'time': no time here" in missing.stderr
     assert missing.stdout == ""
+    out = tmp_path / "watch"
+    written = run_cli("evaluate", "--data", data, "--judgments", judgments, "--monitor", "--time-field", "at",
+                      "--out", out)
+    assert written.returncode == 1 and f"report: {out / 'monitor.json'}" in written.stdout.replace("\n", "")
+    record = json.loads((out / "monitor.json").read_text())
+    assert record["alarm"] is True and {w["system"] for w in record["monitor"]} == {"steady", "drops"}
+    assert (out / "monitor.csv").read_text().startswith("system,")
+    for extra, flag in ((("--human-ids", "all"), "--human-ids"), (("--until-decided", "best"), "--until-decided")):
+        refused = run_cli("evaluate", "--data", data, "--judgments", judgments, "--monitor", "--time-field", "at",
+                          *extra)
+        assert refused.returncode == 2 and flag in refused.stderr and "--monitor" in refused.stderr
+    other_kind = run_cli("evaluate", "--data", data, "--judgments", judgments, "--monitor", "--time-field", "at",
+                         "--reference-until", "5")
+    assert other_kind.returncode == 2 and "the items' times are dates or times" in other_kind.stderr
 
 
 def test_human_ids_all_without_any_human_score_is_an_error_not_judge_only(tmp_path):

@@ -10,7 +10,7 @@ import pytest
 from scipy import stats
 
 from judgelab.errors import ConfigError, DataError
-from judgelab.evaluate.monitor import monitor, parse_time, read_times
+from judgelab.evaluate.monitor import monitor, parse_time, read_times, sequence_starts, watch_files
 
 
 def stream(n_days=30, per_day=10, drop_from=None, seed=0, systems=("a", "b")):
@@ -78,3 +78,38 @@ def test_times_are_read_with_their_line_and_refused_with_it(tmp_path):
     with pytest.raises(DataError, match="mixed"):
         read_times(mixed, "time")
     assert parse_time("soon") is None and parse_time(True) is None and parse_time(float("nan")) is None
+
+
+def test_a_long_log_runs_few_sequences_in_one_pass_and_still_catches_a_late_drop():
+    # 2 systems x 200,000 outputs after a reference of 500: once quadratic (a sequence every 500 outputs, each
+    # refined at every step), now O(log n) sequences moved on block by block
+    assert sequence_starts(20, 100) == [20, 40, 60, 80]  # the default's blocks of a fifth, as before
+    starts = sequence_starts(500, 200_000)
+    assert len(starts) < 20 and starts[:3] == [500, 1000, 1500]
+    assert all(b - a <= max(500, (a - 500) / 2 + 1) for a, b in zip(starts, starts[1:], strict=False))  # bounded
+    rng = np.random.default_rng(4)
+    n = 200_000
+    values = np.clip(np.round(rng.normal(3.5, 0.8, 2 * n)), 1, 5)
+    names = np.array(["a", "b"] * n)
+    times = np.repeat(np.arange(n, dtype=float), 2)
+    values[(names == "b") & (times >= 190_000)] -= 1  # the last 5% of b drops a point
+    watches = {w.system: w for w in monitor(names, times, np.clip(values, 1, 5), (1, 5), reference_until=500.0)}
+    assert watches["a"].alarm is None and watches["b"].alarm == "down" and watches["b"].alarm_at >= 190_000
+    assert watches["a"].current[0] <= 3.5 <= watches["a"].current[1] or abs(watches["a"].current_mean - 3.5) < 0.05
+
+
+def test_times_past_a_float_and_a_reference_of_another_kind_are_refused_by_name(tmp_path):
+    huge = tmp_path / "huge.jsonl"
+    huge.write_text(json.dumps({"id": "a", "time": 1}) + "\n" + json.dumps({"id": "b", "time": 10 ** 400}) + "\n")
+    with pytest.raises(DataError) as raised:
+        read_times(huge, "time")
+    assert raised.value.line == 2 and str(huge) in str(raised.value)
+    assert parse_time(10 ** 400) is None and parse_time(10 ** 6) == 1e6
+    data = tmp_path / "logs.jsonl"
+    data.write_text("".join(json.dumps({"id": f"i{k}", "system_id": "a", "output": "o", "scale": [1, 5],
+                                        "time": float(k)}) + "\n" for k in range(12)))
+    judged = tmp_path / "judged.jsonl"
+    judged.write_text("".join(json.dumps({"item_id": f"i{k}", "score": 3.0}) + "\n" for k in range(12)))
+    with pytest.raises(ConfigError, match="the items' times are numbers"):
+        watch_files(data, judged, reference_until="2026-11-01")
+    assert watch_files(data, judged, reference_until="6")[0].reference_n == 6  # a number given as text

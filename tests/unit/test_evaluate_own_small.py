@@ -11,7 +11,7 @@ import pytest
 
 from judgelab.data import Dataset, load_items, load_judgments
 from judgelab.evaluate import evaluate, from_items, stratified_design
-from judgelab.evaluate.estimators import corrected
+from judgelab.evaluate.estimators import corrected, fay_herriot
 from judgelab.evaluate.two_systems import compare_systems
 
 HERE = Path(__file__).resolve().parents[1] / "data" / "own_small"
@@ -117,3 +117,29 @@ def test_the_corrected_t_interval_covers_when_the_judged_items_include_the_label
                         calibration="identity", intervals="t", skewness_correction=False)
         hits.append(est.ci[0, 0] <= 3 <= est.ci[0, 1])
     assert 0.935 <= np.mean(hits) <= 0.965  # 0.976 before (+-0.015 is three standard errors at 2,000 draws)
+
+
+def test_labels_outside_a_declared_scale_are_refused_before_anything_is_computed():
+    # before: --intervals betting ended in "internal error: ValueError: ... outside the scale"
+    from judgelab.errors import ConfigError
+
+    items = [item.model_copy(update={"scores": {"helpfulness": 7.0}}) if k == 2 else item
+             for k, item in enumerate(variant(False, False))]
+    for intervals in ("betting", "auto"):
+        with pytest.raises(ConfigError, match=r"1 human label\(s\) fall outside --scale 1\.\.5 \(e\.g\. 7 for item"):
+            evaluate(items, judgments(), aspect="helpfulness", human_ids="all", scale=(1.0, 5.0), intervals=intervals)
+
+
+def test_every_system_with_constant_labels_gets_estimates_not_a_linear_algebra_error():
+    # before: shrunk's Cholesky factor failed ("Matrix is not positive definite", an internal error)
+    items = [item.model_copy(update={"scores": {"helpfulness": 4.0 if item.system_id == "alpha" else 2.0}})
+             for item in variant(False, True)]
+    report = evaluate(items, judgments(), aspect="helpfulness", human_ids="all")
+    for estimator in ("corrected", "human"):
+        values = dict(zip(report.systems, report.estimates[estimator].value, strict=True))
+        assert values == {"alpha": 4.0, "beta": 2.0, "gamma": 2.0}
+    shrunk = report.estimates["shrunk"]
+    assert all(np.isfinite(v) or r for v, r in zip(shrunk.value, shrunk.reason, strict=True))
+    for rule in ("smooth", "posterior", "adjusted", "moments"):  # 8 systems, each known exactly: the case that failed
+        fit = fay_herriot(np.array([3.0, 4.0] * 4), np.zeros(8), np.arange(8.0), rule=rule)
+        assert np.allclose(fit.value, [3.0, 4.0] * 4, atol=1e-3)

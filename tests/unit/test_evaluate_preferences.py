@@ -261,3 +261,18 @@ def test_recommended_point_ranking_is_checked_on_halves_of_the_labels():
     weighted = rank_systems(a, b, judge, labelled, probability=np.full(4000, 0.075)).recommended
     assert weighted["estimator"] == "shrunk" and weighted["splits"] == 0 and "not checked" in weighted["reason"]
     assert rank_systems(a, b, judge).recommended is None  # no labels: nothing to recommend between
+
+
+def test_more_systems_than_the_bound_are_refused_when_read_and_many_take_bonferroni():
+    from judgelab.evaluate.preferences import AUTO_MAX_T_SYSTEMS, MAX_COMPARED_SYSTEMS, comparisons
+
+    k = MAX_COMPARED_SYSTEMS + 1  # a ring: before, 20,000 systems asked for 9.3 GB and ended in a MemoryError
+    ring_a, ring_b = [f"s{i}" for i in range(k)], [f"s{(i + 1) % k}" for i in range(k)]
+    with pytest.raises(ConfigError, match=f"name {k:,} systems; judgelab ranks at most {MAX_COMPARED_SYSTEMS:,}"):
+        comparisons(ring_a, ring_b, ["a"] * k)
+    k = AUTO_MAX_T_SYSTEMS + 1
+    rng = np.random.default_rng(0)
+    a = rng.integers(0, k, 20 * k)
+    b = (a + rng.integers(1, k, len(a))) % k
+    report = rank_systems([f"s{i}" for i in a], [f"s{i}" for i in b], rng.choice(["a", "b"], len(a)))
+    assert report.rank_sets["judge"].method == "bonferroni"  # max-t would simulate 20,100 pairs 4,000 times

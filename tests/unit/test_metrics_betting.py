@@ -175,10 +175,18 @@ def test_rectified_interval_narrows_with_a_good_predictor_only_once_bets_are_not
 
 @given(st.lists(st.floats(0, 1, allow_nan=False), min_size=1, max_size=30), st.sampled_from([0.8, 0.9, 0.95, 0.99]))
 def test_any_data_gives_an_ordered_interval_inside_the_scale(values, confidence):
+    # not "around the sample mean": a candidate rejected at any time stays rejected, so a sample drawn
+    # in a sorted order ([0] * 4 + [1] * 4 at 0.8: [0.162, 0.471]) can exclude its own mean; hence order_seed
     interval = betting_interval(values, (0, 1), confidence=confidence)
-    assert 0 <= interval.low <= np.mean(values) + 1e-9
-    assert np.mean(values) - 1e-9 <= interval.high <= 1
+    assert 0 <= interval.low <= interval.high <= 1
     assert interval.width > 0 or math.isclose(interval.width, 0)
+
+
+def test_a_sorted_sample_can_exclude_its_own_mean_and_a_shuffled_one_does_not():
+    values = [0.0] * 4 + [1.0] * 4
+    assert betting_interval(values, (0, 1), confidence=0.8).high < 0.5
+    shuffled = betting_interval(values, (0, 1), confidence=0.8, order_seed=0)
+    assert shuffled.low <= 0.5 <= shuffled.high
 
 
 @pytest.mark.parametrize("bad, message", [
@@ -190,3 +198,21 @@ def test_any_data_gives_an_ordered_interval_inside_the_scale(values, confidence)
 def test_bad_input_is_refused(bad, message):
     with pytest.raises(ValueError, match=message):
         betting_interval(bad["x"], bad["scale"], population=bad.get("population"))
+
+
+@pytest.mark.parametrize("population", [None, 9000])
+def test_a_running_sequence_fed_in_blocks_has_the_batch_bounds_and_coarse_bounds_around_them(population):
+    from judgelab.metrics.betting import CHUNK, RunningSequence
+
+    x = np.random.default_rng(3).choice([1.0, 2.0, 3.0, 4.0, 5.0], size=2 * CHUNK + 77, p=[.1, .2, .3, .3, .1])
+    running = RunningSequence((1, 5), confidence=0.9, population=population)
+    low, high = running.extend(x[:CHUNK + 5])  # more than a block at once, then the rest one by one and in a block
+    for value in x[CHUNK + 5:CHUNK + 40]:
+        running.add(value)
+    more_low, more_high = running.extend(x[CHUNK + 40:])
+    batch = betting_interval(x, (1, 5), confidence=0.9, population=population, anytime=True)  # the sequence's last
+    assert running.bounds() == (batch.low, batch.high)  # bit for bit
+    assert len(low) == CHUNK + 5 and len(more_low) == len(x) - CHUNK - 40
+    assert more_low[-1] <= batch.low and batch.high <= more_high[-1]  # coarse: never narrower
+    assert batch.low - more_low[-1] <= 4 / 400 + 1e-12 and more_high[-1] - batch.high <= 4 / 400 + 1e-12
+    assert np.all(np.diff(low) >= 0) and np.all(np.diff(high) <= 0)  # a running intersection only shrinks

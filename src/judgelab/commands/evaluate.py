@@ -164,8 +164,14 @@ def evaluate(
     if monitor:
         if judgments is None:
             raise ConfigError("--monitor reads the judge's verdicts from --judgments")
+        ignored = [flag for flag, given in (("--human", human), ("--human-ids", human_ids), ("--runs", runs),
+                                            ("--until-decided", until_decided), ("--from", source))
+                   if given is not None]
+        if ignored:
+            raise ConfigError(f"--monitor watches the judge's scores over time and reads no {', '.join(ignored)}: "
+                              "leave them out, or run evaluate without --monitor")
         return _monitor(data, judgments, aspect, judge, field, time_field, reference_until, parse_scale(scale),
-                        confidence, as_json, console)
+                        confidence, as_json, out, console)
     if bootstrap:  # 0: no judge-only intervals
         check_resamples(bootstrap, confidence, "--bootstrap")
     if out is not None:
@@ -207,36 +213,20 @@ NOT_DECIDED = 3  # --until-decided: the labels so far do not decide the question
 
 
 def _monitor(data, judgments, aspect, judge, field, time_field, reference_until, scale, confidence, as_json,
-             console) -> None:
+             out, console) -> None:
     """``evaluate --monitor``: each system's judged mean over time (evaluate/monitor.py)."""
-    import numpy as np
+    from judgelab.evaluate.monitor import watch_files
 
-    from judgelab.data.io import load_items, load_judgments
-    from judgelab.evaluate.monitor import monitor, parse_time, read_times
-    from judgelab.evaluate.systems import _item_problem
+    if out is not None:
+        from judgelab.report.monitor import check_monitor_folder
 
-    if not str(data).endswith((".jsonl", ".jsonl.gz")):
-        raise ConfigError(f"--monitor reads each output's time from a JSON-lines data file; {data} is not one")
-    times = read_times(data, time_field)
-    until = None
-    if reference_until is not None:
-        until = parse_time(reference_until)
-        if until is None:
-            raise ConfigError(f"--reference-until {reference_until!r}: give an ISO 8601 date or time, or a number")
-    items = load_items(data)
-    built = _item_problem(items, load_judgments(judgments, field=field), aspect, judge, None, None, scale)
-    problem = built.problem
-    if problem.scale is None:
-        raise ConfigError("--monitor needs the judged scores' range: give --scale LOW,HIGH (the items declare none)")
-    values = problem.judge[np.arange(problem.n_units), problem.strata]
-    lo, hi = problem.scale
-    off = [(u, v) for u, v in zip(problem.units, values, strict=True) if np.isfinite(v) and not lo <= v <= hi]
-    if off:
-        raise ConfigError(f"{len(off)} judged score(s) fall outside {lo:g}..{hi:g} (e.g. {off[0][1]:g} for item "
-                          f"{off[0][0]!r}): give the judge's own range with --scale LOW,HIGH")
-    systems = [problem.systems[c] for c in problem.strata]
-    watches = monitor(systems, [times.get(u) for u in problem.units], values, problem.scale,
-                      reference_until=until, confidence=confidence)
+        check_monitor_folder(out)
+    watches = watch_files(data, judgments, aspect=aspect, judge=judge, field=field, time_field=time_field,
+                          reference_until=reference_until, scale=scale, confidence=confidence)
+    if out is not None:
+        from judgelab.report.monitor import write_monitor_report
+
+        typer.echo(f"report: {printable(write_monitor_report(out, watches, confidence))}", err=as_json)
     if as_json:
         typer.echo(json.dumps({"monitor": [w.to_dict() for w in watches], "confidence": confidence}, indent=2))
     else:

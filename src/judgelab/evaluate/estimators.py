@@ -406,6 +406,9 @@ class FayHerriot:
     rule: str
 
 
+VARIANCE_FLOOR = 1e-12  # the smallest sampling variance a system's estimate is given in shrinkage
+
+
 def fay_herriot(d: np.ndarray, v: np.ndarray, judge_means: np.ndarray, confidence: float = 0.95,
                 rule: str = "posterior", *, interval: bool = True) -> FayHerriot:
     """Shrink estimates ``d`` (sampling variances ``v``) toward their regression on ``judge_means``.
@@ -421,6 +424,10 @@ def fay_herriot(d: np.ndarray, v: np.ndarray, judge_means: np.ndarray, confidenc
     """
     if rule not in TAU2_RULES:
         raise ConfigError(f"tau^2 rule {rule!r}: choose {', '.join(TAU2_RULES)}")
+    # a system whose labels all agree has an estimated sampling variance of 0: known exactly, as far as its
+    # labels tell; a floor far under any real variance keeps the covariances invertible (every system's
+    # labels constant made the curve's Cholesky factor fail)
+    v = np.maximum(np.asarray(v, dtype=float), VARIANCE_FLOOR)
     if rule == "smooth" and len(d) <= MAX_SMOOTH_SYSTEMS:
         return _smooth(d, v, judge_means, confidence, interval=interval)
     rule = "posterior" if rule == "smooth" else rule

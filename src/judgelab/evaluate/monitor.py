@@ -5,8 +5,13 @@ Each system's judged scores are read in time order. A reference period (before `
 else the earliest fifth of the system's outputs) gives the system's mean a betting interval. After
 it, a confidence sequence for the mean is started at the beginning of every block of outputs as long
 as the reference period (judgelab.metrics.betting), so a change is measured on the outputs after it
-and not diluted by the months before. An alarm is raised the first time one of them is disjoint from
-the reference interval: the mean has moved, up or down.
+and not diluted by the months before; once the watched stream is longer than two reference periods the
+blocks grow with it (a new sequence starts when the outputs since the last start reach half of those
+watched before it), so a log of n outputs runs O(log n) sequences, each moved on in one pass over its
+outputs: time O(n log n), memory O(n) for the outputs themselves. An alarm is raised the first time one
+of them is disjoint from the reference interval: the mean has moved, up or down. Each step is checked
+on the sequence's coarse-grid bounds (wider than its refined bounds by at most 1/400 of the scale), so a
+refinement is paid once per sequence, not at every output.
 
 The guarantee: if no system's scores change in distribution over time (each output a draw from the
 same population), the chance of any alarm for any system, at any time in the whole stream, is at
@@ -26,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from judgelab.errors import ConfigError
-from judgelab.metrics.betting import betting_interval, confidence_sequence
+from judgelab.metrics.betting import CHUNK, RunningSequence, betting_interval
 
 REFERENCE_SHARE = 0.2  # without reference_until: the earliest fifth of each system's outputs
 MIN_REFERENCE = 5  # outputs a reference period needs
@@ -57,41 +62,118 @@ def monitor(systems, times, values, scale: tuple[float, float], *, reference_unt
             confidence: float = 0.95) -> list[Watch]:
     """One :class:`Watch` per system from each output's system, time and judged value (the time:
     anything ordered, e.g. datetimes or numbers; ties keep the given order)."""
-    systems, times, values = list(systems), list(times), np.asarray(values, dtype=float)
+    values = np.asarray(values, dtype=float)
+    rows_of: dict[str, list[int]] = {}
+    for k, system in enumerate(systems):
+        if np.isfinite(values[k]):
+            rows_of.setdefault(system, []).append(k)
+    times = list(times)
     names = sorted(set(systems))
     level = 1 - (1 - confidence) / (2 * len(names))
     watches = []
     for name in names:
-        rows = [k for k, s in enumerate(systems) if s == name and np.isfinite(values[k])]
-        rows.sort(key=lambda k: times[k])  # stable: ties keep the file's order
+        rows = sorted(rows_of.get(name, []), key=lambda k: times[k])  # stable: ties keep the file's order
         watches.append(_watch(name, [times[k] for k in rows], values[rows], scale, reference_until, level))
     return watches
+
+
+RESTART_SHARE = 0.5  # a new sequence starts after max(reference, this share of the outputs watched before it)
+
+
+def sequence_starts(cut: int, n: int) -> list[int]:
+    """Where the sequences start: every ``cut`` outputs after the reference period (the first at ``cut``), the
+    gap growing to half of what was watched before once that is longer, so a change is diluted by at most a
+    third of a sequence's outputs and n outputs need O(log n) sequences."""
+    starts = [cut]
+    while True:
+        gap = max(cut, math.ceil(RESTART_SHARE * (starts[-1] - cut)))
+        if starts[-1] + gap >= n:
+            return starts
+        starts.append(starts[-1] + gap)
 
 
 def _watch(name: str, times: list, values: np.ndarray, scale, reference_until, level: float) -> Watch:
     if reference_until is None:
         cut = max(MIN_REFERENCE, int(round(REFERENCE_SHARE * len(values))))
     else:
-        cut = sum(t < reference_until for t in times)
+        cut = int(sum(t < reference_until for t in times))
     if cut < MIN_REFERENCE or cut >= len(values):
         raise ConfigError(f"system {name!r}: {cut} of its {len(values)} judged outputs fall in the reference period; "
                           f"monitoring needs at least {MIN_REFERENCE} there and one after (set --reference-until)")
     alpha = (1 - level) / 2  # half for the reference interval, half spent over the restarted sequences
     reference = betting_interval(values[:cut], scale, confidence=1 - alpha, order_seed=0)
-    alarm, alarm_at, latest = None, None, None
-    for j, start in enumerate(range(cut, len(values), cut), start=1):
-        spent = alpha * 6 / (math.pi ** 2 * j ** 2)
-        low, high = confidence_sequence(values[start:], scale, confidence=1 - spent)
-        latest = (start, float(low[-1]), float(high[-1]))
-        moved = (low > reference.high) | (high < reference.low)
-        if moved.any():
-            at = start + int(np.argmax(moved))
-            if alarm_at is None or at < alarm_at[0]:
-                alarm = "up" if low[at - start] > reference.high else "down"
-                alarm_at = (at, times[at])
-    start, low_end, high_end = latest
-    return Watch(name, (reference.low, reference.high), float(values[:cut].mean()), cut, (low_end, high_end),
-                 float(values[start:].mean()), len(values) - start, alarm, None if alarm_at is None else alarm_at[1])
+    starts = sequence_starts(cut, len(values))
+    running: list[tuple[int, RunningSequence]] = []
+    alarm: tuple[int, str] | None = None  # (output, direction)
+    for begin in range(cut, len(values), CHUNK):  # every sequence moved on over the same block of outputs
+        end = min(begin + CHUNK, len(values))
+        for j, start in enumerate(starts, start=1):
+            if begin <= start < end:
+                spent = alpha * 6 / (math.pi ** 2 * j ** 2)
+                running.append((start, RunningSequence(scale, confidence=1 - spent)))
+        for start, sequence in running:
+            first = max(begin, start)
+            low, high = sequence.extend(values[first:end])
+            moved = (low > reference.high) | (high < reference.low)
+            if moved.any() and (alarm is None or first + int(np.argmax(moved)) < alarm[0]):
+                at = int(np.argmax(moved))
+                alarm = (first + at, "up" if low[at] > reference.high else "down")
+        if alarm is not None:  # nothing later can raise an earlier alarm: only the latest sequence is still read
+            running = running[-1:]
+    start, latest = running[-1]
+    low_end, high_end = latest.bounds()
+    return Watch(name, (reference.low, reference.high), float(values[:cut].mean()), cut,
+                 (float(low_end), float(high_end)), float(values[start:].mean()), len(values) - start,
+                 None if alarm is None else alarm[1], None if alarm is None else times[alarm[0]])
+
+
+def watch_files(data, judgments, *, aspect: str | None = None, judge: str | None = None, field: str | None = None,
+                time_field: str = "time", reference_until: Any = None, scale: tuple[float, float] | None = None,
+                confidence: float = 0.95) -> list[Watch]:
+    """:func:`monitor` over a JSON-lines data file (each item's time in ``time_field``) and its judgments:
+    what ``judgelab evaluate --monitor`` runs. ``reference_until``: a time of the same kind as the items'
+    (an ISO 8601 text or a number is parsed); ``scale``: the judged scores' range where the items declare
+    none."""
+    from judgelab.data.io import load_items, load_judgments
+    from judgelab.evaluate.systems import _item_problem
+
+    if not str(data).endswith((".jsonl", ".jsonl.gz")):
+        raise ConfigError(f"--monitor reads each output's time from a JSON-lines data file; {data} is not one")
+    times = read_times(data, time_field)
+    until = _reference_time(reference_until, times)
+    built = _item_problem(load_items(data), load_judgments(judgments, field=field), aspect, judge, None, None, scale)
+    problem = built.problem
+    if problem.scale is None:
+        raise ConfigError("--monitor needs the judged scores' range: give --scale LOW,HIGH (the items declare none)")
+    values = problem.judge[np.arange(problem.n_units), problem.strata]
+    lo, hi = problem.scale
+    off = [(u, v) for u, v in zip(problem.units, values, strict=True) if np.isfinite(v) and not lo <= v <= hi]
+    if off:
+        raise ConfigError(f"{len(off)} judged score(s) fall outside {lo:g}..{hi:g} (e.g. {off[0][1]:g} for item "
+                          f"{off[0][0]!r}): give the judge's own range with --scale LOW,HIGH")
+    systems = [problem.systems[c] for c in problem.strata]
+    return monitor(systems, [times.get(u) for u in problem.units], values, problem.scale,
+                   reference_until=until, confidence=confidence)
+
+
+def _reference_time(given: Any, times: dict[str, Any]):
+    """``--reference-until`` parsed, and of the same kind as the items' times (a date is not compared with a
+    number)."""
+    if given is None:
+        return None
+    until = parse_time(given) if isinstance(given, str) else given
+    if isinstance(given, str) and until is None:
+        try:  # "1700000000" on a command line is a number
+            until = parse_time(float(given))
+        except (ValueError, OverflowError):
+            until = None
+    if until is None:
+        raise ConfigError(f"--reference-until {given!r}: give an ISO 8601 date or time, or a number")
+    kinds = {type(t).__name__ for t in times.values()}
+    if kinds and type(until).__name__ not in kinds:
+        theirs = "dates or times" if "datetime" in kinds else "numbers"
+        raise ConfigError(f"--reference-until {given!r}: the items' times are {theirs}; give one of those")
+    return until
 
 
 def read_times(path, field: str) -> dict[str, Any]:
@@ -127,7 +209,11 @@ def parse_time(value: Any):
     if isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):
-        return float(value) if math.isfinite(value) else None
+        try:
+            number = float(value)
+        except OverflowError:  # an integer past float's range is no time judgelab can order
+            return None
+        return number if math.isfinite(number) else None
     if isinstance(value, str):
         try:
             parsed = dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
@@ -137,4 +223,4 @@ def parse_time(value: Any):
     return None
 
 
-__all__ = ["Watch", "monitor", "parse_time", "read_times"]
+__all__ = ["Watch", "monitor", "parse_time", "read_times", "sequence_starts", "watch_files"]

@@ -93,6 +93,12 @@ RANK_METHODS = ("auto", "max-t", "bonferroni", "holm")
 # per system: simultaneous coverage 0.917-0.930) where Bonferroni's larger multiplier still covers
 # (0.937-0.940); from 500 (about 50 per system) both cover 0.99+ and max-t's sets are smaller
 AUTO_MAX_T_LABELS = 25
+# auto, many systems: max-t simulates the largest of k(k-1)/2 differences 4,000 times (at 500 systems, 125,000
+# pairs: 8 s per estimator); Bonferroni's multiplier is one quantile and holds the same level, a little wider
+AUTO_MAX_T_SYSTEMS = 200
+# pairwise tests and rank sets hold k x k matrices for k systems (a ring of 1,000 systems: 34 s and 384 MB;
+# 2,000: 106 s and 1.15 GB; 20,000 asked for 9.3 GB): more are refused when the comparisons are read
+MAX_COMPARED_SYSTEMS = 1000
 ESTIMATORS = ("judge", "human", "corrected")
 TARGETS = ("population", "items")
 MEASURES = {"win-prob": "win probability (ties half)", "bradley-terry": "Bradley-Terry strength (log-odds)",
@@ -179,6 +185,10 @@ def comparisons(system_a: Sequence, system_b: Sequence, judge: Sequence, human: 
     if len(same):
         raise ConfigError(f"comparison {same[0]} compares system {names[a[same[0]]]!r} with itself")
     systems = tuple(names)
+    if len(systems) > MAX_COMPARED_SYSTEMS:
+        raise ConfigError(f"the comparisons name {len(systems):,} systems; judgelab ranks at most "
+                          f"{MAX_COMPARED_SYSTEMS:,} at once (its pairwise tests and rank sets grow with the square "
+                          "of the number of systems): evaluate a subset, e.g. the systems with the most comparisons")
     judge_pref = preferences(judge, len(a), "judge")
     human_pref = preferences(human, len(a), "human") if human is not None else np.full(len(a), np.nan)
     if labelled is not None:
@@ -665,9 +675,12 @@ def _rank_sets_per_system(estimates: SystemEstimates, method: str, pairs: Pairs,
 
 def resolved_method(estimates: SystemEstimates, method: str) -> str:
     """``auto``: max-t, or Bonferroni for a label-based estimate whose systems have a median below
-    :data:`AUTO_MAX_T_LABELS` labelled comparisons (see there); other methods unchanged."""
+    :data:`AUTO_MAX_T_LABELS` labelled comparisons, or for more than :data:`AUTO_MAX_T_SYSTEMS` systems
+    (see there); other methods unchanged."""
     if method != "auto":
         return method
+    if np.isfinite(estimates.value).sum() > AUTO_MAX_T_SYSTEMS:
+        return "bonferroni"
     labelled = estimates.n_labelled[np.isfinite(estimates.value)]
     if estimates.estimator == "judge" or labelled.size == 0 or np.median(labelled) >= AUTO_MAX_T_LABELS:
         return "max-t"

@@ -420,6 +420,8 @@ def _item_problem(items: list[Item], judgments: Iterable[Judgment], aspect: str 
         matrix[np.arange(problem.n_units), problem.strata] = values
         problem = problem.with_human(matrix)
     notes["scale_from"] = "--scale" if scale else "items" if declared else None
+    if declared is not None and labelled is not None:
+        _labels_inside(problem, labelled, declared, "--scale" if scale else "the items' scale")
     if declared is None and labelled is not None:
         inferred = inferred_scale(problem.human[labelled[:, None] & problem.present])
         if inferred is not None:
@@ -434,6 +436,20 @@ def _item_problem(items: list[Item], judgments: Iterable[Judgment], aspect: str 
                                          "unknown_judgments": unknown}
                               for one, column, (_, unknown) in zip(sets, columns, found, strict=True)}
     return _Built(problem, labelled, aspect, coverage, source, notes=notes)
+
+
+def _labels_inside(problem: Problem, labelled: np.ndarray, scale: tuple[float, float], named: str) -> None:
+    """Human labels outside the declared scale: a wrong scale (or wrong labels), which would leave every
+    estimate clipped to it and a betting interval undefined; said before anything is computed."""
+    units = np.flatnonzero(labelled)
+    values = problem.human[units, problem.strata[units]]
+    lo, hi = scale
+    outside = np.isfinite(values) & ((values < lo) | (values > hi))
+    if outside.any():
+        first = units[np.argmax(outside)]
+        raise ConfigError(f"{int(outside.sum())} human label(s) fall outside {named} {lo:g}..{hi:g} (e.g. "
+                          f"{values[np.argmax(outside)]:g} for item {problem.units[first]!r}): give the labels' "
+                          "own range with --scale LOW,HIGH")
 
 
 #: The rating scales read off labels, by their lowest value: 0-1, 0-4, 0-5, 0-10, 0-100, 1-3 ... 1-10.
@@ -503,8 +519,10 @@ def _item_labels(problem: Problem, items: list[Item], aspect: str | None, human,
     if human_ids == ALL:
         labelled = np.isfinite(own)
         if not labelled.any():  # "all" with nothing to find: say where labels were looked for, not judge-only
-            raise DataError(f"--human-ids all: no item has a human score for aspect {aspect!r} (looked for "
-                            f"scores.{aspect} in each item); give the labels with --human, or the items' scores")
+            looked = (f"for aspect {aspect!r} (looked for scores.{aspect} in each item)" if aspect is not None
+                      else '(scores.ASPECT in each item, e.g. {"scores": {"overall": 4}})')
+            raise DataError(f"--human-ids all: no item has a human score {looked}; give the labels with --human, "
+                            "or the items' scores")
     else:
         listed = problem.index(list(human_ids))
         labelled = np.zeros(problem.n_units, dtype=bool)

@@ -95,14 +95,17 @@ def confidence_sequence(x, scale: tuple[float, float], *, confidence: float = 0.
 
 
 class RunningSequence:
-    """:func:`confidence_sequence`'s latest bounds, kept up to date one observation at a time.
+    """:func:`confidence_sequence`'s latest bounds, kept up to date as observations arrive.
 
-    A labelling session asks for the bounds after every label; recomputing the whole sequence each
-    time costs O(n^2) (a refinement at every past time): 4 s at 2,000 labels. Here every candidate
-    mean's capital moves on by one step per observation: the grid's, and those of the two fine grids
-    that refine the ends. A fine grid is rebuilt over all the observations (O(REFINE x n)) only when
-    its end moves to another grid cell, which the kept set, only ever shrinking, does rarely. The
-    arithmetic is the batch's, in the same order, so the bounds equal ``confidence_sequence``'s last.
+    A labelling session asks for the bounds after every label, and a production log (``evaluate
+    --monitor``) brings hundreds of thousands of outputs; recomputing the whole sequence each time costs
+    O(n^2) (a refinement at every past time): 4 s at 2,000 labels. Here every candidate mean's capital
+    moves on with each observation, in blocks of ``CHUNK`` (memory: candidates x CHUNK): the grid's, and
+    those of the two fine grids that refine the ends. A fine grid is rebuilt over all the observations
+    (O(REFINE x n), in blocks) only when its end moves to another grid cell, which the kept set, only ever
+    shrinking, does rarely. The bets come from running sums carried along. The arithmetic is the batch's,
+    in the same order (running sums are continued, not restarted), so the bounds equal
+    ``confidence_sequence``'s last, bit for bit.
     """
 
     def __init__(self, scale: tuple[float, float], *, confidence: float = 0.95, population: int | None = None,
@@ -110,32 +113,52 @@ class RunningSequence:
         self.lo, self.hi = _check_scale(scale)
         self.alpha, self.population, self.truncation = 1 - confidence, population, truncation
         _check_population(0, population)
-        self._y: list[float] = []
-        self._sum = 0.0  # of the observations so far, added up in order (as np.cumsum does)
-        self._grid = _Capitals(np.linspace(0.0, 1.0, GRID + 1), population, truncation)
+        self._y: list[np.ndarray] = []  # the observations on the unit scale, in the blocks they came in
+        self._n = 0
+        self._bets = _BetState(self.alpha)
+        self._grid = _Capitals(np.linspace(0.0, 1.0, GRID + 1), self.alpha, population, truncation)
         self._fine: dict[bool, tuple[int, _Capitals]] = {}  # lower end? -> (its grid cell, the fine grid's capitals)
         self._bounds: tuple[float, float] | None = (self.lo, self.hi)
 
     def __len__(self) -> int:
-        return len(self._y)
+        return self._n
 
     def add(self, x: float) -> None:
-        y = float(_unit([x], self.lo, self.hi)[0])
-        _check_population(len(self._y) + 1, self.population)
-        drawn_sum = self._sum
-        self._y.append(y)
-        self._sum += y
-        bet = float(_bets(np.asarray(self._y), self.alpha, len(self._y), True)[-1])  # O(n), microseconds
-        for capitals in (self._grid, *(fine for _, fine in self._fine.values())):
-            capitals.advance(y, bet, drawn_sum, len(self._y) - 1)
+        self.extend([x])
+
+    def extend(self, x) -> tuple[np.ndarray, np.ndarray]:
+        """Move on by the observations ``x``; returns bounds after each of them on the data's scale, from the
+        coarse grid alone (its excluded neighbours of the kept set: never narrower than the refined bounds
+        :meth:`bounds` gives, wider by at most a grid cell, 1/GRID of the scale), which is what a watcher
+        needs at every step without paying for a refinement at each."""
+        y = _unit(x, self.lo, self.hi)
+        _check_population(self._n + len(y), self.population)
+        lows, highs = [], []
+        for start in range(0, len(y), CHUNK):
+            part = y[start:start + CHUNK]
+            bets, drawn = self._bets.take(part)
+            rows, kept = self._grid.advance(part, bets, drawn, self._n)
+            for _, fine in self._fine.values():
+                fine.advance(part, bets, drawn, self._n)
+            self._y.append(part)
+            self._n += len(part)
+            low, high = _coarse_ends(self._grid.means, rows, kept)
+            if self.population is not None:
+                sums, taken = drawn + part, self._n - len(part) + np.arange(1, len(part) + 1)
+                low, high = np.maximum(low, sums / self.population), np.minimum(high, 1 - (taken - sums) / self.population)
+            lows.append(low)
+            highs.append(high)
         self._bounds = None
+        scale = self.hi - self.lo
+        return (self.lo + scale * np.concatenate(lows or [np.empty(0)]),
+                self.lo + scale * np.concatenate(highs or [np.empty(0)]))
 
     def bounds(self) -> tuple[float, float]:
         """(low, high) on the data's scale after the observations so far (the whole scale before any)."""
         if self._bounds is None:
             low, high = self._ends()
             if self.population is not None:  # what the drawn units alone pin down
-                drawn, total = len(self._y), self._sum
+                drawn, total = self._n, self._bets.total
                 low, high = max(low, total / self.population), min(high, 1 - (drawn - total) / self.population)
             self._bounds = self.lo + (self.hi - self.lo) * low, self.lo + (self.hi - self.lo) * high
         return self._bounds
@@ -143,7 +166,7 @@ class RunningSequence:
     def _ends(self) -> tuple[float, float]:
         """As ``_ends``: the smallest and largest kept mean, each refined between its grid neighbours."""
         grid = self._grid.means
-        where = np.flatnonzero(self._grid.kept(self.alpha))
+        where = np.flatnonzero(self._grid.kept())
         if len(where) == 0:
             return 0.0, 1.0
         first, last = where[0], where[-1]
@@ -155,11 +178,10 @@ class RunningSequence:
         """As ``_refine`` between grid points ``cell`` and ``cell + 1``."""
         if self._fine.get(lower, (None,))[0] != cell:
             fine = np.linspace(self._grid.means[cell], self._grid.means[cell + 1], REFINE + 1)
-            y = np.asarray(self._y)
-            self._fine[lower] = (cell, _Capitals.replayed(fine, y, _bets(y, self.alpha, len(y), True),
+            self._fine[lower] = (cell, _Capitals.replayed(fine, np.concatenate(self._y), self.alpha,
                                                           self.population, self.truncation))
         fine = self._fine[lower][1]
-        where = np.flatnonzero(fine.kept(self.alpha))
+        where = np.flatnonzero(fine.kept())
         if len(where) == 0:
             return fine.means[-1] if lower else fine.means[0]
         if lower:
@@ -167,42 +189,99 @@ class RunningSequence:
         return fine.means[min(where[-1] + 1, len(fine.means) - 1)]
 
 
+CHUNK = 2048  # observations a running sequence moves on at once: (candidates x CHUNK) arrays, 6.6 MB each
+
+
+def _coarse_ends(grid: np.ndarray, rows: np.ndarray, kept: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per column of ``kept`` (``rows`` of the grid, increasing, x times; the other candidates rejected): the
+    grid neighbours outside the kept set (the whole unit interval where nothing is kept, as ``_ends``)."""
+    if len(rows) == 0:
+        return np.zeros(kept.shape[1]), np.ones(kept.shape[1])
+    any_kept = kept.any(axis=0)
+    first = rows[np.argmax(kept, axis=0)]
+    last = rows[len(rows) - 1 - np.argmax(kept[::-1], axis=0)]
+    low = np.where(any_kept, grid[np.maximum(first - 1, 0)], 0.0)
+    high = np.where(any_kept, grid[np.minimum(last + 1, len(grid) - 1)], 1.0)
+    return low, high
+
+
+def _running_sum(start, steps: np.ndarray) -> np.ndarray:
+    """``start`` plus the running sum of ``steps`` along the last axis, added in order from ``start`` (so a
+    sum continued block by block is the one np.cumsum gives over the whole, bit for bit)."""
+    start = np.asarray(start, dtype=float)
+    joined = np.concatenate([start[..., None], steps], axis=-1)
+    return np.cumsum(joined, axis=-1)[..., 1:]
+
+
+class _BetState:
+    """:func:`_bets`'s running sums, carried from one block of observations to the next; ``size``: the
+    fixed sample size the bets assume (None: anytime)."""
+
+    def __init__(self, alpha: float, size: int | None = None):
+        self.alpha, self.size, self.n = alpha, size, 0
+        self.total, self.squares, self.variance = 0.0, 0.0, PRIOR_VARIANCE
+
+    def take(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The bets on ``y`` (the next observations) and the sum drawn before each of them."""
+        bets, sums, squares, variance = _bets_from(y, self.alpha, self.n, self.total, self.squares, self.variance,
+                                                   self.size)
+        drawn = np.concatenate([[self.total], sums[:-1]])
+        self.n, self.total, self.squares, self.variance = self.n + len(y), sums[-1], squares, variance
+        return bets, drawn
+
+
 class _Capitals:
     """The hedged log capitals of candidate means after the observations so far (``_log_capitals``'s
-    last column), moved on one observation at a time."""
+    last column), moved on a block of observations at a time. A candidate once rejected (its capital past
+    ``log(2 / alpha)``) stays rejected whatever comes, so it is no longer moved on: late in a long stream
+    only the few candidates around the mean cost anything."""
 
-    def __init__(self, means: np.ndarray, population: int | None, truncation: float):
+    def __init__(self, means: np.ndarray, alpha: float, population: int | None, truncation: float):
         self.means, self.population, self.truncation = means, population, truncation
+        self.threshold = math.log(2 / alpha)
         self.up, self.down = np.zeros(len(means)), np.zeros(len(means))
         self.best = np.full(len(means), -np.inf)  # the largest capital so far
         self.impossible = np.zeros(len(means), dtype=bool)
+        self.alive = np.arange(len(means))  # the candidates not rejected yet
 
     @classmethod
-    def replayed(cls, means, y, bets, population, truncation) -> _Capitals:
-        """The capitals after every observation of ``y``, computed at once."""
-        capitals = cls(means, population, truncation)
-        if len(y):
-            up, down, impossible = _log_capitals(y, means, bets, population, truncation)
-            capitals.up, capitals.down, capitals.impossible = up[:, -1], down[:, -1], impossible[:, -1]
-            capitals.best = _best_so_far(up, down, impossible)[:, -1]
+    def replayed(cls, means, y, alpha, population, truncation, size: int | None = None) -> _Capitals:
+        """The capitals after every observation of ``y``, moved on block by block (bounded memory);
+        ``size``: as :class:`_BetState`'s."""
+        capitals, bets = cls(means, alpha, population, truncation), _BetState(alpha, size)
+        for start in range(0, len(y), CHUNK):
+            part = y[start:start + CHUNK]
+            capitals.advance(part, *bets.take(part), start)
         return capitals
 
-    def advance(self, y: float, bet: float, drawn_sum: float, t: int) -> None:
-        """One more observation ``y`` (the ``t``-th, from 0), after ``drawn_sum`` drawn before it."""
-        m = self.means
-        centre = m if self.population is None else (self.population * m - drawn_sum) / (self.population - t)
-        self.impossible = self.impossible | (centre < 0) | (centre > 1)
+    def advance(self, y: np.ndarray, bets: np.ndarray, drawn: np.ndarray, t: int) -> tuple[np.ndarray, np.ndarray]:
+        """Observations ``y``, the ``t``-th onward (from 0), with their bets and the sum drawn before each.
+        Returns the candidates not rejected before them and whether each was still kept after each
+        observation (those candidates x len(y)); the others are rejected throughout."""
+        rows = self.alive
+        m = self.means[rows, None]
+        if self.population is None:
+            centre = np.broadcast_to(m, (len(m), len(y)))
+        else:  # the mean of the units not yet drawn, if the population's mean is m
+            centre = (self.population * m - drawn[None, :]) / (self.population - (t + np.arange(len(y))))[None, :]
+        now = (centre < 0) | (centre > 1)
+        impossible = np.logical_or.accumulate(np.concatenate([self.impossible[rows, None], now], axis=1), axis=1)[:, 1:]
         centre = np.clip(centre, 0.0, 1.0)
-        deviation = y - centre
+        deviation = y[None, :] - centre
         with np.errstate(divide="ignore"):
-            up = np.minimum(bet, self.truncation / centre)
-            down = np.minimum(bet, self.truncation / (1 - centre))
-        self.up = self.up + np.log1p(up * deviation)
-        self.down = self.down + np.log1p(-down * deviation)
-        self.best = np.maximum(self.best, np.where(self.impossible, np.inf, np.maximum(self.up, self.down)))
+            up = np.minimum(bets[None, :], self.truncation / centre)
+            down = np.minimum(bets[None, :], self.truncation / (1 - centre))
+        ups = _running_sum(self.up[rows], np.log1p(up * deviation))
+        downs = _running_sum(self.down[rows], np.log1p(-down * deviation))
+        capital = np.where(impossible, np.inf, np.maximum(ups, downs))
+        best = np.maximum.accumulate(np.concatenate([self.best[rows, None], capital], axis=1), axis=1)[:, 1:]
+        self.up[rows], self.down[rows], self.impossible[rows], self.best[rows] = (
+            ups[:, -1], downs[:, -1], impossible[:, -1], best[:, -1])
+        self.alive = rows[best[:, -1] < self.threshold]
+        return rows, best < self.threshold
 
-    def kept(self, alpha: float) -> np.ndarray:
-        return self.best < math.log(2 / alpha)
+    def kept(self) -> np.ndarray:
+        return self.best < self.threshold
 
 
 def rectified_interval(human, predicted_labelled, predicted_all, scale: tuple[float, float], *,
@@ -263,18 +342,40 @@ def _bounds(y: np.ndarray, alpha: float, population: int | None, anytime: bool, 
     n = len(y)
     if n == 0:
         return np.zeros(1), np.ones(1)
-    bets = _bets(y, alpha, n, anytime)
-    grid = np.linspace(0.0, 1.0, GRID + 1)
-    kept = _kept(y, grid, bets, alpha, population, truncation)  # (G, n): m survived up to t
-    times = range(n) if every_time else [n - 1]
-    low, high = np.empty(len(times)), np.empty(len(times))
-    for k, t in enumerate(times):
-        low[k], high[k] = _ends(y[: t + 1], grid, kept[:, t], bets[: t + 1], alpha, population, truncation)
+    if every_time:
+        bets = _bets(y, alpha, n, anytime)
+        grid = np.linspace(0.0, 1.0, GRID + 1)
+        kept = _kept(y, grid, bets, alpha, population, truncation)  # (G, n): m survived up to t
+        low, high = np.empty(n), np.empty(n)
+        for t in range(n):
+            low[t], high[t] = _ends(y[: t + 1], grid, kept[:, t], bets[: t + 1], alpha, population, truncation)
+    else:  # the last bounds alone: moved on block by block, in memory bounded whatever n
+        low, high = (np.array([end]) for end in _last_ends(y, alpha, population, None if anytime else n, truncation))
     if population is not None:  # what the drawn units alone already pin down (their sum over N)
-        sums = np.cumsum(y)[list(times)]
-        drawn = np.arange(1, n + 1)[list(times)]
+        sums = np.cumsum(y) if every_time else np.cumsum(y)[-1:]
+        drawn = np.arange(1, n + 1) if every_time else np.array([n])
         low = np.maximum(low, sums / population)
         high = np.minimum(high, 1 - (drawn - sums) / population)
+    return low, high
+
+
+def _last_ends(y, alpha, population, size, truncation) -> tuple[float, float]:
+    """As ``_ends`` after the last observation, from capitals moved on block by block."""
+    grid = _Capitals.replayed(np.linspace(0.0, 1.0, GRID + 1), y, alpha, population, truncation, size)
+    where = np.flatnonzero(grid.kept())
+    if len(where) == 0:
+        return 0.0, 1.0
+    first, last = where[0], where[-1]
+
+    def refined(a: float, b: float, lower: bool) -> float:
+        fine = np.linspace(a, b, REFINE + 1)
+        kept = np.flatnonzero(_Capitals.replayed(fine, y, alpha, population, truncation, size).kept())
+        if len(kept) == 0:
+            return b if lower else a
+        return fine[max(kept[0] - 1, 0)] if lower else fine[min(kept[-1] + 1, len(fine) - 1)]
+
+    low = grid.means[first] if first == 0 else refined(grid.means[first - 1], grid.means[first], True)
+    high = grid.means[last] if last == GRID else refined(grid.means[last], grid.means[last + 1], False)
     return low, high
 
 
@@ -304,12 +405,22 @@ def _refine(y, a: float, b: float, bets, alpha, population, truncation, *, lower
 
 def _bets(y: np.ndarray, alpha: float, n: int, anytime: bool) -> np.ndarray:
     """Predictable bets from the regularised running mean and variance before each observation."""
-    t = np.arange(1, len(y) + 1)
-    mean = (PRIOR_MEAN + np.cumsum(y)) / (t + 1)
-    variance = (PRIOR_VARIANCE + np.cumsum((y - mean) ** 2)) / (t + 1)
-    before = np.concatenate([[PRIOR_VARIANCE], variance[:-1]])
-    rate = t * np.log1p(t) if anytime else np.full(len(y), float(n))
-    return np.sqrt(2 * math.log(2 / alpha) / (rate * before))
+    return _bets_from(y, alpha, 0, 0.0, 0.0, PRIOR_VARIANCE, None if anytime else n)[0]
+
+
+def _bets_from(y: np.ndarray, alpha: float, n_before: int, total: float, squares: float, variance_before: float,
+               n: int | None = None) -> tuple[np.ndarray, np.ndarray, float, float]:
+    """The bets on ``y`` after ``n_before`` observations whose running sums were ``total`` and ``squares`` (and
+    the regularised variance ``variance_before``); ``n``: a fixed sample size (None: anytime). Returns the
+    bets, the running totals after each observation, and the sums to carry on."""
+    t = n_before + np.arange(1, len(y) + 1)
+    sums = _running_sum(total, y)
+    mean = (PRIOR_MEAN + sums) / (t + 1)
+    squared = _running_sum(squares, (y - mean) ** 2)
+    variance = (PRIOR_VARIANCE + squared) / (t + 1)
+    before = np.concatenate([[variance_before], variance[:-1]])
+    rate = t * np.log1p(t) if n is None else np.full(len(y), float(n))
+    return np.sqrt(2 * math.log(2 / alpha) / (rate * before)), sums, float(squared[-1]), float(variance[-1])
 
 
 def _kept(y, means, bets, alpha, population, truncation) -> np.ndarray:
