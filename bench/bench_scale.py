@@ -1,7 +1,6 @@
-"""Large inputs to `judgelab evaluate`: time and peak memory of a production log watched with --monitor,
-of comparisons among many systems, and of a million comparisons.
+"""Large inputs to `judgelab evaluate`: time and peak memory of a watched log and of many comparisons.
 
-Each case writes its synthetic files, then runs the command line in a fresh process (so its peak RSS,
+A production log watched with --monitor, comparisons among many systems, a million comparisons. Each case writes its synthetic files, then runs the command line in a fresh process (so its peak RSS,
 ``ru_maxrss``, is its own) and records seconds and MB. Cases:
 
 * ``monitor``: 2 systems x n judged outputs with a time each (scores 1-5 at random, no change), the

@@ -50,6 +50,12 @@ class ConfigError(JudgelabError):
     """An option, config file or model string that cannot be used."""
 
 
+class ArgumentError(ConfigError, ValueError):
+    """A number out of its range (``judgelab.limits``), named as the caller knows it: a flag on the command
+    line (``--confidence``), an argument in Python (``confidence``). A ValueError, as Python callers expect of
+    a bad argument, and a ConfigError, so the CLI prints its one line and exits 2."""
+
+
 class BackendError(JudgelabError):
     """A model backend that cannot be reached after all retries: the run stops (a rerun resumes)."""
 

@@ -23,9 +23,10 @@ Every float must be finite. The upper bounds stop values that would only hang or
 
 from __future__ import annotations
 
+import functools
 import os
 import re
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
@@ -61,6 +62,32 @@ def over_limit(what: str, bound: int) -> str:
     """The refusal: ``{what} is over the 128 MiB limit ...`` with how to raise it."""
     return (f"{what} is over the {size_text(bound)} limit on one input ({MAX_INPUT_BYTES_VARIABLE}; "
             "set it higher to allow more)")
+
+
+def checked_value(kind: str, value: Any, name: str) -> Any:
+    """``value`` as the constrained type ``kind`` (a name below: ``"Coverage"``) lets it through, else an
+    ArgumentError naming ``name`` (a flag for the CLI, an argument for Python), the value and the range."""
+    from pydantic import TypeAdapter, ValidationError
+
+    from judgelab.errors import ArgumentError
+
+    try:
+        return _adapter(kind, TypeAdapter).validate_python(value)
+    except ValidationError as exc:
+        problem = exc.errors(include_url=False)[0]["msg"]
+        raise ArgumentError(f"{name} {value!r}: {problem[:1].lower()}{problem[1:]}") from None
+
+
+def checked_arguments(**given: tuple[str, Any]) -> None:
+    """Each ``name=(kind, value)`` through :func:`checked_value` (values of None are not given)."""
+    for name, (kind, value) in given.items():
+        if value is not None:
+            checked_value(kind, value, name)
+
+
+@functools.cache
+def _adapter(kind: str, make):
+    return make(globals()[kind])
 
 
 MAX_SAMPLES = 100  # self-consistency: G-Eval draws 20

@@ -73,6 +73,11 @@ def judge(data: Any, aspect: str | None = None, *, config: Any = None, method: s
     if unknown:
         raise TypeError(f"judge() got unexpected keyword(s) {', '.join(unknown)}; the judge options are "
                         f"{', '.join(JUDGE_OPTIONS)}")
+    from judgelab.limits import checked_arguments
+
+    checked_arguments(limit=("Count", limit), concurrency=("Concurrency", concurrency), rpm=("Positive", rpm),
+                      timeout=("Seconds", timeout), price_in=("NonNegative", price_in),
+                      price_out=("NonNegative", price_out), workers=("Count", workers))
     if out is not None:
         check_out_folder(out)  # before anything is loaded: a wrong folder costs nothing
     items = as_items(data)
@@ -106,8 +111,11 @@ def meta(data: Any, judgments: Any = None, *, source: str | None = None, aspect:
     another judge's verdicts, for judge-minus-baseline differences (paired bootstrap). ``human``: a labels
     file whose labels replace the items' human values. ``out``: also write a report folder."""
     from judgelab.api.results import MetaEvaluation, wrap
+    from judgelab.limits import checked_arguments
     from judgelab.metrics import meta_evaluate
     from judgelab.metrics.bootstrap import check_resamples
+
+    checked_arguments(bootstrap=("Resamples", bootstrap), seed=("Seed", seed), confidence=("Coverage", confidence))
 
     if bootstrap:  # 0: no intervals
         check_resamples(bootstrap, confidence, "bootstrap")
@@ -164,7 +172,10 @@ def evaluate(data: Any, judgments: Any = None, *, source: str | None = None, asp
     report folder (systems.json, systems.csv, pairs.csv, report.html)."""
     from judgelab.api.results import Evaluation
     from judgelab.evaluate import evaluate as run_evaluate
+    from judgelab.limits import checked_arguments
     from judgelab.metrics.bootstrap import check_resamples
+
+    checked_arguments(bootstrap=("Resamples", bootstrap), seed=("Seed", seed), confidence=("Coverage", confidence))
 
     if bootstrap:
         check_resamples(bootstrap, confidence, "bootstrap")
@@ -203,6 +214,10 @@ def compare(data: Any, judgments: Any = None, *, baseline: str, candidate: str, 
     (confidence sequences). ``.plan(regression)``: labels needed to catch a regression of that size."""
     from judgelab.api.results import Comparison, wrap
     from judgelab.evaluate.two_systems import compare_systems
+    from judgelab.limits import checked_arguments
+
+    checked_arguments(margin=("NonNegative", margin), alpha=("ErrorRate", alpha), bootstrap=("Resamples", bootstrap),
+                      seed=("Seed", seed))
 
     items, judged, _ = _inputs(data, judgments, source, field)
     labels, aspect = _human(human, items, aspect)
@@ -234,8 +249,11 @@ def audit(data: Any, judgments: Any = None, *, source: str | None = None, field:
     from judgelab.data.given import as_items, as_judgments, is_path
     from judgelab.data.sources import SourceData
     from judgelab.errors import ConfigError
+    from judgelab.limits import checked_arguments
     from judgelab.metrics.bootstrap import check_resamples
 
+    checked_arguments(bootstrap=("Resamples", bootstrap), seed=("Seed", seed), confidence=("Coverage", confidence),
+                      limit=("Count", limit), concurrency=("Concurrency", concurrency), timeout=("Seconds", timeout))
     check_resamples(bootstrap, confidence, "bootstrap")
     from judgelab.audit.probes import probe_names, probe_run
 
@@ -287,6 +305,9 @@ def sample(data: Any, budget: float, *, judgments: Any = None, aspect: str | Non
     from judgelab.data.given import as_items, as_judgments
     from judgelab.data.item import VERDICTS
     from judgelab.evaluate.sampling import draw_sample
+    from judgelab.limits import checked_arguments
+
+    checked_arguments(mix=("Mix", mix), seed=("Seed", seed))
 
     items = as_items(data)
     judged = None

@@ -12,7 +12,6 @@ so that ``judgelab --help`` loads neither (tests/unit/test_cli_startup.py checks
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -23,27 +22,15 @@ from judgelab.errors import ConfigError
 
 def checked(kind: str) -> Callable[[typer.CallbackParam, Any], Any]:
     """A typer callback that lets a value of ``judgelab.limits.<kind>`` (a constrained type) through, else
-    raises a ConfigError. The validator is built on the first value, not when the command is declared."""
-
-    @functools.cache
-    def adapter() -> Any:
-        from pydantic import TypeAdapter
-
-        import judgelab.limits as limits
-
-        return TypeAdapter(getattr(limits, kind))
+    raises an ArgumentError naming the option (``limits.checked_value``, which Python's verbs call with their
+    arguments' names). The validator is built on the first value, not when the command is declared."""
 
     def check(param: typer.CallbackParam, value: Any) -> Any:
         if value is None:  # an optional option not given
             return None
-        from pydantic import ValidationError
+        import judgelab.limits as limits
 
-        try:
-            return adapter().validate_python(value)
-        except ValidationError as exc:
-            problem = exc.errors(include_url=False)[0]["msg"]
-            option = max(param.opts, key=len)
-            raise ConfigError(f"{option} {value!r}: {problem[:1].lower()}{problem[1:]}") from None
+        return limits.checked_value(kind, value, max(param.opts, key=len))
 
     return check
 
