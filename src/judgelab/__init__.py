@@ -25,9 +25,31 @@ from __future__ import annotations
 import importlib
 import sys
 import types
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from judgelab.lazy import lazy_exports
+
+if TYPE_CHECKING:  # what type checkers and editors read: the real verbs and types behind the lazy loading
+    # "x as x": an explicit re-export (PEP 484), for __all__ is built at run time
+    from judgelab.api import audit as audit
+    from judgelab.api import compare as compare
+    from judgelab.api import evaluate as evaluate
+    from judgelab.api import judge as judge
+    from judgelab.api import load as load
+    from judgelab.api import meta as meta
+    from judgelab.api import sample as sample
+    from judgelab.api.results import Audit as Audit
+    from judgelab.api.results import Comparison as Comparison
+    from judgelab.api.results import Evaluation as Evaluation
+    from judgelab.api.results import JudgeRun as JudgeRun
+    from judgelab.api.results import MetaEvaluation as MetaEvaluation
+    from judgelab.api.results import Sample as Sample
+    from judgelab.api.results import Source as Source
+    from judgelab.data import Dataset as Dataset
+    from judgelab.data import Item as Item
+    from judgelab.data import Judgment as Judgment
+
+    __version__: str
 
 VERBS = ("judge", "meta", "evaluate", "compare", "audit", "sample", "load")
 #: the results the verbs return, and the data types they take (for isinstance and type hints)
