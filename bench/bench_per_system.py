@@ -373,8 +373,9 @@ HEAD = ["set", "budget", "estimator", "judges", "draws", "labels", "worst system
 
 def doc(rows: list[dict], args, minutes: float) -> str:
     lines = summary(rows)
-    out = [f"Machine: {describe_machine()}. Command: `python -m bench.bench_per_system {args.mode_flags} --draws "
-           f"{args.draws} --write` ({minutes:.0f} min); {args.draws} label draws per (set, judge, budget) cell, "
+    chosen = f" --judge-filter {' '.join(args.judge_filter)}" if args.judge_filter else ""
+    out = [f"Machine: {describe_machine()}. Command: `python -m bench.bench_per_system {args.mode_flags}{chosen} "
+           f"--draws {args.draws} --write` ({minutes:.0f} min); {args.draws} label draws per (set, judge, budget) cell, "
            "95% intervals, `target=\"items\"`. `worst system`: the lowest coverage of any single (judge, system) "
            "pair in the row; `its upper 98% bound`: Wilson's bound on that pair's true coverage; `significantly "
            "under 0.95`: pairs whose binomial test against 0.95 gives p < 0.01 (with 300 draws, about 4% of "
