@@ -164,7 +164,7 @@ def test_assert_not_worse_on_comparisons():
 def test_via_others_weights_a_sample_stratified_by_pair_as_evaluate_does():
     """A pair-stratified sample labels some pairs more densely; via others, each labelled comparison
     counts by its pair's inclusion probability, exactly as `evaluate` weights the same sample."""
-    from judgelab.evaluate.preferences import evaluate_comparisons
+    from judgelab.evaluate.comparison_items import evaluate_comparisons
     from judgelab.evaluate.sample_file import SampleFile
 
     items, judgments = simulate([("base", "x"), ("base", "y"), ("cand", "x"), ("cand", "y")], seed=11)

@@ -111,7 +111,7 @@ def test_uncertainty_from_both_orders_and_several_judges():
 
 
 def test_a_pair_stratified_sample_is_reweighted_by_the_labels_at_hand():
-    from judgelab.evaluate.preferences import _sample_probabilities
+    from judgelab.evaluate.comparison_items import _sample_probabilities
     from judgelab.evaluate.sample_file import SampleFile
 
     items = [Item(id=f"c{k}", system_a="x" if k < 4 else "y", system_b="z") for k in range(8)]

@@ -21,9 +21,9 @@ from judgelab.audit.table import AuditReport
 from judgelab.data.dataset import SHOWN_ROWS, Dataset
 from judgelab.data.io import judgments_frame
 from judgelab.data.sources import SourceData
+from judgelab.evaluate.board import SystemsReport
 from judgelab.evaluate.preferences import PreferenceReport
 from judgelab.evaluate.sample_file import SampleFile, write_sample
-from judgelab.evaluate.systems import SystemsReport
 from judgelab.evaluate.two_systems import Comparison as _TwoSystems
 from judgelab.judges.base import JudgeConfig
 from judgelab.metrics.evaluate import MetaReport

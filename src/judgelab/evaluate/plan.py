@@ -18,10 +18,10 @@ import numpy as np
 from scipy import stats
 
 from judgelab.errors import ConfigError
+from judgelab.evaluate.board import SystemsReport
 from judgelab.evaluate.choose import MIN_LABELS_PER_SYSTEM
 from judgelab.evaluate.estimators import MIN_LABELLED_QUERIES
 from judgelab.evaluate.intervals import T_GUARD, T_MIN_LABELS
-from judgelab.evaluate.systems import SystemsReport
 
 
 @dataclass(frozen=True)

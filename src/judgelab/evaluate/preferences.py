@@ -41,20 +41,13 @@ involves, in opposite directions), so differences between systems are paired aut
 ``target="population"``: comparisons like these; ``"items"``: exactly these comparisons (the value
 all of them labelled by humans would give; a finite-population correction, what bench/ checks).
 
-Rank sets hold **simultaneously**: with probability >= the confidence level every system's true
-rank is in its set. ``max-t`` takes the critical value of the largest studentised
-pairwise difference under the estimates' joint normal distribution (Hothorn et al. 2008's
-single-step method), so every pairwise interval holds at once; ``bonferroni`` divides alpha by the
-number of pairs; ``holm`` uses Holm's step-down tests (evaluate/compare.py); ``auto`` (default)
-is max-t, or Bonferroni for a label-based estimate with a median of fewer than 25 labelled
-comparisons per system, where max-t's normal approximation fell short on Arena. System i is above j
-when the whole interval of ``theta_i - theta_j`` is positive; i's set is [1 + systems surely above
-it, K - systems surely below it].
+Rank sets: :mod:`judgelab.evaluate.rank_sets`; comparisons read from items and judgments:
+:mod:`judgelab.evaluate.comparison_items`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -63,20 +56,26 @@ from scipy import stats
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from judgelab.data.item import VERDICTS, Item
-from judgelab.data.judgment import Judgment
 from judgelab.data.labels import PREFERENCES
 from judgelab.errors import ConfigError
+from judgelab.evaluate.board import SystemsReport
 from judgelab.evaluate.choose import SPLITS, Choice, choose_by_halves, kendall_tau_b, mean_scores
-from judgelab.evaluate.compare import Pairs, pairwise, ranks_of
+from judgelab.evaluate.compare import pairwise, ranks_of
 from judgelab.evaluate.estimators import SystemEstimates, shrunk, shrunk_values
 from judgelab.evaluate.guided import guided_ranking
-from judgelab.evaluate.intervals import BETTING_KINDS, T_GUARD, T_MIN_LABELS, Sample, guarded_t, per_system
+from judgelab.evaluate.intervals import BETTING_KINDS, T_MIN_LABELS, Sample, guarded_t, per_system
 from judgelab.evaluate.intervals import INTERVALS as SYSTEM_INTERVALS
-from judgelab.evaluate.panel import effective_labels, effective_per_system, is_panel, panel
-from judgelab.evaluate.sample_file import SampleFile
-from judgelab.evaluate.sampling import pair_stratum
-from judgelab.evaluate.systems import SystemsReport
+from judgelab.evaluate.panel import effective_labels, effective_per_system
+from judgelab.evaluate.rank_sets import (  # noqa: F401  (also importable from here, as before)
+    AUTO_MAX_T_LABELS,
+    AUTO_MAX_T_SYSTEMS,
+    RANK_METHODS,
+    RankSets,
+    rank_sets,
+    resolved_method,
+    sets_from,
+    simultaneous_critical,
+)
 from judgelab.metrics.bootstrap import group_codes
 from judgelab.metrics.bradley_terry import (
     fit_bradley_terry,
@@ -88,14 +87,6 @@ from judgelab.metrics.bradley_terry import (
 from judgelab.metrics.results import json_number
 
 ESTIMANDS = ("win-prob", "bradley-terry", "baseline-win-rate")
-RANK_METHODS = ("auto", "max-t", "bonferroni", "holm")
-# auto: max-t's normal approximation is short with few labels (Arena, 200 labelled comparisons, about 20
-# per system: simultaneous coverage 0.917-0.930) where Bonferroni's larger multiplier still covers
-# (0.937-0.940); from 500 (about 50 per system) both cover 0.99+ and max-t's sets are smaller
-AUTO_MAX_T_LABELS = 25
-# auto, many systems: max-t simulates the largest of k(k-1)/2 differences 4,000 times (at 500 systems, 125,000
-# pairs: 8 s per estimator); Bonferroni's multiplier is one quantile and holds the same level, a little wider
-AUTO_MAX_T_SYSTEMS = 200
 # pairwise tests and rank sets hold k x k matrices for k systems (a ring of 1,000 systems: 34 s and 384 MB;
 # 2,000: 106 s and 1.15 GB; 20,000 asked for 9.3 GB): more are refused when the comparisons are read
 MAX_COMPARED_SYSTEMS = 1000
@@ -589,142 +580,6 @@ def _bt_totals(counts: np.ndarray, cell: dict, lam: float | None, n: int) -> tup
     return weight, mass
 
 
-# -- simultaneous rank sets --------------------------------------------------------------------------
-@dataclass(frozen=True)
-class RankSets:
-    """Point rank and the simultaneous rank set [best, worst] per system (NaN without an estimate)."""
-
-    method: str
-    rank: np.ndarray
-    best: np.ndarray
-    worst: np.ndarray
-    critical: float | None  # the multiplier of each pair's standard error (None for holm)
-
-    @property
-    def size(self) -> np.ndarray:
-        return self.worst - self.best + 1
-
-    def covers(self, true_rank: np.ndarray) -> bool:
-        return bool(np.all((self.best <= true_rank) & (true_rank <= self.worst)))
-
-
-def rank_sets(estimates: SystemEstimates, method: str = "auto", *, pairs: Pairs | None = None, seed: int = 0,
-              n_draws: int = 4000) -> RankSets:
-    """Rank sets holding simultaneously at ``estimates.confidence`` (see the module's docstring)."""
-    if method not in RANK_METHODS:
-        raise ConfigError(f"rank method {method!r}: choose {', '.join(RANK_METHODS)}")
-    method = resolved_method(estimates, method)
-    value = estimates.value
-    alpha = 1 - estimates.confidence
-    if estimates.info.get("per_system") is not None:
-        return _rank_sets_per_system(estimates, method, pairs or pairwise(estimates), seed, n_draws)
-    if method == "holm":
-        rank, best, worst = (pairs or pairwise(estimates)).rank_intervals(value)
-        return RankSets(method, rank, best, worst, None)
-    valid = np.isfinite(value) & np.isfinite(np.diag(estimates.cov))
-    cov = estimates.cov[np.ix_(valid, valid)]
-    k = int(valid.sum())
-    critical = simultaneous_critical(cov, alpha, method, seed=seed, n_draws=n_draws) if k > 1 else 0.0
-    rank, best, worst = (np.full(len(value), np.nan) for _ in range(3))
-    rank[valid], best[valid], worst[valid] = sets_from(value[valid], cov, critical)
-    worst[valid] += len(value) - k  # a system without an estimate may rank below any other
-    return RankSets(method, rank, best, worst, critical)
-
-
-def _rank_sets_per_system(estimates: SystemEstimates, method: str, pairs: Pairs, seed: int,
-                          n_draws: int) -> RankSets:
-    """Rank sets from the intervals each system actually has (:mod:`judgelab.evaluate.intervals`).
-
-    A system without an interval (too few labels, or none with spread) takes the whole range of ranks
-    and places no other system: it is known to be somewhere. Among the others, ``max-t`` (every system
-    with a t interval) turns the largest studentised difference's critical value into each pair's own t
-    critical value at the pair's degrees of freedom, at the guarded level of the t branch; with a
-    betting system, or ``bonferroni``, a pair is ordered when its p-value (t, guarded, or from the two
-    systems' betting curves) is below alpha over the number of pairs; ``holm`` steps down over them."""
-    value = estimates.value
-    alpha = 1 - estimates.confidence
-    has = np.array([m is not None for m in estimates.info["per_system"]]) & np.isfinite(value)
-    ranked = np.isfinite(value)
-    rank = ranks_of(value)
-    difference = value[:, None] - value[None, :]
-    mask = has[:, None] & has[None, :] & ~np.eye(len(value), dtype=bool)
-    if method == "max-t" and set(estimates.info["per_system"]) & set(BETTING_KINDS):
-        method = "bonferroni"  # a betting interval has no joint normal law to take the maximum over
-    critical = None
-    if method == "holm":
-        surely = pairs.significant & mask
-    elif method == "bonferroni":
-        n_pairs = max(int(mask.sum()) // 2, 1)
-        with np.errstate(invalid="ignore"):
-            surely = mask & (pairs.p_value < alpha / n_pairs)
-    else:
-        sub = np.ix_(has, has)
-        critical = simultaneous_critical(estimates.cov[sub], T_GUARD * alpha, "max-t", seed=seed, n_draws=n_draws) \
-            if has.sum() > 1 else 0.0
-        tail = 2 * stats.norm.sf(critical)
-        d = np.diag(estimates.cov)
-        se = np.sqrt(np.clip(d[:, None] + d[None, :] - 2 * estimates.cov, 0, None))
-        per_pair = stats.t.isf(tail / 2, np.maximum(estimates.df, 1.0))
-        with np.errstate(invalid="ignore"):
-            surely = mask & (np.abs(difference) > per_pair * se)
-    above = surely & (difference < 0)  # [i, j]: j surely above i
-    best = np.where(ranked, 1 + above.sum(axis=1), np.nan)
-    worst = np.where(ranked, len(value) - above.sum(axis=0), np.nan)  # every system: one without a value may rank anywhere
-    return RankSets(method, rank, best, worst, critical)
-
-
-def resolved_method(estimates: SystemEstimates, method: str) -> str:
-    """``auto``: max-t, or Bonferroni for a label-based estimate whose systems have a median below
-    :data:`AUTO_MAX_T_LABELS` labelled comparisons, or for more than :data:`AUTO_MAX_T_SYSTEMS` systems
-    (see there); other methods unchanged."""
-    if method != "auto":
-        return method
-    if np.isfinite(estimates.value).sum() > AUTO_MAX_T_SYSTEMS:
-        return "bonferroni"
-    labelled = estimates.n_labelled[np.isfinite(estimates.value)]
-    if estimates.estimator == "judge" or labelled.size == 0 or np.median(labelled) >= AUTO_MAX_T_LABELS:
-        return "max-t"
-    return "bonferroni"
-
-
-def sets_from(value: np.ndarray, cov: np.ndarray, critical: float | np.ndarray):
-    """(rank, best, worst) when a difference counts once it exceeds ``critical`` standard errors."""
-    d = np.diag(cov)
-    se = np.sqrt(np.clip(d[:, None] + d[None, :] - 2 * cov, 0, None))
-    above = value[None, :] - value[:, None] > critical * se  # [i, j]: j surely above i
-    np.fill_diagonal(above, False)
-    k = len(value)
-    rank = np.empty(k)
-    rank[np.argsort(-value, kind="stable")] = np.arange(1, k + 1)
-    return rank, 1 + above.sum(axis=1), k - above.sum(axis=0)
-
-
-def simultaneous_critical(cov: np.ndarray, alpha: float, method: str = "max-t", *, seed: int = 0,
-                          n_draws: int = 4000) -> float:
-    """The multiplier c with P(every |difference error| <= c se) = 1 - alpha."""
-    k = len(cov)
-    n_pairs = k * (k - 1) // 2
-    if method == "bonferroni":
-        return float(stats.norm.ppf(1 - alpha / (2 * n_pairs)))
-    # max-t: the (1 - alpha) quantile of max |Z_i - Z_j| / se_ij, Z ~ N(0, cov), by simulation
-    # (scipy's multivariate normal CDF cannot take the singular covariance of centred strengths)
-    values, vectors = np.linalg.eigh(cov)
-    root = vectors * np.sqrt(np.clip(values, 0, None))
-    i, j = np.triu_indices(k, 1)
-    d = np.diag(cov)
-    se = np.sqrt(np.clip(d[i] + d[j] - 2 * cov[i, j], 0, None))
-    keep = se > 0
-    if not keep.any():
-        return 0.0
-    rng = np.random.default_rng(seed)
-    largest = np.empty(n_draws)
-    chunk = max(1, 2_000_000 // max(int(keep.sum()), 1))
-    for start in range(0, n_draws, chunk):
-        z = rng.standard_normal((min(chunk, n_draws - start), k)) @ root.T
-        largest[start:start + len(z)] = np.max(np.abs(z[:, i[keep]] - z[:, j[keep]]) / se[keep], axis=1)
-    return float(np.quantile(largest, 1 - alpha))
-
-
 # -- the leaderboard ---------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class PreferenceReport(SystemsReport):
@@ -1020,139 +875,3 @@ def _without_baseline(est: SystemEstimates, base: int, name: str) -> SystemEstim
     ci[~np.isfinite(value)] = np.nan
     return SystemEstimates(est.estimator, est.systems, value, ci, est.n_units, est.n_labelled, tuple(reason),
                            est.confidence, cov=est.cov, df=est.df, info=est.info)
-
-
-# -- from items and judgments ---------------------------------------------------------------------------
-def evaluate_comparisons(items: Iterable[Item], judgments: Iterable[Judgment], *, judge: str | None = None,
-                         human: Mapping[str, float] | None = None, human_ids: Iterable[str] | str | None = None,
-                         estimand: str = "win-prob", baseline: str | None = None, target: str = "population",
-                         rank_method: str = "auto", confidence: float = 0.95, seed: int = 0,
-                         sample: SampleFile | None = None, intervals: str = "sandwich",
-                         n_resamples: int = 1000, system_intervals: str = "auto") -> PreferenceReport:
-    """:func:`rank_systems` on comparison items (``system_a``, ``system_b``) and a judge's verdicts.
-
-    A judgment judged in both orders (``judgelab judge`` with a pairwise judge and ``swap``) counts
-    as the mean of its two verdicts, which removes the judge's position bias on average. Human
-    verdicts: ``human`` {item id: preference for a} (a labels file), else the items' own ``label``
-    for the ids in ``human_ids`` ("all": every item's). ``sample``: the file ``judgelab sample`` wrote;
-    its inclusion probabilities weight the labels (a plain id list: a uniform sample)."""
-    data, coverage, source, design = comparison_data(items, judgments, judge=judge, human=human,
-                                                     human_ids=human_ids, sample=sample)
-    return leaderboard(data, estimand=estimand, baseline=baseline, target=target, rank_method=rank_method,
-                       confidence=confidence, seed=seed, coverage=coverage, label_source=source, design=design,
-                       intervals=intervals, n_resamples=n_resamples, system_intervals=system_intervals)
-
-
-def comparison_data(items: Iterable[Item], judgments: Iterable[Judgment], *, judge: str | None = None,
-                    human: Mapping[str, float] | None = None, human_ids: Iterable[str] | str | None = None,
-                    sample: SampleFile | None = None) -> tuple[Comparisons, dict[str, Any], str | None, str | None]:
-    """(the checked comparisons, how many have a verdict, where the human verdicts came from, the
-    sampling design's name), read from comparison items and a judge's verdicts as
-    :func:`evaluate_comparisons` describes."""
-    from judgelab.errors import DataError
-    from judgelab.metrics.align import judgments_by_item, select_judgments
-
-    items = list(items)
-    unnamed = next((item for item in items if item.system_a is None), None)
-    if unnamed is not None:
-        raise DataError(f"item {unnamed.id!r} names no systems: ranking systems needs system_a and system_b on "
-                        "every comparison")
-    sets = panel(judgments, judge, None) if is_panel(judgments, judge) else None
-    found = [judgments_by_item(one.judgments, {item.id for item in items}) for one in sets] if sets else [
-        judgments_by_item(select_judgments(judgments, None, judge), {item.id for item in items})]
-    columns = [[_judge_preference(by_item.get(item.id)) for item in items] for by_item, _ in found]
-    verdicts, unknown = columns[0], found[0][1]
-    values, source = _human_preferences(items, human, human_ids)
-    probability, design = _sample_probabilities(items, sample, values)
-    order = None
-    if human is not None:  # a labels file: its order is the order the labels were given
-        place = {item_id: k for k, item_id in enumerate(human)}
-        order = np.array([place.get(item.id, np.inf) for item in items], dtype=float)
-    elif human_ids not in (None, "all"):
-        place = {item_id: k for k, item_id in enumerate(human_ids)}
-        order = np.array([place.get(item.id, np.inf) for item in items], dtype=float)
-    data = replace(comparisons([i.system_a for i in items], [i.system_b for i in items], verdicts, values,
-                               probability=probability), order=order)
-    coverage = {"units": data.n, "judged": int(data.judged.sum()), "without_verdict": int((~data.judged).sum()),
-                "unknown_judgments": unknown}
-    if sets:
-        judges = np.array([preferences(column, data.n, one.name) for column, one in zip(columns, sets, strict=True)]).T
-        data = replace(data, judges=judges, judge_names=tuple(one.name for one in sets))
-        coverage["judges"] = {one.name: {"judged": int(np.isfinite(judges[:, k]).sum()), "from": one.where,
-                                         "unknown_judgments": found[k][1]} for k, one in enumerate(sets)}
-    return data, coverage, source, design
-
-
-def _sample_probabilities(items: list[Item], sample: SampleFile | None,
-                          human: list[float | None] | None) -> tuple[np.ndarray | None, str | None]:
-    """(each comparison's inclusion probability, the design's name) from a sample file; (None, None):
-    a uniform sample (no file, or a plain id list). A sample stratified by pair is read as pointwise
-    stratified samples are: uniform within each pair, n_h / N_h of the labels at hand (a sampled
-    comparison left unlabelled is taken as missing at random within its pair)."""
-    if sample is None or sample.probabilities is None:
-        return None, None
-    probability = np.full(len(items), np.nan)
-    position = {item.id: k for k, item in enumerate(items)}
-    unknown = [i for i in sample.ids if i not in position]
-    if unknown:
-        raise ConfigError(f"{len(unknown)} sampled id(s) are not comparisons of the data: "
-                          f"{', '.join(map(repr, unknown[:5]))}")
-    probability[[position[i] for i in sample.ids]] = sample.probabilities
-    by_pair = (sample.header or {}).get("strata") == "pair"
-    if by_pair and sample.method == "stratified" and human is not None:
-        pairs = group_codes([pair_stratum(i.system_a, i.system_b) for i in items])[0]
-        labelled = np.array([value is not None for value in human])
-        share = np.bincount(pairs, labelled) / np.bincount(pairs)
-        probability = np.where(labelled, share[pairs], np.nan)
-    return probability, {"stratified": "stratified by pair", "active": "active within pairs"}.get(
-        sample.method, sample.method) if by_pair else sample.method
-
-
-def _judge_preference(judgment: Judgment | None) -> float | None:
-    """The judge's preference for a: its probability where it recorded one (``extra.preference``, a pairwise
-    judge with ``score: logprob``), else the mean over both orders when it judged both."""
-    if judgment is None or not judgment.ok or judgment.label not in VERDICTS:
-        return None
-    soft = judgment.extra.get("preference")  # a pairwise judge scored by logprobs (score: logprob): a soft verdict
-    if isinstance(soft, float) and 0.0 <= soft <= 1.0:
-        return soft
-    both = judgment.extra.get("verdicts")
-    if isinstance(both, Mapping) and len(both) == 2 and all(v in VERDICTS for v in both.values()):
-        return float(np.mean([PREFERENCES[v] for v in both.values()]))
-    return PREFERENCES[judgment.label]
-
-
-def _human_preferences(items: list[Item], human: Mapping[str, float] | None, human_ids):
-    """(a human preference per item or None, where they came from)."""
-    from judgelab.errors import DataError
-
-    if human is None and human_ids is None:
-        return None, None
-    position = {item.id: k for k, item in enumerate(items)}
-    values: list[float | None] = [None] * len(items)
-    if human is not None:
-        unknown = [i for i in human if i not in position]
-        if unknown:
-            raise DataError(f"{len(unknown)} labelled id(s) are not comparisons of the data: "
-                            f"{', '.join(map(repr, unknown[:5]))}")
-        for item_id, value in human.items():
-            values[position[item_id]] = value
-        if human_ids is not None and human_ids != "all":
-            outside = sorted(set(human) - set(human_ids))
-            if outside:
-                raise DataError(f"{len(outside)} labelled comparison(s) are not in the sample the id list names "
-                                f"(e.g. {outside[0]!r})")
-        return values, "labels file"
-    wanted = position if human_ids == "all" else list(human_ids)
-    unknown = [i for i in wanted if i not in position]
-    if unknown:
-        raise DataError(f"{len(unknown)} listed id(s) are not comparisons of the data: "
-                        f"{', '.join(map(repr, unknown[:5]))}")
-    for item_id in wanted:
-        item = items[position[item_id]]
-        if item.label is None:
-            if human_ids == "all":
-                continue
-            raise DataError(f"listed comparison {item_id!r} has no human verdict (label)")
-        values[position[item_id]] = PREFERENCES[item.label]
-    return values, "items' own labels"

@@ -42,7 +42,7 @@ from scipy import stats
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
 from judgelab.errors import ConfigError
-from judgelab.evaluate import preferences
+from judgelab.evaluate import comparison_items, preferences
 from judgelab.evaluate.compare import pairwise
 from judgelab.evaluate.design import stratified_design
 from judgelab.evaluate.estimators import SystemEstimates, corrected, human_only, judge_only
@@ -323,8 +323,8 @@ def _compare_comparisons(items: list[Item], judgments: Iterable[Judgment], *, ba
     1/2, ties half) where the two meet, else via the other systems (the difference of their win
     probabilities). Estimators and intervals are :mod:`judgelab.evaluate.preferences`'."""
     _check_pairwise_options(items, higher_is_better, sample, target)
-    data, coverage, source, _ = preferences.comparison_data(items, judgments, judge=judge, human=human,
-                                                         human_ids=human_ids, sample=sample)
+    data, coverage, source, _ = comparison_items.comparison_data(items, judgments, judge=judge, human=human,
+                                                                 human_ids=human_ids, sample=sample)
     _require_systems(list(data.systems), baseline, candidate)
     chosen, estimator_reason = _estimator(estimator, bool(data.labelled.any()), source, sequential)
     _check_sequential(sequential, chosen)

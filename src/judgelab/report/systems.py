@@ -20,7 +20,7 @@ from judgelab.csv_cells import safe_csv
 from judgelab.data.io import save_judgments
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
-from judgelab.evaluate.systems import SystemsReport
+from judgelab.evaluate.board import SystemsReport
 from judgelab.files import staged_folder, write_atomic
 from judgelab.report.html import write_report
 from judgelab.report.meta import (
