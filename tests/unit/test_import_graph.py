@@ -129,6 +129,22 @@ def test_no_module_imports_the_front_door():
                   and source not in ("judgelab", "judgelab.cli")) == []
 
 
+def test_every_folder_and_module_is_placed_in_a_layer():
+    """A new folder or top-level module must be put in LOWER or UPPER (and in docs/architecture.md), or the
+    rules above would not look at it."""
+    places = {folder_of(module) for module in module_graph(SRC)} - {"judgelab"}
+    assert places - LOWER - UPPER == set()
+    drawn = (SRC.parents[0] / "docs" / "architecture.md").read_text(encoding="utf-8")
+    named = {place for place in places if f"{place}/" in drawn or f"{place}.py" in drawn or f"`{place}`" in drawn}
+    assert places - named == set(), "docs/architecture.md does not place these"
+
+
+def test_only_the_command_line_imports_the_commands():
+    graph = module_graph(SRC)
+    assert sorted(source for source, targets in graph.items() if any(t.startswith("judgelab.commands") for t in targets)
+                  and folder_of(source) not in ("commands", "cli")) == []
+
+
 def test_no_circle_between_folders():
     assert circles_across_folders(module_graph(SRC), ignore=KNOWN_UPWARD) == []
 
