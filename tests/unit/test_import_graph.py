@@ -25,7 +25,7 @@ from scipy.sparse.csgraph import connected_components
 SRC = Path(__file__).resolve().parents[2] / "src"
 #: Folders (and top-level modules) a judge needs at run time, and what sits below them.
 LOWER = {"judges", "prompts", "data", "llm", "metrics", "strategy", "parse", "embed", "files", "errors", "redact",
-         "limits", "printable", "csv_cells", "lazy", "version"}
+         "limits", "printable", "csv_cells", "lazy", "version", "tools"}
 #: Folders that fit, search, run in batches, evaluate systems, label, audit, show, or make the front door and the
 #: command line.
 UPPER = {"optimize", "train", "runner", "report", "commands", "cli", "evaluate", "annotate", "audit", "api", "testing"}

@@ -15,6 +15,7 @@ from rich.text import Text
 
 from judgelab.errors import ConfigError
 from judgelab.printable import printable
+from judgelab.tools import SOURCES
 
 if TYPE_CHECKING:  # loaded by the commands that run: `judgelab --help` loads no data, model or runner code
     from judgelab.data.item import Item
@@ -148,8 +149,8 @@ def human_labelled(items: list[Item], human: Path | None, aspect: str | None, *,
     return relabelled, aspect
 
 
-FROM_HELP = ("The tool that wrote --data: inspect, promptfoo, lm-eval, deepeval, alpaca-eval, arena-hard, mt-bench (its items "
-             "and judgments are read from it; docs/sources.md). Detected from the file when --judgments is not given.")
+FROM_HELP = (f"The tool that wrote --data: {', '.join(SOURCES)} (its items and judgments are read from it; "
+             "docs/sources.md). Detected from the file when --judgments is not given.")
 PARTIAL_HELP = ("Read a run that did not finish (an Inspect log stopped mid-way, or ended in an error) as far as it "
                 "got; without it such a run is refused, saying how many samples it holds.")
 

@@ -24,10 +24,7 @@ from judgelab.data.item import VERDICTS
 from judgelab.data.judgment import Judgment
 from judgelab.errors import ConfigError, DataError
 from judgelab.files import regular_file
-
-#: ``--from`` names and the module that reads each.
-SOURCES = {"inspect": "inspect", "promptfoo": "promptfoo", "lm-eval": "lm_eval", "deepeval": "deepeval",
-           "alpaca-eval": "alpaca_eval", "arena-hard": "arena_hard", "mt-bench": "mt_bench"}
+from judgelab.tools import SOURCES  # the --from names and the module that reads each
 
 
 @dataclass(frozen=True)

@@ -31,13 +31,15 @@ def head(path: Path) -> str:
 
 
 def files_in(path: Path, patterns: Iterable[str]) -> list[Path]:
-    """``path`` itself, or the files under the folder ``path`` that match ``patterns``, sorted."""
+    """``path`` itself, or the files under the folder ``path`` that match ``patterns``, sorted. A match that
+    is no regular file (a FIFO named log.eval, a device) is refused by name: skipped, a run would be left
+    out of the leaderboard without a word; opened, it could block."""
     if not path.is_dir():
         return [path]
-    found = sorted({f for pattern in patterns for f in path.rglob(pattern) if f.is_file()})
+    found = sorted({f for pattern in patterns for f in path.rglob(pattern) if not f.is_dir()})
     if not found:
         raise DataError(f"no file matching {', '.join(patterns)} in this folder", path)
-    return found
+    return [regular_file(f) for f in found]
 
 
 def json_document(path: Path) -> Any:

@@ -50,8 +50,10 @@ def claims(path: Path) -> bool:
 def read(path: Path, *, partial: bool = False) -> SourceData:
     parts, notes = [], []
     for judged in files_in(path, ("*.jsonl",)):
-        if path.is_dir() and not claims(judged):
-            continue
+        if path.is_dir() and not claims(judged):  # an empty or broken file would drop a model without a word
+            raise DataError("not an Arena-Hard judgment file (its first line has no uid, games and baseline): "
+                            "a model's judgments cut short or not written, or another file; move it out of the "
+                            "folder to read the others", judged)
         got = _judgments(judged)
         parts.append(Part(judged, got[0], got[1]))
         if got[2]:
