@@ -29,3 +29,29 @@ def test_a_number_out_of_range_is_a_value_error_naming_the_argument(call, named)
         call()
     assert isinstance(raised.value, ArgumentError) and isinstance(raised.value, ConfigError)
     assert str(raised.value).startswith(named) and "--" not in str(raised.value)
+
+
+def test_the_word_options_spelled_for_editors_are_the_librarys_own_lists():
+    from typing import get_args
+
+    from judgelab.api import verbs
+    from judgelab.evaluate import calibrate, estimators, intervals, ir, preferences, rank_sets, two_systems
+
+    assert get_args(verbs.Calibration) == calibrate.CHOICES
+    assert get_args(verbs.Target) == estimators.TARGETS == preferences.TARGETS
+    assert get_args(verbs.Variance) == estimators.VARIANCES
+    assert get_args(verbs.Intervals) == intervals.INTERVALS
+    assert get_args(verbs.Unjudged) == ir.UNJUDGED
+    assert get_args(verbs.Estimand) == preferences.ESTIMANDS
+    assert get_args(verbs.RankMethod) == rank_sets.RANK_METHODS
+    assert get_args(verbs.GateEstimator) == two_systems.ESTIMATORS
+    assert get_args(verbs.Pairing) == two_systems.PAIRINGS
+
+
+def test_every_parameter_of_evaluate_is_documented_where_editors_show_it():
+    import inspect
+    import re
+
+    doc = jl.evaluate.__doc__
+    missing = [name for name in inspect.signature(jl.evaluate).parameters if not re.search(rf"^\s+{name}:", doc, re.M)]
+    assert missing == []

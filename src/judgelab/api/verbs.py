@@ -12,11 +12,23 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from judgelab.api.results import Audit, Comparison, Evaluation, JudgeRun, MetaEvaluation, Sample, Source
     from judgelab.data.dataset import Dataset
+
+#: The choices of the verbs' word options, spelled out for editors and type checkers (the library checks them
+#: against its own lists: evaluate/calibrate.py CHOICES, estimators.TARGETS, ...).
+Calibration = Literal["auto", "isotonic", "linear", "identity", "stack"]
+Target = Literal["population", "items"]
+Variance = Literal["pooled", "system"]
+Intervals = Literal["auto", "betting", "t", "sequence"]
+Unjudged = Literal["condense", "nonrelevant"]
+Estimand = Literal["win-prob", "bradley-terry", "baseline-win-rate"]
+RankMethod = Literal["auto", "max-t", "bonferroni", "holm"]
+GateEstimator = Literal["auto", "corrected", "human", "judge"]
+Pairing = Literal["auto", "paired", "unpaired"]
 
 #: ``judge``'s options that set the judge config (as ``judgelab judge --family ...`` does)
 JUDGE_OPTIONS = ("family", "task", "criteria", "strategy", "score", "samples", "temperature", "reduce",
@@ -98,8 +110,8 @@ def judge(data: Any, aspect: str | None = None, *, config: Any = None, method: s
 def meta(data: Any, judgments: Any = None, *, source: str | None = None, aspect: str | None = None,
          preset: str | None = None, levels: str | Sequence[str] | None = None, runs: Any = None,
          field: str | None = None, judge: str | None = None, baseline: Any = None, baseline_field: str | None = None,
-         baseline_judge: str | None = None, ties: str = "half", bootstrap: int = 1000, seed: int = 0,
-         confidence: float = 0.95, alpha_level: str = "ordinal", human: Any = None,
+         baseline_judge: str | None = None, ties: Literal["half", "wrong"] = "half", bootstrap: int = 1000, seed: int = 0,
+         confidence: float = 0.95, alpha_level: Literal["ordinal", "nominal", "interval"] = "ordinal", human: Any = None,
          out: str | Path | None = None) -> MetaEvaluation:
     """How well a judge agrees with the human labels (``judgelab meta``): correlations at the dataset, group
     and system levels, label agreement, pairwise accuracy, an IR leaderboard (``runs``: a folder of TREC runs),
@@ -153,23 +165,57 @@ def meta(data: Any, judgments: Any = None, *, source: str | None = None, aspect:
 
 def evaluate(data: Any, judgments: Any = None, *, source: str | None = None, aspect: str | None = None,
              judge: str | None = None, field: str | None = None, human: Any = None, human_ids: Any = None,
-             runs: Any = None, measure: str = "nDCG@10", unjudged: str = "condense", calibration: str = "auto",
-             target: str = "population", variance: str = "system", intervals: str = "auto",
-             scale: tuple[float, float] | None = None, until_decided: str | None = None,
+             runs: Any = None, measure: str = "nDCG@10", unjudged: Unjudged = "condense", calibration: Calibration = "auto",
+             target: Target = "population", variance: Variance = "system", intervals: Intervals = "auto",
+             scale: tuple[float, float] | None = None, until_decided: Literal["best"] | None = None,
              skewness_correction: bool = True, bootstrap: int = 1000, seed: int = 0, confidence: float = 0.95,
-             estimand: str = "win-prob", baseline: str | None = None, rank_method: str = "auto",
-             bt_intervals: str = "sandwich", out: str | Path | None = None) -> Evaluation:
+             estimand: Estimand = "win-prob", baseline: str | None = None, rank_method: RankMethod = "auto",
+             bt_intervals: Literal["sandwich", "bootstrap"] = "sandwich", out: str | Path | None = None) -> Evaluation:
     """Which system is better, and how sure (``judgelab evaluate``): each system's estimate judge-only, human-only
     on the labelled units, corrected (prediction-powered) and shrunk, with per-system intervals, rank intervals
     and Holm-corrected pairwise tests (docs/evaluate.md, docs/pairwise.md).
 
-    ``data``: pointwise items with ``system_id``, relevance items with ``runs`` (TREC run files), or comparisons
-    between systems (``system_a``, ``system_b``; verdicts a/b/tie). ``human``: a labels file (or ``{item id:
-    value}``); ``human_ids``: ``"all"`` (every item's own human score is a label), the ids whose labels count (a
-    list, a sample file, or ``jl.sample``'s draw, whose inclusion probabilities then weight the labels).
-    ``scale``: the human scores' range, e.g. ``(1, 5)``, when the items declare none. Comparisons: ``estimand`` (win-prob,
-    bradley-terry, baseline-win-rate with ``baseline``), ``rank_method``, ``bt_intervals``. ``out``: also write a
-    report folder (systems.json, systems.csv, pairs.csv, report.html)."""
+    Args:
+        data: pointwise items with ``system_id``, relevance items with ``runs``, or comparisons between systems
+            (``system_a``, ``system_b``); a file, a list of dicts or items, a DataFrame, or another tool's output.
+        judgments: the judge's verdicts (a file or run folder, a list, ``jl.judge``'s run), or a list of several
+            judges' for one estimate from all of them; None when ``data`` is another tool's output.
+        source: the tool that wrote ``data`` (``inspect``, ``promptfoo``, ...; detected when None).
+        aspect: the aspect scored (default: the only one).
+        judge: which judge of a file holding several (a list: several in one estimate).
+        field: the judgments' field holding the verdict (published layouts: ``"prediction"``).
+        human: a labels file (or ``{item id: value}``) whose labels count.
+        human_ids: ``"all"`` (every item's own human score is a label), or the ids whose labels count (a list,
+            a sample file, or ``jl.sample``'s draw, whose inclusion probabilities then weight the labels).
+        runs: relevance items: a folder of TREC run files (or ``{name: ScoredDocs}``).
+        measure: relevance items: the measure per query (``nDCG@10``, an ir_measures name).
+        unjudged: relevance items: documents without a qrels label are dropped (``condense``) or count as
+            not relevant (``nonrelevant``).
+        calibration: the map from the judge's scale to the humans' for the corrected estimate.
+        target: the value for outputs like these (``population``) or for exactly these (``items``).
+        variance: each system's own variance (``system``) or one pooled over systems.
+        intervals: each system's interval: ``auto`` (t or betting by a rule fixed in advance), ``betting``,
+            ``t``, ``sequence`` (valid however long one keeps labelling).
+        scale: the human scores' range, e.g. ``(1, 5)``, when the items declare none.
+        until_decided: ``"best"``: also whether the labels so far decide which system is best.
+        skewness_correction: with t intervals, centre them by Johnson's correction for skewed labels.
+        bootstrap: resamples for the judge-only intervals (and for ``bt_intervals="bootstrap"``); 0: none.
+        seed: seed of the bootstrap, the folds and the draws.
+        confidence: the intervals' coverage, in (0, 1).
+        estimand: comparisons: ``win-prob``, ``bradley-terry``, or ``baseline-win-rate`` (with ``baseline``).
+        baseline: comparisons: the system whose win rate against the others ``baseline-win-rate`` estimates.
+        rank_method: comparisons: how the simultaneous rank sets are made.
+        bt_intervals: comparisons, Bradley-Terry: ``sandwich`` or ``bootstrap`` intervals.
+        out: also write a report folder (systems.json, systems.csv, pairs.csv, report.html).
+
+    Returns:
+        An :class:`~judgelab.Evaluation` (``.to_pandas()``, ``.ranks(estimator)``, ``.to_dict()``; an HTML view
+        in Jupyter).
+
+    Raises:
+        ArgumentError: a number out of its range (a ``ValueError``), before anything is read.
+        DataError: bad input, naming the file, the line and the field.
+    """
     from judgelab.api.results import Evaluation
     from judgelab.evaluate import evaluate as run_evaluate
     from judgelab.limits import checked_arguments
@@ -203,9 +249,9 @@ def evaluate(data: Any, judgments: Any = None, *, source: str | None = None, asp
 
 
 def compare(data: Any, judgments: Any = None, *, baseline: str, candidate: str, margin: float = 0.0,
-            alpha: float = 0.05, higher_is_better: bool = True, estimator: str = "auto", pairing: str = "auto",
+            alpha: float = 0.05, higher_is_better: bool = True, estimator: GateEstimator = "auto", pairing: Pairing = "auto",
             source: str | None = None, aspect: str | None = None, judge: str | None = None, field: str | None = None,
-            human: Any = None, human_ids: Any = None, calibration: str = "auto", target: str = "population",
+            human: Any = None, human_ids: Any = None, calibration: Calibration = "auto", target: Target = "population",
             bootstrap: int = 1000, seed: int = 0, sequential: bool = False) -> Comparison:
     """Is the ``candidate`` system worse than the ``baseline`` (``judgelab compare``)? ``candidate - baseline``
     with its ``1 - alpha`` interval, paired on the inputs both answer (``group_id``), corrected with the human
