@@ -23,3 +23,4 @@ bench: setup
 
 lint: setup
 	$(VENV)/bin/ruff check src tests bench
+	$(VENV)/bin/mypy

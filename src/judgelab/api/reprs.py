@@ -89,7 +89,7 @@ def _leading(report: Any) -> str:
     whose rank sets are simultaneous), else corrected, else the judge's."""
     recommended = (report.recommended or {}).get("estimator")
     candidates = ("corrected", "judge") if report.kind == "comparisons" else (recommended, "corrected", "judge")
-    return next(name for name in candidates if name in report.estimates)
+    return next(str(name) for name in candidates if name in report.estimates)
 
 
 def _ranking(report: Any, name: str) -> list[str]:

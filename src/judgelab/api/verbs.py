@@ -101,9 +101,9 @@ def judge(data: Any, aspect: str | None = None, *, config: Any = None, method: s
     pool = list(as_items(examples_from)) if examples_from is not None else None
     with client_from_options(model or judge_config.model, model_name, cache, cache_path, concurrency, rpm, price_in,
                              price_out, uses_llm=judge_config.uses_llm, timeout=timeout) as client:
+        pooled: dict[str, Any] = {"examples_pool": pool} if pool is not None else {}
         result = run_judge(judge_config, list(items), client, out, data_path=str(data) if is_path(data) else None,
-                           show_progress=progress, engine=engine, workers=workers,
-                           **({"examples_pool": pool} if pool is not None else {}))
+                           show_progress=progress, engine=engine, workers=workers, **pooled)
     return wrap(JudgeRun, result, items=items, config=judge_config)
 
 

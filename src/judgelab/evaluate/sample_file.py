@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -80,7 +81,7 @@ def _probability(text: str, path: Path, line: int) -> float:
     return value
 
 
-def write_sample(path: str | Path, ids, probabilities, header: dict[str, object]) -> Path:
+def write_sample(path: str | Path, ids, probabilities, header: Mapping[str, object]) -> Path:
     head = "# judgelab sample: " + " ".join(f"{k}={v}" for k, v in header.items()) + "\n"
     head += "# id<TAB>inclusion probability (evaluate --human-ids reads both)\n"
     body = "".join(f"{_written_id(unit)}\t{float(p)!r}\n" for unit, p in zip(ids, probabilities, strict=True))

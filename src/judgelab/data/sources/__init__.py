@@ -34,7 +34,7 @@ class SourceData:
 
     source: str
     items: Dataset
-    judgments: list[Judgment] | dict[str, list[Judgment]]  # a dict: several judges' verdicts, by where they came from
+    judgments: list[Judgment]  # every judge's, each named by Judgment.judge
     notes: tuple[str, ...] = field(default=())
 
     def judges(self) -> list[str]:
