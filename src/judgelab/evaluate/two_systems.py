@@ -268,16 +268,20 @@ def compare_systems(items: Iterable[Item], judgments: Iterable[Judgment], *, bas
               "skewness_correction": skewness_correction, "calibration": calibration, "target": target,
               "intervals": "sequence" if sequential else "auto"}
     if paired:
-        value, low, high, n, n_labelled, reason, se, kind = _paired(kept, built, baseline, candidate, chosen,
-                                                                    **common)
+        (value, low, high, n, n_labelled, reason, se, kind), own = _paired(kept, built, baseline, candidate, chosen,
+                                                                           **common)
     else:
         report = evaluate(kept, judgments, aspect=aspect, judge=judge, human=human, human_ids=human_ids,
                           sample=sample, **common)
         value, low, high, n, n_labelled, reason, se, kind = _unpaired(report.estimates[chosen], baseline, candidate)
+        own = bool(set(report.estimates[chosen].info.get("labels_own_narrower") or ()) & {baseline, candidate})
     if reason is not None or not (math.isfinite(low) and math.isfinite(high)):
         raise ConfigError(f"the {chosen} estimate of {candidate} - {baseline} has no interval: "
                           f"{reason or 'no verdicts to compare'}")
     warnings = [JUDGE_ONLY_WARNING] if chosen == "judge" else []
+    if own and chosen == "corrected":
+        warnings.append("corrected is the labels' own estimate here: the judge's verdicts would have widened the "
+                        "interval (docs/evaluate.md)")
     if built.coverage.get("without_verdict"):
         warnings.append(f"{built.coverage['without_verdict']} of {len(kept)} items have no judge verdict "
                         "(left out of the judge's means)")
@@ -635,9 +639,9 @@ def _paired(items: list[Item], built, baseline: str, candidate: str, estimator: 
                    "intervals": intervals}
         estimates = (human_only(labelled_problem, design, **options) if estimator == "human" else
                      corrected(labelled_problem, design, calibration=calibration, seed=seed, **options))
-    return (float(estimates.value[0]), float(estimates.ci[0, 0]), float(estimates.ci[0, 1]), len(shared),
-            int(estimates.n_labelled[0]), estimates.reason[0], float(estimates.se[0]),
-            _betting(estimates.info.get("per_system", ())))
+    return ((float(estimates.value[0]), float(estimates.ci[0, 0]), float(estimates.ci[0, 1]), len(shared),
+             int(estimates.n_labelled[0]), estimates.reason[0], float(estimates.se[0]),
+             _betting(estimates.info.get("per_system", ()))), bool(estimates.info.get("labels_own_narrower")))
 
 
 def _unpaired(estimates: SystemEstimates, baseline: str, candidate: str):
