@@ -38,11 +38,19 @@ def compare(items: Iterable[Item] | str | Path, judgments: Iterable[Judgment] | 
 
 
 def assert_not_worse(items: Iterable[Item] | str | Path, judgments: Iterable[Judgment] | str | Path, *,
-                     baseline: str, candidate: str, margin: float = 0.0, **options: Any) -> Comparison:
+                     baseline: str, candidate: str, margin: float = 0.0, require_card: str | Path | None = None,
+                     floor: str = "tpr=0.8,tnr=0.8", **options: Any) -> Comparison:
     """Fail (``AssertionError`` with the figures) when ``candidate`` is worse than ``baseline`` by more
     than ``margin``: the upper bound of the ``1 - alpha`` interval of candidate - baseline is below
     ``-margin`` (``higher_is_better=False``: its lower bound above ``margin``). ``options``: those of
-    :func:`compare` (``alpha``, ``higher_is_better``, ``human``, ``human_ids``, ``aspect``, ...)."""
+    :func:`compare` (``alpha``, ``higher_is_better``, ``human``, ``human_ids``, ``aspect``, ...).
+    ``require_card``: a judge card (``judgelab meta --card``) that must certify the judge at ``floor`` first,
+    as ``compare --require-card`` does; else a ``ConfigError`` saying why, before any comparison."""
+    if require_card is not None:
+        from judgelab.report.card import require_card as certified
+
+        certified(require_card, floor, judge=options.get("judge"),
+                  judgments_file=judgments if isinstance(judgments, (str, Path)) else None)
     result = compare(items, judgments, baseline=baseline, candidate=candidate, margin=margin, **options)
     if not result.passed:
         raise AssertionError(result.details())

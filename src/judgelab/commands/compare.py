@@ -79,6 +79,13 @@ def compare(
     plan: Annotated[float | None, typer.Option(
         "--plan", callback=checked("Positive"), help="Also say how many labels would catch a regression of this "
         "size (on the score's scale, beyond --margin) with 80% power, from the labels so far.")] = None,
+    require_card: Annotated[Path | None, typer.Option(
+        "--require-card", help="Gate only on a judge this card (judgelab meta --card) certifies: its judge, its "
+                               "config, and every --floor met by an exact lower bound; else exit 2 saying why and how "
+                               "many more labels of each class would do (docs/cards.md).")] = None,
+    floor: Annotated[str, typer.Option(
+        "--floor", help="With --require-card: the floors, e.g. tpr=0.8,tnr=0.8 (two classes), recall=0.7 (every "
+                        "class), kappa=0.6.")] = "tpr=0.8,tnr=0.8",
 ) -> None:
     """Candidate - baseline with its interval; exit 1 when the candidate is significantly worse by more than --margin."""
     from judgelab.commands._common import console
@@ -89,6 +96,12 @@ def compare(
     for path in (junit, markdown):  # before the work: a folder, a FIFO or a device is no report file
         if path is not None:
             writable_file(path)
+    gate = None
+    if require_card is not None:  # before the work: an uncertified judge gates nothing
+        from judgelab.report.card import require_card as certified
+
+        gate = certified(require_card, floor, judge=judge if isinstance(judge, str) else None,
+                         judgments_file=judgments if isinstance(judgments, Path) else None)
     items, judged, labels, ids, sample_file, aspect = _load(data, judgments, human, human_ids, aspect, field)
     result = compare_systems(items, judged, baseline=baseline, candidate=candidate, margin=margin, alpha=alpha,
                              higher_is_better=higher_is_better, estimator=estimator, pairing=pairing, aspect=aspect,
@@ -97,7 +110,8 @@ def compare(
     planned = result.plan(plan) if plan is not None else None
     _publish(result, junit, markdown)
     if as_json:
-        typer.echo(json.dumps(result.to_dict() | ({"plan": planned} if planned else {}), indent=2))
+        typer.echo(json.dumps(result.to_dict() | ({"plan": planned} if planned else {}) | ({"card": gate} if gate else {}),
+                              indent=2))
     else:
         status = "[bold green]PASS[/]" if result.passed else "[bold red]FAIL[/]"
         console.print(f"{status} {escape(result.summary())}", soft_wrap=True)

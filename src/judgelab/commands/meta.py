@@ -60,6 +60,9 @@ def meta(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of tables.")] = False,
     out: Annotated[Path | None, typer.Option(
         "--out", "-o", help="Also write a report folder: run.json, metrics.json, judgments.jsonl, report.html.")] = None,
+    card: Annotated[Path | None, typer.Option(
+        "--card", help="Also write the judge's card here (card.json, card.html): class recalls with exact lower "
+                       "bounds, kappa and base rate, identity; what compare --require-card reads (docs/cards.md).")] = None,
 ) -> None:
     """Meta-evaluate a judge: correlations, label agreement, pairwise agreement, IR leaderboard."""
     from judgelab.commands._common import console, read_inputs
@@ -104,6 +107,12 @@ def meta(
                    "baseline_judge": baseline_judge, "ties": ties, "bootstrap": bootstrap, "seed": seed,
                    "alpha_level": alpha_level}
         written = write_meta_report(out, items, judged, result, data=data, judgments_file=judgments, options=options)
+    if card is not None:
+        from judgelab.report.card import build_card, write_card
+
+        written_card = write_card(card, build_card(items, judged, aspect=aspect, judge=judge, judgments_file=judgments,
+                                                   meta=result))
+        typer.echo(f"card: {printable(written_card)}", err=as_json)
     if as_json:
         typer.echo(json.dumps(result, indent=2, ensure_ascii=False))
     else:

@@ -1,0 +1,144 @@
+"""A judge card on disk (``judgelab meta --card DIR``; docs/cards.md): ``card.json``, what ``compare
+--require-card`` reads, and ``card.html``, the same for people.
+
+    identity    the judge's name, and from its run folder (when the judgments came from one) the model, the
+                backend and the digest of its config: a gate refuses a card of another judge
+    agreement   labels it rests on, class recalls with exact lower bounds and Jeffreys intervals, TPR/TNR
+                with two classes, Cohen's kappa and its base rate (judgelab.metrics.card)
+    meta        the dataset-level correlations meta computed, with their intervals
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Iterable, Mapping
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from judgelab.data.item import Item
+from judgelab.data.judgment import Judgment
+from judgelab.errors import ConfigError, DataError
+from judgelab.files import read_text, staged_folder, write_atomic
+from judgelab.metrics.align import align
+from judgelab.metrics.card import CARD_VERSION, agreement
+from judgelab.report.meta import source_run
+
+CARD_FILES = ("card.json", "card.html")
+
+
+def build_card(items: Iterable[Item], judgments: Iterable[Judgment], *, aspect: str | None = None,
+               judge: str | None = None, confidence: float = 0.95, judgments_file: str | Path | None = None,
+               meta: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The card of the judge whose ``judgments`` these are, on the labelled ``items``."""
+    aligned = align(items, judgments, aspect=aspect, judge=judge)
+    names = sorted({j.judge for j in aligned.judgments if j.judge})
+    run = source_run(judgments_file)
+    identity = {"judge": judge or (names[0] if len(names) == 1 else None), "judge_digest": run.get("judge_digest"),
+                "model": run.get("model"), "backend": run.get("backend"),
+                "judgments": None if judgments_file is None else str(Path(judgments_file).resolve())}
+    found = agreement(aligned.human, aligned.judge, confidence=confidence)
+    card = {"judgelab_card": CARD_VERSION, "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "identity": identity, "kind": aligned.kind, "aspect": aligned.aspect, "agreement": found.to_dict(),
+            "coverage": aligned.coverage.to_dict()}
+    if meta is not None:
+        card["meta"] = {"dataset": meta.get("dataset"), "agreement": meta.get("agreement"),
+                        "pairwise": meta.get("pairwise")}
+    return card
+
+
+def write_card(out_dir: str | Path, card: Mapping[str, Any]) -> Path:
+    """``out_dir``/card.json and card.html (the folder replaced whole); returns card.json's path."""
+    out_dir = Path(out_dir)
+    if out_dir.exists() and (not out_dir.is_dir() or any(p.name not in CARD_FILES for p in out_dir.iterdir())):
+        raise ConfigError(f"{out_dir} is not empty nor an earlier card folder: choose a new folder for the card")
+    with staged_folder(out_dir) as folder:
+        write_atomic(folder / "card.json", json.dumps(card, indent=2, ensure_ascii=False))
+        write_atomic(folder / "card.html", card_page(card))
+    return out_dir / "card.json"
+
+
+def read_card(path: str | Path) -> dict[str, Any]:
+    """A card.json (or the folder holding one), checked to be a judgelab card."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / "card.json"
+    try:
+        card = json.loads(read_text(path))
+    except json.JSONDecodeError as err:
+        raise DataError(f"not a judge card (bad JSON: {err.msg})", path, err.lineno) from None
+    if not isinstance(card, dict) or card.get("judgelab_card") != CARD_VERSION or "agreement" not in card:
+        raise DataError(f"not a judge card of this judgelab (judgelab_card: {CARD_VERSION}); write one with "
+                        "judgelab meta --card", path)
+    return card
+
+
+def card_page(card: Mapping[str, Any]) -> str:
+    """card.html: one self-contained page, every value escaped."""
+    found, who = card["agreement"], card["identity"]
+    rows = "".join(
+        f"<tr><td>{_e(c['label'])}</td><td>{c['n']}</td><td>{c['hits']}</td><td>{_f(c['recall'])}</td>"
+        f"<td>{_f(c['lower_bound'])}</td><td>{_f(c['jeffreys'][0])} - {_f(c['jeffreys'][1])}</td></tr>"
+        for c in found.get("classes") or [])
+    table = (f"<table><tr><th>human class</th><th>labels</th><th>judge agreed</th><th>recall</th>"
+             f"<th>exact lower bound ({found['confidence']:.0%})</th><th>Jeffreys interval</th></tr>{rows}</table>"
+             if rows else f"<p>{_e('; '.join(found.get('notes') or ['no classes']))}</p>")
+    facts = [("judge", who.get("judge")), ("model", who.get("model")), ("backend", who.get("backend")),
+             ("config digest", who.get("judge_digest")), ("aspect", card.get("aspect")), ("items", card.get("kind")),
+             ("labels", found.get("labels")), ("Cohen's kappa", _f(found.get("kappa"))),
+             ("base rate (largest class)", _f(found.get("base_rate"))), ("written", card.get("created"))]
+    listed = "".join(f"<tr><th>{_e(k)}</th><td>{_e(v if v is not None else '-')}</td></tr>" for k, v in facts)
+    return ("<!doctype html><html><head><meta charset='utf-8'><title>judge card</title><style>"
+            "body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem}"
+            "table{border-collapse:collapse;margin:1rem 0}td,th{border:1px solid #ccc;padding:.3rem .6rem;"
+            "text-align:left}</style></head><body>"
+            f"<h1>Judge card: {_e(who.get('judge') or 'unnamed judge')}</h1><table>{listed}</table>"
+            "<h2>Agreement with people, class by class</h2>" + table +
+            "<p>A gate (<code>judgelab compare --require-card</code>) certifies the judge when each floor it sets "
+            "is met by the exact lower bound, not the recall.</p></body></html>")
+
+
+def _e(value: Any) -> str:
+    return html.escape(str(value))
+
+
+def _f(value: Any) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+
+
+
+def require_card(path: str | Path, floors: str | Mapping[str, float], *, judge: str | None = None,
+                 judgments_file: str | Path | None = None) -> dict[str, Any]:
+    """Refuse to gate (a ConfigError: exit 2) unless the card at ``path`` is this judge's and meets every floor:
+    the card's judge name must be the judge gated on (when both are known), its config digest the digest of the
+    run the judgments come from (when both are known). Returns what was checked, for the gate's record."""
+    from judgelab.metrics.card import Agreement, ClassRecall, certify, parse_floors
+
+    wanted = parse_floors(floors)
+    card = read_card(path)
+    who = card.get("identity") or {}
+    run = source_run(judgments_file)
+    if judge and who.get("judge") and judge != who["judge"]:
+        raise ConfigError(f"the card at {path} is judge {who['judge']!r}'s, not {judge!r}'s: write this judge's card "
+                          "with judgelab meta --card")
+    if run.get("judge_digest") and who.get("judge_digest") and run["judge_digest"] != who["judge_digest"]:
+        raise ConfigError(f"the card at {path} was written for a judge config with digest {who['judge_digest']}; "
+                          f"these judgments come from one with digest {run['judge_digest']} (the prompt or settings "
+                          "changed since): write a new card")
+    found = card["agreement"]
+    classes = None if found.get("classes") is None else [
+        ClassRecall(c["label"], c["n"], c["hits"], c["lower_bound"], tuple(c["jeffreys"])) for c in found["classes"]]
+    verdict = certify(Agreement(found["confidence"], found["labels"], classes, found.get("kappa"),
+                                found.get("base_rate")), wanted)
+    if not verdict.certified:
+        plan = "; ".join(f"class {label!r}: " + ("none would (its recall is not above the floor)" if more is None
+                                                  else f"{more:,} labels") for label, more in verdict.plan.items())
+        raise ConfigError(f"the judge is not certified to gate by {path}: {'; '.join(verdict.missed)}"
+                          + (f". Labels that would certify it if its recall held: {plan}" if plan else ""))
+    return {"card": str(path), "floors": wanted, "certified": True}
+
+
+__all__ = ["CARD_FILES", "build_card", "card_page", "read_card", "require_card", "write_card"]
