@@ -21,6 +21,7 @@ MISSING = "no-such-file.jsonl"  # checked before anything is read: the data is n
     (lambda: jl.meta(MISSING, confidence=0), "confidence 0: input should be greater than 0"),
     (lambda: jl.audit(MISSING, judgments=MISSING, concurrency=10_000), "concurrency 10000: input should be less"),
     (lambda: jl.sample(MISSING, 10, mix=3), "mix 3: input should be less than or equal to 1"),
+    (lambda: jl.sample(MISSING, 0), "budget 0: input should be greater than 0"),  # once "--budget 0" in Python
     (lambda: jl.judge(MISSING, timeout=float("inf")), "timeout inf: input should be a finite"),
     (lambda: jl.judge(MISSING, limit=0), "limit 0: input should be greater than or equal to 1"),
 ])

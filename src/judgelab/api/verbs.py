@@ -353,7 +353,7 @@ def sample(data: Any, budget: float, *, judgments: Any = None, aspect: str | Non
     from judgelab.evaluate.sampling import draw_sample
     from judgelab.limits import checked_arguments
 
-    checked_arguments(mix=("Mix", mix), seed=("Seed", seed))
+    checked_arguments(budget=("Positive", budget), mix=("Mix", mix), seed=("Seed", seed))
 
     items = as_items(data)
     judged = None
