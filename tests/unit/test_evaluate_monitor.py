@@ -113,3 +113,21 @@ def test_times_past_a_float_and_a_reference_of_another_kind_are_refused_by_name(
     with pytest.raises(ConfigError, match="the items' times are numbers"):
         watch_files(data, judged, reference_until="2026-11-01")
     assert watch_files(data, judged, reference_until="6")[0].reference_n == 6  # a number given as text
+
+
+def test_the_files_are_read_a_line_at_a_time_and_one_judge_is_chosen(tmp_path):
+    data = tmp_path / "logs.jsonl"
+    data.write_text("".join(json.dumps({"id": f"i{k}", "system_id": "ab"[k % 2], "output": "o", "scale": [1, 5],
+                                        "time": float(k // 2)}) + "\n" for k in range(40)))
+    judged = tmp_path / "judged.jsonl"
+    judged.write_text("".join(json.dumps({"item_id": f"i{k}", "judge": judge, "score": 3.0 + (judge == "big/v2")})
+                              + "\n" for k in range(40) for judge in ("small", "big/v2")))
+    with pytest.raises(ConfigError, match="judges"):
+        watch_files(data, judged)  # two judges: say which
+    watches = {w.system: w for w in watch_files(data, judged, judge="big")}  # a prefix of one judge's name
+    assert watches["a"].reference_mean == watches["b"].current_mean == 4.0 and watches["b"].reference_n == 5
+    with pytest.raises(ConfigError, match="no judgment from judge 'nobody'"):
+        watch_files(data, judged, judge="nobody")
+    judged.write_text(json.dumps({"item_id": "i0", "score": 9.0}) + "\n")
+    with pytest.raises(ConfigError, match="1 judged score\\(s\\) fall outside 1..5"):
+        watch_files(data, judged)

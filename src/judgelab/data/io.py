@@ -169,9 +169,18 @@ def load_judgments(source: PathLike | pd.DataFrame, *, field: str | None = None,
     """
     if isinstance(source, (str, os.PathLike)):
         source = judgments_file(source)
+    judgments = list(iter_judgments(source, field=field, labels=labels))
+    return judgments if judge is None else select_judge(judgments, judge, _FRAME if _is_frame(source) else str(source))
+
+
+def iter_judgments(source: PathLike | pd.DataFrame, *, field: str | None = None,
+                   labels: Collection[str] | None = None) -> Iterator[Judgment]:
+    """:func:`load_judgments`'s judgments one at a time, read and checked the same way: for a reader that keeps
+    a number per judgment (``evaluate --monitor`` on a log of a million), not a million objects."""
+    if isinstance(source, (str, os.PathLike)):
+        source = judgments_file(source)
     where, rows, _ = _open_rows(source, _JUDGMENTS, verdict_at=field)
     known = Judgment.model_fields.keys()
-    judgments = []
     for line, record in rows:
         record = _verdict_record(record, field, where, line)
         unknown = [key for key in record if key not in known]
@@ -182,8 +191,7 @@ def load_judgments(source: PathLike | pd.DataFrame, *, field: str | None = None,
         if labels is not None and judgment.ok and judgment.label not in labels:
             given = "no label" if judgment.label is None else f"{_short(judgment.label)} is not a verdict"
             raise DataError(f"{given}: give one of {', '.join(labels)}", where, line, field or "label")
-        judgments.append(judgment)
-    return judgments if judge is None else select_judge(judgments, judge, where)
+        yield judgment
 
 
 def select_judge(judgments: Iterable[Judgment], judge: str, where: str | None = None) -> list[Judgment]:

@@ -133,27 +133,64 @@ def watch_files(data, judgments, *, aspect: str | None = None, judge: str | None
     """:func:`monitor` over a JSON-lines data file (each item's time in ``time_field``) and its judgments:
     what ``judgelab evaluate --monitor`` runs. ``reference_until``: a time of the same kind as the items'
     (an ISO 8601 text or a number is parsed); ``scale``: the judged scores' range where the items declare
-    none."""
-    from judgelab.data.io import load_items, load_judgments
-    from judgelab.evaluate.systems import _item_problem
+    none. Both files are read a line at a time, each line checked as ``load_items`` / ``load_judgments``
+    check it, keeping a system, a time and a number per output: a log of a million outputs, not a million
+    objects."""
+    from judgelab.data.stream import iter_items
 
     if not str(data).endswith((".jsonl", ".jsonl.gz")):
         raise ConfigError(f"--monitor reads each output's time from a JSON-lines data file; {data} is not one")
     times = read_times(data, time_field)
     until = _reference_time(reference_until, times)
-    built = _item_problem(load_items(data), load_judgments(judgments, field=field), aspect, judge, None, None, scale)
-    problem = built.problem
-    if problem.scale is None:
+    system_of, declared = {}, set()
+    for item in iter_items(data):
+        system_of[item.id] = item.system_id or "all"
+        declared.add(item.aspect_scale(aspect) if aspect else item.scale)
+    if scale is None and declared and None not in declared:
+        scale = (min(lo for lo, _ in declared), max(hi for _, hi in declared))
+    if scale is None:
         raise ConfigError("--monitor needs the judged scores' range: give --scale LOW,HIGH (the items declare none)")
-    values = problem.judge[np.arange(problem.n_units), problem.strata]
-    lo, hi = problem.scale
-    off = [(u, v) for u, v in zip(problem.units, values, strict=True) if np.isfinite(v) and not lo <= v <= hi]
-    if off:
-        raise ConfigError(f"{len(off)} judged score(s) fall outside {lo:g}..{hi:g} (e.g. {off[0][1]:g} for item "
-                          f"{off[0][0]!r}): give the judge's own range with --scale LOW,HIGH")
-    systems = [problem.systems[c] for c in problem.strata]
-    return monitor(systems, [times.get(u) for u in problem.units], values, problem.scale,
+    judged = _judged_values(judgments, field, aspect, judge, system_of)
+    lo, hi = scale
+    off = next(((u, v) for u, v in judged.items() if not lo <= v <= hi), None)
+    if off is not None:
+        count = sum(1 for v in judged.values() if not lo <= v <= hi)
+        raise ConfigError(f"{count} judged score(s) fall outside {lo:g}..{hi:g} (e.g. {off[1]:g} for item "
+                          f"{off[0]!r}): give the judge's own range with --scale LOW,HIGH")
+    units = list(judged)
+    return monitor([system_of[u] for u in units], [times.get(u) for u in units], [judged[u] for u in units], scale,
                    reference_until=until, confidence=confidence)
+
+
+def _judged_values(judgments, field: str | None, aspect: str | None, judge: str | None,
+                   system_of: dict[str, str]) -> dict[str, float]:
+    """{item id: the judge's score} for the items of the data, one judge's (by name, else by the prefix of one
+    name, as ``select_judgments`` chooses), judgments read one at a time; failed judgments are left out."""
+    from judgelab.data.io import iter_judgments
+    from judgelab.metrics.align import judge_value, several_judges
+
+    by_judge: dict[str | None, dict[str, float]] = {}
+    for judgment in iter_judgments(judgments, field=field):
+        if judgment.item_id not in system_of or (aspect is not None and judgment.aspect not in (None, aspect)):
+            continue
+        value = judge_value(judgment, "pointwise") if judgment.ok else None
+        if value is not None and math.isfinite(value):
+            by_judge.setdefault(judgment.judge, {})[judgment.item_id] = value
+    names = [name for name in by_judge if name is not None]
+    if judge is not None:
+        chosen = [judge] if judge in by_judge else [n for n in names if n.startswith(judge)]
+        if not chosen:
+            raise ConfigError(f"{judgments}: no judgment from judge {judge!r} (no judge named {judge!r}, nor one whose "
+                              f"name starts with it); judges: {', '.join(sorted(names)[:12]) or 'no judge names'}")
+        if len(chosen) > 1:
+            raise several_judges(sorted(chosen), judge, "--judge")
+        return by_judge[chosen[0]]
+    if len(names) > 1:
+        raise several_judges(sorted(names), judge, "--judge")
+    merged: dict[str, float] = {}
+    for values in by_judge.values():  # judgments without a judge name and those of the one named judge
+        merged.update(values)
+    return merged
 
 
 def _reference_time(given: Any, times: dict[str, Any]):
