@@ -5,7 +5,8 @@ A production log watched with --monitor, comparisons among many systems, a milli
 
 * ``monitor``: 2 systems x n judged outputs with a time each (scores 1-5 at random, no change), the
   default reference period (the earliest fifth) and a short one (``--reference-until 1000``);
-* ``ring``: k systems in a ring, k comparisons (each system against the next), every one labelled;
+* ``ring``: k systems in a ring, k comparisons (each system against the next), every one labelled (the
+  board printed; ``--json`` would add all k(k-1)/2 pairs of every estimator);
 * ``million``: 10^6 comparisons among 30 systems, 2,000 labelled.
 
     .venv/bin/python -m bench.bench_scale            # all cases, written to docs/benchmarks.md
@@ -53,7 +54,7 @@ def write_comparisons(folder: Path, n: int, k: int, labelled: int, ring: bool) -
             items.write(json.dumps(record) + "\n")
             judged.write(json.dumps({"item_id": f"c{i}", "prediction": rng.choice(["a", "b", "tie"])}) + "\n")
     return ["evaluate", "--data", str(folder / "items.jsonl"), "--judgments", str(folder / "judged.jsonl"),
-            "--field", "prediction", "--human-ids", "all", "--json"]
+            "--field", "prediction", "--human-ids", "all"]  # the board; --json adds every pair (k(k-1)/2 of them)
 
 
 def child(argv: list[str]) -> None:
