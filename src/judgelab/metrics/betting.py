@@ -78,9 +78,12 @@ def betting_interval(x, scale: tuple[float, float], *, confidence: float = 0.95,
     _check_population(len(y), population)
     if order_seed is not None:
         y = np.random.default_rng(order_seed).permutation(y)
-    low, high = _bounds(y, 1 - confidence, population, anytime, truncation)
-    return BettingInterval(lo + (hi - lo) * low[-1], lo + (hi - lo) * high[-1], len(y), population, confidence,
-                           anytime)
+    sequence = RunningSequence((0.0, 1.0), confidence=confidence, population=population, truncation=truncation,
+                               size=None if anytime else len(y))
+    for _ in sequence._move_on(y):  # the last refined bounds only: no coarse bounds after each observation
+        pass
+    low, high = sequence.bounds()
+    return BettingInterval(lo + (hi - lo) * low, lo + (hi - lo) * high, len(y), population, confidence, anytime)
 
 
 def confidence_sequence(x, scale: tuple[float, float], *, confidence: float = 0.95, population: int | None = None,
@@ -90,7 +93,13 @@ def confidence_sequence(x, scale: tuple[float, float], *, confidence: float = 0.
     lo, hi = _check_scale(scale)
     y = _unit(x, lo, hi)
     _check_population(len(y), population)
-    low, high = _bounds(y, 1 - confidence, population, True, truncation, every_time=True)
+    if len(y) == 0:
+        return np.array([lo]), np.array([hi])
+    sequence = RunningSequence((0.0, 1.0), confidence=confidence, population=population, truncation=truncation)
+    low, high = np.empty(len(y)), np.empty(len(y))
+    for t, value in enumerate(y):  # the refined bounds at every step: each refinement is kept up to date, not redone
+        sequence.add(value)
+        low[t], high[t] = sequence.bounds()
     return lo + (hi - lo) * low, lo + (hi - lo) * high
 
 
@@ -103,19 +112,22 @@ class RunningSequence:
     moves on with each observation, in blocks of ``CHUNK`` (memory: candidates x CHUNK): the grid's, and
     those of the two fine grids that refine the ends. A fine grid is rebuilt over all the observations
     (O(REFINE x n), in blocks) only when its end moves to another grid cell, which the kept set, only ever
-    shrinking, does rarely. The bets come from running sums carried along. The arithmetic is the batch's,
-    in the same order (running sums are continued, not restarted), so the bounds equal
-    ``confidence_sequence``'s last, bit for bit.
+    shrinking, does rarely. The bets come from running sums carried along, added in order (running sums are
+    continued, not restarted), so the bounds do not depend on how the observations were split into blocks.
+    :func:`betting_interval` and :func:`confidence_sequence` are computed with it. ``size``: the bets of a
+    fixed sample of that size (``betting_interval``'s, valid at that size only); None: anytime bets.
     """
 
     def __init__(self, scale: tuple[float, float], *, confidence: float = 0.95, population: int | None = None,
-                 truncation: float = TRUNCATION):
+                 truncation: float = TRUNCATION, size: int | None = None):
         self.lo, self.hi = _check_scale(scale)
         self.alpha, self.population, self.truncation = 1 - confidence, population, truncation
         _check_population(0, population)
-        self._y: list[np.ndarray] = []  # the observations on the unit scale, in the blocks they came in
+        # the blocks moved on so far: (observations on the unit scale, their bets, the sum drawn before each),
+        # kept to replay a fine grid when an end moves to another cell
+        self._blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self._n = 0
-        self._bets = _BetState(self.alpha)
+        self._bets = _BetState(self.alpha, size)
         self._grid = _Capitals(np.linspace(0.0, 1.0, GRID + 1), self.alpha, population, truncation)
         self._fine: dict[bool, tuple[int, _Capitals]] = {}  # lower end? -> (its grid cell, the fine grid's capitals)
         self._bounds: tuple[float, float] | None = (self.lo, self.hi)
@@ -123,35 +135,43 @@ class RunningSequence:
     def __len__(self) -> int:
         return self._n
 
-    def add(self, x: float) -> None:
-        self.extend([x])
-
     def extend(self, x) -> tuple[np.ndarray, np.ndarray]:
         """Move on by the observations ``x``; returns bounds after each of them on the data's scale, from the
         coarse grid alone (its excluded neighbours of the kept set: never narrower than the refined bounds
         :meth:`bounds` gives, wider by at most a grid cell, 1/GRID of the scale), which is what a watcher
         needs at every step without paying for a refinement at each."""
-        y = _unit(x, self.lo, self.hi)
-        _check_population(self._n + len(y), self.population)
         lows, highs = [], []
-        for start in range(0, len(y), CHUNK):
-            part = y[start:start + CHUNK]
-            bets, drawn = self._bets.take(part)
-            rows, kept = self._grid.advance(part, bets, drawn, self._n)
-            for _, fine in self._fine.values():
-                fine.advance(part, bets, drawn, self._n)
-            self._y.append(part)
-            self._n += len(part)
+        for part, drawn, rows, kept in self._move_on(x):
             low, high = _coarse_ends(self._grid.means, rows, kept)
             if self.population is not None:
                 sums, taken = drawn + part, self._n - len(part) + np.arange(1, len(part) + 1)
                 low, high = np.maximum(low, sums / self.population), np.minimum(high, 1 - (taken - sums) / self.population)
             lows.append(low)
             highs.append(high)
-        self._bounds = None
         scale = self.hi - self.lo
         return (self.lo + scale * np.concatenate(lows or [np.empty(0)]),
                 self.lo + scale * np.concatenate(highs or [np.empty(0)]))
+
+    def add(self, x: float) -> None:
+        """One more observation (its coarse bounds are not computed: :meth:`bounds` gives the refined ones)."""
+        for _ in self._move_on([x]):
+            pass
+
+    def _move_on(self, x):
+        """Each block of ``x`` moved on: (its observations on the unit scale, the sum drawn before each, the grid's
+        candidates not rejected before the block, whether each was kept after each observation)."""
+        y = _unit(x, self.lo, self.hi)
+        _check_population(self._n + len(y), self.population)
+        self._bounds = None
+        for start in range(0, len(y), CHUNK):
+            part = y[start:start + CHUNK]
+            bets, drawn = self._bets.take(part)
+            rows, kept = self._grid.advance(part, bets, drawn, self._n)
+            for _, fine in self._fine.values():
+                fine.advance(part, bets, drawn, self._n)
+            self._blocks.append((part, bets, drawn))
+            self._n += len(part)
+            yield part, drawn, rows, kept
 
     def bounds(self) -> tuple[float, float]:
         """(low, high) on the data's scale after the observations so far (the whole scale before any)."""
@@ -164,7 +184,8 @@ class RunningSequence:
         return self._bounds
 
     def _ends(self) -> tuple[float, float]:
-        """As ``_ends``: the smallest and largest kept mean, each refined between its grid neighbours."""
+        """The smallest and largest kept mean, each refined between its grid neighbours (every candidate
+        rejected, only possible for data off the scale: the whole unit interval)."""
         grid = self._grid.means
         where = np.flatnonzero(self._grid.kept())
         if len(where) == 0:
@@ -175,11 +196,16 @@ class RunningSequence:
         return low, high
 
     def _refined(self, lower: bool, cell: int) -> float:
-        """As ``_refine`` between grid points ``cell`` and ``cell + 1``."""
+        """Between grid points ``cell`` and ``cell + 1`` (one rejected, one kept): the kept end on a finer grid
+        (conservative: the excluded neighbour of the first kept fine point)."""
         if self._fine.get(lower, (None,))[0] != cell:
             fine = np.linspace(self._grid.means[cell], self._grid.means[cell + 1], REFINE + 1)
-            self._fine[lower] = (cell, _Capitals.replayed(fine, np.concatenate(self._y), self.alpha,
-                                                          self.population, self.truncation))
+            capitals = _Capitals(fine, self.alpha, self.population, self.truncation)
+            done = 0
+            for part, bets, drawn in self._blocks:  # the bets already taken, not taken again
+                capitals.advance(part, bets, drawn, done)
+                done += len(part)
+            self._fine[lower] = (cell, capitals)
         fine = self._fine[lower][1]
         where = np.flatnonzero(fine.kept())
         if len(where) == 0:
@@ -209,6 +235,8 @@ def _running_sum(start, steps: np.ndarray) -> np.ndarray:
     """``start`` plus the running sum of ``steps`` along the last axis, added in order from ``start`` (so a
     sum continued block by block is the one np.cumsum gives over the whole, bit for bit)."""
     start = np.asarray(start, dtype=float)
+    if not start.any():  # from zero (every first block): the same sums without the copy
+        return np.cumsum(steps, axis=-1)
     joined = np.concatenate([start[..., None], steps], axis=-1)
     return np.cumsum(joined, axis=-1)[..., 1:]
 
@@ -244,16 +272,6 @@ class _Capitals:
         self.impossible = np.zeros(len(means), dtype=bool)
         self.alive = np.arange(len(means))  # the candidates not rejected yet
 
-    @classmethod
-    def replayed(cls, means, y, alpha, population, truncation, size: int | None = None) -> _Capitals:
-        """The capitals after every observation of ``y``, moved on block by block (bounded memory);
-        ``size``: as :class:`_BetState`'s."""
-        capitals, bets = cls(means, alpha, population, truncation), _BetState(alpha, size)
-        for start in range(0, len(y), CHUNK):
-            part = y[start:start + CHUNK]
-            capitals.advance(part, *bets.take(part), start)
-        return capitals
-
     def advance(self, y: np.ndarray, bets: np.ndarray, drawn: np.ndarray, t: int) -> tuple[np.ndarray, np.ndarray]:
         """Observations ``y``, the ``t``-th onward (from 0), with their bets and the sum drawn before each.
         Returns the candidates not rejected before them and whether each was still kept after each
@@ -264,19 +282,27 @@ class _Capitals:
             centre = np.broadcast_to(m, (len(m), len(y)))
         else:  # the mean of the units not yet drawn, if the population's mean is m
             centre = (self.population * m - drawn[None, :]) / (self.population - (t + np.arange(len(y))))[None, :]
-        now = (centre < 0) | (centre > 1)
-        impossible = np.logical_or.accumulate(np.concatenate([self.impossible[rows, None], now], axis=1), axis=1)[:, 1:]
-        centre = np.clip(centre, 0.0, 1.0)
+        impossible = None  # with replacement every candidate stays possible
+        if self.population is not None:
+            now = (centre < 0) | (centre > 1)
+            impossible = np.logical_or.accumulate(np.concatenate([self.impossible[rows, None], now], axis=1),
+                                                  axis=1)[:, 1:]
+            centre = np.clip(centre, 0.0, 1.0)
         deviation = y[None, :] - centre
         with np.errstate(divide="ignore"):
             up = np.minimum(bets[None, :], self.truncation / centre)
             down = np.minimum(bets[None, :], self.truncation / (1 - centre))
         ups = _running_sum(self.up[rows], np.log1p(up * deviation))
         downs = _running_sum(self.down[rows], np.log1p(-down * deviation))
-        capital = np.where(impossible, np.inf, np.maximum(ups, downs))
-        best = np.maximum.accumulate(np.concatenate([self.best[rows, None], capital], axis=1), axis=1)[:, 1:]
-        self.up[rows], self.down[rows], self.impossible[rows], self.best[rows] = (
-            ups[:, -1], downs[:, -1], impossible[:, -1], best[:, -1])
+        capital = np.maximum(ups, downs) if impossible is None else np.where(impossible, np.inf, np.maximum(ups, downs))
+        before = self.best[rows]
+        if np.isneginf(before).all():  # nothing seen yet (every first block): the same maxima without the copy
+            best = np.maximum.accumulate(capital, axis=1)
+        else:
+            best = np.maximum.accumulate(np.concatenate([before[:, None], capital], axis=1), axis=1)[:, 1:]
+        self.up[rows], self.down[rows], self.best[rows] = ups[:, -1], downs[:, -1], best[:, -1]
+        if impossible is not None:
+            self.impossible[rows] = impossible[:, -1]
         self.alive = rows[best[:, -1] < self.threshold]
         return rows, best < self.threshold
 
@@ -336,73 +362,6 @@ def betting_pvalues(x, scale: tuple[float, float], means, *, confidence: float =
 
 
 # -- the computation ------------------------------------------------------------------------------------
-def _bounds(y: np.ndarray, alpha: float, population: int | None, anytime: bool, truncation: float,
-            every_time: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """Bounds on the unit scale, after the last observation (or after each: ``every_time``)."""
-    n = len(y)
-    if n == 0:
-        return np.zeros(1), np.ones(1)
-    if every_time:
-        bets = _bets(y, alpha, n, anytime)
-        grid = np.linspace(0.0, 1.0, GRID + 1)
-        kept = _kept(y, grid, bets, alpha, population, truncation)  # (G, n): m survived up to t
-        low, high = np.empty(n), np.empty(n)
-        for t in range(n):
-            low[t], high[t] = _ends(y[: t + 1], grid, kept[:, t], bets[: t + 1], alpha, population, truncation)
-    else:  # the last bounds alone: moved on block by block, in memory bounded whatever n
-        low, high = (np.array([end]) for end in _last_ends(y, alpha, population, None if anytime else n, truncation))
-    if population is not None:  # what the drawn units alone already pin down (their sum over N)
-        sums = np.cumsum(y) if every_time else np.cumsum(y)[-1:]
-        drawn = np.arange(1, n + 1) if every_time else np.array([n])
-        low = np.maximum(low, sums / population)
-        high = np.minimum(high, 1 - (drawn - sums) / population)
-    return low, high
-
-
-def _last_ends(y, alpha, population, size, truncation) -> tuple[float, float]:
-    """As ``_ends`` after the last observation, from capitals moved on block by block."""
-    grid = _Capitals.replayed(np.linspace(0.0, 1.0, GRID + 1), y, alpha, population, truncation, size)
-    where = np.flatnonzero(grid.kept())
-    if len(where) == 0:
-        return 0.0, 1.0
-    first, last = where[0], where[-1]
-
-    def refined(a: float, b: float, lower: bool) -> float:
-        fine = np.linspace(a, b, REFINE + 1)
-        kept = np.flatnonzero(_Capitals.replayed(fine, y, alpha, population, truncation, size).kept())
-        if len(kept) == 0:
-            return b if lower else a
-        return fine[max(kept[0] - 1, 0)] if lower else fine[min(kept[-1] + 1, len(fine) - 1)]
-
-    low = grid.means[first] if first == 0 else refined(grid.means[first - 1], grid.means[first], True)
-    high = grid.means[last] if last == GRID else refined(grid.means[last], grid.means[last + 1], False)
-    return low, high
-
-
-def _ends(y, grid, kept, bets, alpha, population, truncation) -> tuple[float, float]:
-    """The smallest and largest kept mean, each refined between its grid neighbours."""
-    where = np.flatnonzero(kept)
-    if len(where) == 0:  # every candidate rejected: only possible for a data set off the scale
-        return 0.0, 1.0
-    first, last = where[0], where[-1]
-    low = grid[first] if first == 0 else _refine(y, grid[first - 1], grid[first], bets, alpha, population,
-                                                 truncation, lower=True)
-    high = grid[last] if last == len(grid) - 1 else _refine(y, grid[last], grid[last + 1], bets, alpha,
-                                                           population, truncation, lower=False)
-    return low, high
-
-
-def _refine(y, a: float, b: float, bets, alpha, population, truncation, *, lower: bool) -> float:
-    """Between a rejected and a kept grid point: the kept end, on a finer grid (conservative: the
-    excluded neighbour of the first kept fine point)."""
-    fine = np.linspace(a, b, REFINE + 1)
-    kept = _kept(y, fine, bets, alpha, population, truncation)[:, -1]
-    where = np.flatnonzero(kept)
-    if len(where) == 0:
-        return b if lower else a
-    return fine[max(where[0] - 1, 0)] if lower else fine[min(where[-1] + 1, len(fine) - 1)]
-
-
 def _bets(y: np.ndarray, alpha: float, n: int, anytime: bool) -> np.ndarray:
     """Predictable bets from the regularised running mean and variance before each observation."""
     return _bets_from(y, alpha, 0, 0.0, 0.0, PRIOR_VARIANCE, None if anytime else n)[0]
@@ -421,12 +380,6 @@ def _bets_from(y: np.ndarray, alpha: float, n_before: int, total: float, squares
     before = np.concatenate([[variance_before], variance[:-1]])
     rate = t * np.log1p(t) if n is None else np.full(len(y), float(n))
     return np.sqrt(2 * math.log(2 / alpha) / (rate * before)), sums, float(squared[-1]), float(variance[-1])
-
-
-def _kept(y, means, bets, alpha, population, truncation) -> np.ndarray:
-    """(candidates, n): whether each candidate mean's hedged capital stayed below 1/alpha up to t."""
-    # half the stake on each side: either capital reaching 2/alpha rejects
-    return _running_log_capital(y, means, bets, population, truncation) < math.log(2 / alpha)
 
 
 def _running_log_capital(y, means, bets, population, truncation) -> np.ndarray:
