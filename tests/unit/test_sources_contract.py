@@ -52,24 +52,24 @@ def test_the_fixture_is_claimed_by_its_reader_alone_and_read(source):
     assert judged and {j.item_id for j in judged} <= {item.id for item in read.items}
 
 
-def _hostile_copy(tmp_path: Path, source: str, content: bytes) -> tuple[Path, Path]:
-    """(what to read, the file that holds ``content``): the fixture copied, its main file replaced."""
+def _fixture_copy(tmp_path: Path, source: str) -> tuple[Path, Path]:
+    """(what to read, where its main file goes): the fixture's folder copied without its main file, or the
+    path of a single-file fixture's copy (not written yet)."""
     fixture, main = FIXTURES[source]
     original = HERE / fixture
-    if original.is_dir():
-        target = tmp_path / original.name
-        shutil.copytree(original, target)
-        changed = target / main
-    else:
-        target = changed = tmp_path / original.name
-    changed.write_bytes(content)
-    return target, changed
+    target = tmp_path / original.name
+    if not original.is_dir():
+        return target, target
+    shutil.copytree(original, target)
+    (target / main).unlink()
+    return target, target / main
 
 
 @pytest.mark.parametrize("kind", sorted(HOSTILE))
 @pytest.mark.parametrize("source", sorted(SOURCES))
 def test_a_hostile_file_is_refused_with_a_judgelab_error_naming_it(tmp_path, source, kind):
-    target, changed = _hostile_copy(tmp_path, source, HOSTILE[kind])
+    target, changed = _fixture_copy(tmp_path, source)
+    changed.write_bytes(HOSTILE[kind])
     with pytest.raises(JudgelabError) as raised:
         read_source(target, source)
     assert changed.name in str(raised.value) or str(target) in str(raised.value), (source, kind, str(raised.value))
@@ -77,15 +77,7 @@ def test_a_hostile_file_is_refused_with_a_judgelab_error_naming_it(tmp_path, sou
 
 @pytest.mark.parametrize("source", sorted(SOURCES))
 def test_a_fifo_in_place_of_the_file_is_refused_without_opening_it(tmp_path, source):
-    fixture, main = FIXTURES[source]
-    original = HERE / fixture
-    if original.is_dir():
-        target = tmp_path / original.name
-        shutil.copytree(original, target)
-        fifo = target / main
-        fifo.unlink()
-    else:
-        target = fifo = tmp_path / original.name
+    target, fifo = _fixture_copy(tmp_path, source)
     os.mkfifo(fifo)
     outcome: list[BaseException | None] = []
 
