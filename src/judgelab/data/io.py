@@ -199,11 +199,16 @@ def select_judge(judgments: Iterable[Judgment], judge: str, where: str | None = 
 
     A ``ConfigError`` naming the judges present when none matches."""
     judgments = list(judgments)
-    chosen = [j for j in judgments if j.judge == judge]
+    chosen = set(judges_named(judge, {j.judge for j in judgments if j.judge is not None}, where))
+    return [j for j in judgments if j.judge in chosen]
+
+
+def judges_named(judge: str, names: Iterable[str], where: str | None = None) -> list[str]:
+    """The judge named ``judge`` among ``names``, else every judge whose name starts with it; a ``ConfigError``
+    naming the judges present when none matches. What :func:`select_judge` keeps, by name."""
+    names = sorted(set(names))
+    chosen = [judge] if judge in names else [name for name in names if name.startswith(judge)]
     if not chosen:
-        chosen = [j for j in judgments if j.judge is not None and j.judge.startswith(judge)]
-    if not chosen:
-        names = sorted({j.judge for j in judgments if j.judge is not None})
         listed = ", ".join(names[:12]) + (" ..." if len(names) > 12 else "") if names else "no judge names"
         raise ConfigError(f"{where + ': ' if where else ''}no judgment from judge {judge!r} (no judge named "
                           f"{judge!r}, nor one whose name starts with it); judges: {listed}")

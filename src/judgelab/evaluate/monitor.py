@@ -137,6 +137,7 @@ def watch_files(data, judgments, *, aspect: str | None = None, judge: str | None
     check it, keeping a system, a time and a number per output: a log of a million outputs, not a million
     objects."""
     from judgelab.data.stream import iter_items
+    from judgelab.evaluate.systems import widest_scale
 
     if not str(data).endswith((".jsonl", ".jsonl.gz")):
         raise ConfigError(f"--monitor reads each output's time from a JSON-lines data file; {data} is not one")
@@ -146,8 +147,7 @@ def watch_files(data, judgments, *, aspect: str | None = None, judge: str | None
     for item in iter_items(data):
         system_of[item.id] = item.system_id or "all"
         declared.add(item.aspect_scale(aspect) if aspect else item.scale)
-    if scale is None and declared and None not in declared:
-        scale = (min(lo for lo, _ in declared), max(hi for _, hi in declared))
+    scale = scale or widest_scale(declared)
     if scale is None:
         raise ConfigError("--monitor needs the judged scores' range: give --scale LOW,HIGH (the items declare none)")
     judged = _judged_values(judgments, field, aspect, judge, system_of)
@@ -166,7 +166,7 @@ def _judged_values(judgments, field: str | None, aspect: str | None, judge: str 
                    system_of: dict[str, str]) -> dict[str, float]:
     """{item id: the judge's score} for the items of the data, one judge's (by name, else by the prefix of one
     name, as ``select_judgments`` chooses), judgments read one at a time; failed judgments are left out."""
-    from judgelab.data.io import iter_judgments
+    from judgelab.data.io import iter_judgments, judges_named
     from judgelab.metrics.align import judge_value, several_judges
 
     by_judge: dict[str | None, dict[str, float]] = {}
@@ -178,10 +178,7 @@ def _judged_values(judgments, field: str | None, aspect: str | None, judge: str 
             by_judge.setdefault(judgment.judge, {})[judgment.item_id] = value
     names = [name for name in by_judge if name is not None]
     if judge is not None:
-        chosen = [judge] if judge in by_judge else [n for n in names if n.startswith(judge)]
-        if not chosen:
-            raise ConfigError(f"{judgments}: no judgment from judge {judge!r} (no judge named {judge!r}, nor one whose "
-                              f"name starts with it); judges: {', '.join(sorted(names)[:12]) or 'no judge names'}")
+        chosen = judges_named(judge, names, str(judgments))
         if len(chosen) > 1:
             raise several_judges(sorted(chosen), judge, "--judge")
         return by_judge[chosen[0]]

@@ -129,7 +129,7 @@ def evaluate(items: Iterable[Item], judgments: Iterable[Judgment], *, aspect: st
                                         intervals=intervals, seed=seed)
         fixing = {"calibration": calibration, "target": target, "variance": variance, "folds": folds, "seed": seed,
                   "confidence": confidence, "skewness_correction": skewness_correction, "intervals": intervals}
-        estimates["corrected"] = corrected(labelled_problem, design, **fixing)
+        estimates["corrected"] = corrected(labelled_problem, design, labels_own=estimates["human"], **fixing)
         if labelled_problem.judges is not None:
             judges = worth(labelled_problem, design, estimates["human"], estimates["corrected"], **fixing)
         if built.problem.kind == "items":
@@ -318,7 +318,11 @@ def inferred_scale(labels: np.ndarray) -> tuple[float, float] | None:
 def _items_scale(items: list[Item], aspect: str | None) -> tuple[float, float] | None:
     """The range the items declare for the aspect's human values (the widest, if they differ); None if
     any item declares none."""
-    scales = {item.aspect_scale(aspect) if aspect else item.scale for item in items}
+    return widest_scale({item.aspect_scale(aspect) if aspect else item.scale for item in items})
+
+
+def widest_scale(scales: set) -> tuple[float, float] | None:
+    """The widest of the ranges the items declare; None if there are none or any item declares none."""
     if not scales or None in scales:
         return None
     return min(lo for lo, _ in scales), max(hi for _, hi in scales)
