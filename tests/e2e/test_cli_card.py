@@ -55,6 +55,12 @@ def test_a_card_of_another_judge_or_a_bad_floor_is_refused(tmp_path):
     assert bad.returncode == 2 and "--floor tpr='1.5': give a number in (0, 1)" in bad.stderr
     missing = gate(named_judgments(tmp_path, "j2"), tmp_path / "nowhere")
     assert missing.returncode == 2 and "nowhere" in missing.stderr
+    edited = json.loads((card / "card.json").read_text())
+    del edited["agreement"]["classes"][0]["hits"]  # a card edited by hand
+    (card / "card.json").write_text(json.dumps(edited))
+    broken = gate(named_judgments(tmp_path, "j2"), card, "--floor", "recall=0.3")
+    assert broken.returncode == 2 and "not a judge card as judgelab meta --card writes it" in broken.stderr
+    assert "internal error" not in broken.stderr
 
 
 def test_the_pytest_helper_requires_the_card_as_the_cli_does(tmp_path):

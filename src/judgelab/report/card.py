@@ -20,7 +20,7 @@ from typing import Any
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
 from judgelab.errors import ConfigError, DataError
-from judgelab.files import read_text, staged_folder, write_atomic
+from judgelab.files import read_json, staged_folder, write_atomic
 from judgelab.metrics.align import align
 from judgelab.metrics.card import CARD_VERSION, agreement
 from judgelab.report.meta import source_run
@@ -64,10 +64,9 @@ def read_card(path: str | Path) -> dict[str, Any]:
     path = Path(path)
     if path.is_dir():
         path = path / "card.json"
-    try:
-        card = json.loads(read_text(path))
-    except json.JSONDecodeError as err:
-        raise DataError(f"not a judge card (bad JSON: {err.msg})", path, err.lineno) from None
+    card = read_json(path)  # bounded, bad JSON named with its line
+    if card is None:
+        raise DataError("no such file: write a judge card with judgelab meta --card", path)
     if not isinstance(card, dict) or card.get("judgelab_card") != CARD_VERSION or "agreement" not in card:
         raise DataError(f"not a judge card of this judgelab (judgelab_card: {CARD_VERSION}); write one with "
                         "judgelab meta --card", path)
@@ -129,10 +128,15 @@ def require_card(path: str | Path, floors: str | Mapping[str, float], *, judge: 
                           f"these judgments come from one with digest {run['judge_digest']} (the prompt or settings "
                           "changed since): write a new card")
     found = card["agreement"]
-    classes = None if found.get("classes") is None else [
-        ClassRecall(c["label"], c["n"], c["hits"], c["lower_bound"], tuple(c["jeffreys"])) for c in found["classes"]]
-    verdict = certify(Agreement(found["confidence"], found["labels"], classes, found.get("kappa"),
-                                found.get("base_rate")), wanted)
+    try:  # a card edited by hand: its fields as meta --card writes them, else named
+        classes = None if found.get("classes") is None else [
+            ClassRecall(str(c["label"]), int(c["n"]), int(c["hits"]), float(c["lower_bound"]),
+                        (float(c["jeffreys"][0]), float(c["jeffreys"][1]))) for c in found["classes"]]
+        kappa, base = (None if found.get(k) is None else float(found[k]) for k in ("kappa", "base_rate"))
+        agreed = Agreement(float(found["confidence"]), int(found["labels"]), classes, kappa, base)
+    except (AttributeError, KeyError, IndexError, TypeError, ValueError) as err:
+        raise DataError(f"not a judge card as judgelab meta --card writes it (agreement: {err!r})", path) from None
+    verdict = certify(agreed, wanted)
     if not verdict.certified:
         plan = "; ".join(f"class {label!r}: " + ("none would (its recall is not above the floor)" if more is None
                                                   else f"{more:,} labels") for label, more in verdict.plan.items())
