@@ -150,12 +150,14 @@ def human_only(problem: Problem, design: Design, *, target: str = "population", 
 def corrected(problem: Problem, design: Design, *, calibration: str = "auto", target: str = "population",
               variance: str = "system", folds: int = 5, seed: int = 0, confidence: float = 0.95,
               skewness_correction: bool = True, min_queries: int = MIN_LABELLED_QUERIES,
-              intervals: str = "auto") -> SystemEstimates:
+              intervals: str = "auto", labels_own: SystemEstimates | None = None) -> SystemEstimates:
     """Prediction-powered estimate: calibrated judge mean + design-weighted mean of its errors
     (``intervals``, ``min_queries``: as :func:`human_only`). Under ``auto``, a system whose rule gives a
     betting interval gets the labels' own value and interval (the judge cannot narrow a guaranteed
     interval with so few labels); ``intervals="betting"`` uses the rectifier's,
-    :func:`judgelab.evaluate.intervals.rectified_bet`, for every system."""
+    :func:`judgelab.evaluate.intervals.rectified_bet`, for every system. ``labels_own``: :func:`human_only`
+    on the same problem, design and settings when the caller has it (evaluate does), not computed again for
+    the systems that take the labels' own estimate (:func:`_labels_own_where`)."""
     _check_intervals(intervals, problem)
     labelled = _labelled_pairs(problem, design)
     units, systems = np.nonzero(labelled)
@@ -191,8 +193,9 @@ def corrected(problem: Problem, design: Design, *, calibration: str = "auto", ta
         estimates = _too_few_queries(estimates, problem, design, min_queries)
     else:
         estimates = _per_system(estimates, problem, design, labelled, fit.everywhere, target, intervals, seed)
-    own = human_only(problem, design, target=target, variance=variance, confidence=confidence,
-                     skewness_correction=skewness_correction, min_queries=min_queries, intervals=intervals, seed=seed)
+    own = labels_own if labels_own is not None else human_only(
+        problem, design, target=target, variance=variance, confidence=confidence,
+        skewness_correction=skewness_correction, min_queries=min_queries, intervals=intervals, seed=seed)
     census = labelled.sum(axis=0) == problem.sizes
     wider = _wider_than_labels(estimates, own) & ~census
     if not (census | wider).any():
