@@ -16,7 +16,8 @@ from judgelab.data.item import Item
 #: The item's fields a judge reads. A field left None is left out of the hash, so adding one here
 #: later does not change the digest of items that lack it.
 JUDGED_FIELDS = ("source", "context", "output", "reference", "instruction", "output_a", "output_b", "query",
-                 "passage", "scale")
+                 "passage", "scale", "messages", "contexts", "trajectory")
+_MODELS = ("messages", "contexts", "trajectory")  # lists of pydantic models: dumped to JSON for the hash
 
 
 def content_digest(item: Item) -> str:
@@ -24,7 +25,8 @@ def content_digest(item: Item) -> str:
 
     Base32 (a-z, 2-7) rather than hex: a hex digest can be all digits, which a spreadsheet or
     ``pandas.read_csv`` turns into a number that no longer reads back as the digest."""
-    shown = {name: value for name in JUDGED_FIELDS if (value := getattr(item, name)) is not None}
+    shown = {name: item.model_dump(mode="json", include={name})[name] if name in _MODELS else value
+             for name in JUDGED_FIELDS if (value := getattr(item, name)) is not None}
     if "aspect_scales" in item.extra:  # Item.aspect_scale reads it before ``scale``
         shown["aspect_scales"] = item.extra["aspect_scales"]
     text = json.dumps(shown, sort_keys=True, default=str)  # ASCII: a lone surrogate cannot fail the encode

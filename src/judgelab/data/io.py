@@ -7,9 +7,9 @@ save leaves nothing behind. ``JsonlAppender`` is the one incremental writer: app
 one fsync per line, and it drops a crash-truncated last line when reopened.
 
 Tabular layout (CSV, Parquet, DataFrame): one column per field; dict fields with numeric values
-are flat columns (``scores.<aspect>``, ``criteria.<name>``, ``usage.<field>``); ``extra`` (and in
-CSV ``scale``) is a JSON text cell. Readers accept both the flat and the JSON-cell forms, and
-any column the model does not know goes to ``extra``. An empty cell means "no value".
+are flat columns (``scores.<aspect>``, ``criteria.<name>``, ``usage.<field>``); ``extra``,
+``messages``, ``contexts`` and ``trajectory`` (and in CSV ``scale``) are JSON text cells. Readers
+accept both the flat and the JSON-cell forms, and any column the model does not know goes to ``extra``. An empty cell means "no value".
 """
 
 from __future__ import annotations
@@ -68,9 +68,13 @@ class _Schema:
     model: type[BaseModel]
     flat: tuple[str, ...]  # dict fields written as `<field>.<key>` columns
     json_cells: tuple[str, ...]  # fields written as one JSON text cell in CSV
+    parquet_json: tuple[str, ...] = ("extra",)  # ... and in Parquet (free-form JSON Arrow cannot type)
 
 
-_ITEMS = _Schema(Item, flat=("scores",), json_cells=("extra", "scale"))
+#: An item's conversation, passages and trajectory: lists of objects, one JSON cell each in a table.
+_CONVERSATION = ("messages", "contexts", "trajectory")
+_ITEMS = _Schema(Item, flat=("scores",), json_cells=("extra", "scale", *_CONVERSATION),
+                 parquet_json=("extra", *_CONVERSATION))
 _JUDGMENTS = _Schema(Judgment, flat=("criteria", "usage"), json_cells=("extra",))
 #: Heads of the dotted keys read as nested fields in items (``scores.helpfulness``, ``extra.note``).
 ITEM_DOTTED = (*_ITEMS.flat, "extra")
@@ -256,14 +260,15 @@ def text_lines(path: PathLike) -> Iterator[tuple[int, str]]:
             raise DataError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", str(path), line_number) from None
 
 
-def iter_jsonl(path: PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
+def iter_jsonl(path: PathLike, *, whole: bool = False) -> Iterator[tuple[int, dict[str, Any]]]:
     """``(line number, object)`` for each non-blank line of a JSON-lines file (``.gz`` too), one at a time.
 
     For files read as they stream (large inputs, run folders' own logs); a line that is not a JSON
-    object raises a DataError naming the file and line.
+    object raises a DataError naming the file and line. ``whole``: as :func:`iter_lines` takes it (the
+    file under the input bound, for a reader that keeps something of every line).
     """
     where = str(path)
-    for line_number, raw in iter_lines(path, whole=False):
+    for line_number, raw in iter_lines(path, whole=whole):
         if not raw.strip():
             continue
         try:
@@ -870,6 +875,8 @@ def _field_of(error: Mapping[str, Any], record: Mapping[str, Any]) -> str | None
         else:
             continue
         parts.append(str(part))
+    if error.get("type") == "missing" and len(loc) > 1 and parts and parts[-1] != str(loc[-1]):
+        parts.append(str(loc[-1]))  # a key missing inside a list of objects: name it (messages.0.role)
     return ".".join(parts)
 
 
@@ -952,7 +959,7 @@ def _encode(records: list[dict[str, Any]], schema: _Schema, fmt: str, gz: bool, 
         _no_empty_required_text(records, path)
         data = _csv_bytes(*_table(records, schema, schema.json_cells, path), "\t" if fmt == "tsv" else ",")
     else:
-        data = _parquet_bytes(*_table(records, schema, ("extra",), path), path)
+        data = _parquet_bytes(*_table(records, schema, schema.parquet_json, path), path)
     return gzip.compress(data, mtime=0) if gz else data
 
 

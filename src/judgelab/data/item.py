@@ -8,6 +8,11 @@ One model covers the three shapes the benchmarks use, so a loader never has to g
   may leave the texts out (Chatbot Arena's votes: who met whom, and who won);
 * relevance  — ``passage`` (or just ``docid``) for ``query``/``qid``, graded ``label``.
 
+Any of them may also carry a conversation (``messages``), the passages its answer should rest on
+(``contexts``) and an agent's run (``trajectory``): see :mod:`judgelab.data.conversation`. An item
+with ``messages`` but no ``output`` rates the last assistant reply: ``output`` and ``source`` are
+derived from the messages, and ``context`` from the passages, so every judge reads them unchanged.
+
 Columns a file has beyond these are kept in ``extra`` rather than rejected: user CSVs
 routinely carry bookkeeping columns, and dropping them silently would lose data.
 """
@@ -30,6 +35,17 @@ from pydantic import (
     model_validator,
 )
 from pydantic_core import PydanticCustomError
+
+from judgelab.data.conversation import (
+    Contexts,
+    Messages,
+    Trajectory,
+    check_contexts,
+    check_messages,
+    last_reply,
+    render_contexts,
+    render_messages,
+)
 
 ItemKind = Literal["pointwise", "pairwise", "relevance"]
 
@@ -89,6 +105,10 @@ class Item(BaseModel):
     passage: str | None = None
     # pairwise preference ("a" / "b" / "tie") or graded relevance (int)
     label: Label | None = None
+    # a conversation (OpenAI chat shape), retrieved passages, an agent's run (data/conversation.py)
+    messages: Messages | None = None
+    contexts: Contexts | None = None
+    trajectory: Trajectory | None = None
     extra: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="before")
@@ -134,6 +154,28 @@ class Item(BaseModel):
         return scale
 
     @model_validator(mode="after")
+    def _texts_from_conversation(self) -> Item:
+        """Checks across messages and passages, then the texts every judge reads, where the item lacks them:
+        ``output`` the last assistant reply, ``source`` the messages before it (all of them when ``output``
+        is given), ``context`` the passages with their ids. Runs before the completeness check below."""
+        if self.contexts:
+            check_contexts(self.contexts)
+            if self.context is None:
+                self.context = render_contexts(self.contexts)
+        if self.messages:
+            check_messages(self.messages)
+        if not self.messages or self.qid is not None or self.docid is not None:
+            return self
+        history = self.messages
+        if self.output is None and self.output_a is None and self.system_a is None:
+            reply = last_reply(self.messages)
+            if reply is not None:
+                self.output, history = self.messages[reply].content, self.messages[:reply]
+        if self.prompt is None and history:
+            self.source = render_messages(history)
+        return self
+
+    @model_validator(mode="after")
     def _complete_for_its_kind(self) -> Item:
         # ctx["field"] names the missing field, so loaders can report it like any other field error.
         if self.system_a is not None or self.system_b is not None:
@@ -155,8 +197,8 @@ class Item(BaseModel):
         elif self.output is None and self.system_a is None:
             raise PydanticCustomError(
                 "incomplete_item",
-                "required field is missing: an item needs 'output' (pointwise), 'output_a'+'output_b' "
-                "(pairwise) or 'qid'+'docid' (relevance)",
+                "required field is missing: an item needs 'output' (pointwise; or 'messages' ending in an assistant "
+                "reply), 'output_a'+'output_b' (pairwise) or 'qid'+'docid' (relevance)",
                 {"field": "output"},
             )
         return self

@@ -19,6 +19,7 @@ from typing import Any, Literal
 import jinja2
 from pydantic import BaseModel, ConfigDict
 
+from judgelab.data.conversation import render_contexts, render_messages, render_trajectory
 from judgelab.data.fields import PROMPT_FIELD
 from judgelab.data.item import Item
 from judgelab.errors import ConfigError
@@ -115,6 +116,23 @@ class PromptContext:
     reference: str | None = None
     checklist: str | None = None
     examples: tuple[Any, ...] = ()
+
+    # The item's conversation, passages and agent run as text, for templates (``c.item.messages`` etc.
+    # hold the objects); None when the item has none. No shipped template reads them yet.
+    @property
+    def conversation(self) -> str | None:
+        """Every message, one ``role: content`` line each (data.conversation.render_messages)."""
+        return render_messages(self.item.messages) if self.item.messages else None
+
+    @property
+    def contexts(self) -> str | None:
+        """The passages as ``[id] text``, a blank line between."""
+        return render_contexts(self.item.contexts) if self.item.contexts else None
+
+    @property
+    def trajectory(self) -> str | None:
+        """The steps as ``Step k: tool(arguments)`` with their thoughts and observations."""
+        return render_trajectory(self.item.trajectory) if self.item.trajectory else None
 
 
 # -- templates --------------------------------------------------------------------------------

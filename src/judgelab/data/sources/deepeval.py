@@ -2,15 +2,18 @@
 ``DEEPEVAL_RESULTS_FOLDER`` is set (or a folder of them).
 
 Each test case becomes a pointwise item (source the input, output the actual output, reference the
-expected output, context the retrieval context; system the run's ``hyperparameters.model``, else the
-file's name; group the input), and each metric's result a judgment whose judge is the metric
+expected output, context the retrieval context, and its passages as ``contexts``; system the run's
+``hyperparameters.model``, else the file's name; group the input). A conversational test case becomes an
+item whose ``messages`` are its turns (a turn's tools called: an assistant tool call and its result before
+the turn), ``contexts`` its turns' retrieval contexts, reference the expected outcome, group its scenario
+(else its user turns); the judged reply is the last assistant turn (``Item``'s rule). Each metric's result
+a judgment whose judge is the metric
 (``Correctness [GEval]``, ...; its evaluation model in ``extra.evaluation_model``): score as
 measured (a text holding a number read as deepeval's pydantic models read it), label pass/fail, the
 metric's reason as explanation. Each metric's pass/fail is a judge of its own, ``<metric>/pass`` (1 pass,
 0 fail), and the test case's (every metric passed) ``deepeval/pass``: their means are deepeval's pass
 rates. A metric that raised (deepeval's ``error``, with no score) is no verdict: the file is refused,
-naming the test case, the metric and how many failed. Conversational test cases are refused too (not
-read yet). Two runs holding the same model's test case: the newer (the time in the file's name) is read.
+naming the test case, the metric and how many failed. Two runs holding the same model's test case: the newer (the time in the file's name) is read.
 """
 
 from __future__ import annotations
@@ -31,12 +34,14 @@ from judgelab.data.sources._read import (
     judgment,
     merged,
     need,
+    text,
     typed,
 )
 from judgelab.errors import DataError
 
 NAME = "deepeval"
-EXPECTED = "a DeepEval test run (testCases with input, actualOutput, metricsData)"
+EXPECTED = ("a DeepEval test run (testCases with input, actualOutput, metricsData; conversationalTestCases with "
+            "turns, metricsData)")
 
 
 def claims(path: Path) -> bool:
@@ -59,31 +64,66 @@ def _run(path: Path):
     where = str(path)
     run = typed(json_document(path), dict, where, "the run")
     need(run, ("testCases",), where, None, EXPECTED)
-    typed(run["testCases"], list, where, "'testCases'")
-    conversational = typed(run.get("conversationalTestCases") or [], list, where, "'conversationalTestCases'")
-    if conversational:
-        raise DataError(f"{len(run['conversationalTestCases'])} conversational test case(s): not read yet; expected "
-                        "single-turn test cases (testCases)", where, None, "conversationalTestCases")
-    _refuse_errors(run["testCases"], where)
+    cases = typed(run["testCases"], list, where, "'testCases'")
+    conversations = typed(run.get("conversationalTestCases") or [], list, where, "'conversationalTestCases'")
+    _refuse_errors(cases + conversations, where)
     hyperparameters = typed(run.get("hyperparameters") or {}, dict, where, "'hyperparameters'")
     system = str(hyperparameters.get("model") or path.stem)
     items, judgments = [], []
-    for k, case in enumerate(run["testCases"]):
+    for k, case in enumerate(cases):
         name = f"test case {typed(case, dict, where, f'test case {k}').get('name', k)!r}"
         need(case, ("input", "actualOutput", "metricsData"), where, None, EXPECTED, name)
         group = hashlib.sha1(str(case["input"]).encode()).hexdigest()[:12]
-        item_id = f"{system}/{case.get('name', k)}"
-        context = case.get("retrievalContext") or case.get("context")
-        items.append(item({"id": item_id, "group_id": group, "system_id": system, "source": case["input"],
-                           "output": case["actualOutput"] or "", "reference": case.get("expectedOutput"),
-                           "context": "\n\n".join(context) if isinstance(context, list) else context}, where, None))
-        metrics = typed(case["metricsData"] or [], list, where, f"{name}: 'metricsData'")
-        for metric in metrics:
-            judgments += _verdicts(item_id, typed(metric, dict, where, f"{name}: a metric"), name, where)
-        if metrics:  # the test case passed when every metric did
-            judgments.append({"item_id": item_id, "judge": f"{NAME}/pass", "score": float(bool(case.get("success"))),
-                              "label": "pass" if case.get("success") else "fail"})
-    return items, [judgment(row, where, None) for row in judgments]
+        retrieved = case.get("retrievalContext")
+        context = retrieved or case.get("context")
+        items.append({"id": f"{system}/{case.get('name', k)}", "group_id": group, "system_id": system,
+                      "source": case["input"], "output": case["actualOutput"] or "",
+                      "reference": case.get("expectedOutput"),
+                      "contexts": retrieved if isinstance(retrieved, list) and retrieved else None,
+                      "context": "\n\n".join(context) if isinstance(context, list) else context})
+        judgments += _case_verdicts(items[-1]["id"], case, name, where)
+    for k, case in enumerate(conversations):
+        name = f"conversational test case {typed(case, dict, where, f'conversational test case {k}').get('name', k)!r}"
+        need(case, ("turns", "metricsData"), where, None, EXPECTED, name)
+        items.append({"id": f"{system}/{case.get('name', k)}", "system_id": system} | _conversation(case, name, where))
+        judgments += _case_verdicts(items[-1]["id"], case, name, where)
+    return [item(one, where, None) for one in items], [judgment(row, where, None) for row in judgments]
+
+
+def _case_verdicts(item_id: str, case: dict[str, Any], name: str, where: str) -> list[dict[str, Any]]:
+    """Each metric's verdicts (:func:`_verdicts`) and, when it has metrics, the test case's pass."""
+    metrics = typed(case["metricsData"] or [], list, where, f"{name}: 'metricsData'")
+    rows = [row for metric in metrics for row in _verdicts(item_id, typed(metric, dict, where, f"{name}: a metric"),
+                                                           name, where)]
+    if metrics:  # the test case passed when every metric did
+        rows.append({"item_id": item_id, "judge": f"{NAME}/pass", "score": float(bool(case.get("success"))),
+                     "label": "pass" if case.get("success") else "fail"})
+    return rows
+
+
+def _conversation(case: dict[str, Any], name: str, where: str) -> dict[str, Any]:
+    """A conversational test case's item fields: its turns as messages, their retrieval contexts as passages."""
+    messages: list[dict[str, Any]] = []
+    passages: dict[str, None] = {}  # a passage retrieved for several turns is one passage
+    for j, turn in enumerate(typed(case["turns"], list, where, f"{name}: 'turns'")):
+        typed(turn, dict, where, f"{name}: turn {j}")
+        calls = [typed(call, dict, where, f"{name}: turn {j}: a tool called")
+                 for call in typed(turn.get("toolsCalled") or [], list, where, f"{name}: turn {j}: 'toolsCalled'")]
+        ids = [f"call_{j}_{c}" for c in range(len(calls))]  # DeepEval's calls have no ids: made from their places
+        if calls:
+            messages.append({"role": "assistant", "content": None, "tool_calls": [
+                {"id": one, "function": {"name": call.get("name"), "arguments": call.get("inputParameters") or {}}}
+                for one, call in zip(ids, calls, strict=True)]})
+            messages += [{"role": "tool", "tool_call_id": one, "content": "" if call.get("output") is None
+                          else text(call["output"])} for one, call in zip(ids, calls, strict=True)]
+        messages.append({key: turn.get(key) for key in ("role", "content") if key in turn})
+        passages.update(dict.fromkeys(text(one) for one in typed(
+            turn.get("retrievalContext") or [], list, where, f"{name}: turn {j}: 'retrievalContext'")))
+    users = [str(m.get("content")) for m in messages if m.get("role") == "user"]
+    background = case.get("context")
+    return {"messages": messages, "contexts": list(passages) or None, "reference": case.get("expectedOutcome"),
+            "group_id": hashlib.sha1(str(case.get("scenario") or users).encode()).hexdigest()[:12],
+            "context": "\n\n".join(map(str, background)) if isinstance(background, list) else background}
 
 
 def _metrics(case: Any) -> list[Any]:

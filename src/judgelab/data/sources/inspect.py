@@ -1,6 +1,7 @@
 """Inspect AI eval logs (``.eval`` zip archives and ``.json`` logs; log format version 2).
 
-Each sample becomes a pointwise item (system: the log's model; group: the task's sample), and each
+Each sample becomes a pointwise item (system: the log's model; group: the task's sample; a chat input is
+kept in ``messages`` too, with its roles and tool calls, beside its texts joined as the source), and each
 scorer's score a judgment whose judge is the scorer (a model-graded scorer's grader model is kept in
 ``extra.grader``). Values read as Inspect's ``value_to_float`` reads them: C 1, P 0.5, I 0, N 0, yes/no
 and true/false 1/0, numbers and texts holding one (the text stays as the label); a score of NaN or null
@@ -220,8 +221,9 @@ def _sample(sample: Any, k: int, header: dict[str, Any], where: str) -> dict[str
     for scorer, score in scores.items():
         typed(score, dict, where, f"{record}: scorer {scorer!r}")
     output = typed(sample["output"], (dict, type(None)), where, f"{record}: 'output'") or {}
-    return {"id": sample["id"], "epoch": sample["epoch"], "scores": scores,
-            "source": _prompt(typed(sample["input"], (str, list), where, f"{record}: 'input'")),
+    given = typed(sample["input"], (str, list), where, f"{record}: 'input'")
+    return {"id": sample["id"], "epoch": sample["epoch"], "scores": scores, "source": _prompt(given),
+            "messages": None if isinstance(given, str) else [_message(one, f"{record}: input", where) for one in given],
             "output": typed(output.get("completion") or "", str, where, f"{record}: 'output.completion'"),
             "reference": _target(typed(sample.get("target"), (str, list, int, float, type(None)), where,
                                        f"{record}: 'target'"))}
@@ -233,7 +235,8 @@ def _item(item_id: str, task: str, model: str, runs: list[dict[str, Any]], sever
     extra = ({"epochs": [one["epoch"] for one in runs], "outputs": [one["output"] for one in runs]} if several
              else {"epoch": first["epoch"]})
     return {"id": item_id, "group_id": f"{task}/{first['id']}", "system_id": model, "dataset": task,
-            "source": first["source"], "output": first["output"], "reference": first["reference"], "extra": extra}
+            "source": first["source"], "output": first["output"], "reference": first["reference"],
+            "messages": first["messages"], "extra": extra}
 
 
 def _reducers(config: Any, epochs: int, where: str) -> list[str]:
@@ -313,6 +316,27 @@ def _prompt(value: Any) -> str:
         content = message.get("content") if isinstance(message, dict) else message
         parts.append(content if isinstance(content, str) else text(content))
     return "\n\n".join(parts)
+
+
+def _message(message: Any, record: str, where: str) -> dict[str, Any]:
+    """An Inspect chat message in the OpenAI shape the item takes: its content as text, its tool calls'
+    arguments as JSON text, a tool result's ``function`` as its name (Inspect's ids and metadata left out)."""
+    typed(message, dict, where, f"{record}: a message")
+    calls = typed(message.get("tool_calls") or [], list, where, f"{record}: 'tool_calls'")
+    return {"role": message.get("role"), "content": _text(message.get("content")),
+            "tool_calls": [{"id": call.get("id"), "function": {"name": call.get("function"),
+                                                               "arguments": call.get("arguments") or {}}}
+                           for call in (typed(one, dict, where, f"{record}: a tool call") for one in calls)] or None,
+            "tool_call_id": message.get("tool_call_id"), "name": message.get("function")}
+
+
+def _text(content: Any) -> str | None:
+    """A message's content: the text, or its text parts' texts (another part, an image, as its JSON)."""
+    if content is None or isinstance(content, str):
+        return content
+    parts = content if isinstance(content, list) else [content]
+    return "\n".join(part["text"] if isinstance(part, dict) and part.get("type") == "text" and
+                     isinstance(part.get("text"), str) else text(part) for part in parts)
 
 
 def _target(value: Any) -> str | None:
