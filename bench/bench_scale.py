@@ -7,7 +7,9 @@ A production log watched with --monitor, comparisons among many systems, a milli
   default reference period (the earliest fifth) and a short one (``--reference-until 1000``);
 * ``ring``: k systems in a ring, k comparisons (each system against the next), every one labelled (the
   board printed; ``--json`` would add all k(k-1)/2 pairs of every estimator);
-* ``million``: 10^6 comparisons among 30 systems, 2,000 labelled.
+* ``million``: 10^6 comparisons among 30 systems, 2,000 labelled: JSON lines (read in one pass, a few
+  fields a comparison kept: evaluate/comparison_file.py), and the same comparisons as CSV (read whole,
+  an ``Item`` and a ``Judgment`` object each, as every format but JSON lines still is).
 
     .venv/bin/python -m bench.bench_scale            # all cases, written to docs/benchmarks.md
     .venv/bin/python -m bench.bench_scale --quick    # the small sizes only, printed
@@ -43,7 +45,18 @@ def write_monitor(folder: Path, n: int) -> list[str]:
             "--monitor", "--json"]
 
 
-def write_comparisons(folder: Path, n: int, k: int, labelled: int, ring: bool) -> list[str]:
+def write_comparisons(folder: Path, n: int, k: int, labelled: int, ring: bool, csv: bool = False) -> list[str]:
+    argv = _write_comparisons(folder, n, k, labelled, ring)
+    if csv:
+        import pandas as pd
+
+        pd.read_json(folder / "items.jsonl", lines=True, dtype=False).to_csv(folder / "items.csv", index=False)
+        (folder / "items.jsonl").unlink()
+        argv[2] = str(folder / "items.csv")
+    return argv
+
+
+def _write_comparisons(folder: Path, n: int, k: int, labelled: int, ring: bool) -> list[str]:
     rng = random.Random(0)
     with (folder / "items.jsonl").open("w") as items, (folder / "judged.jsonl").open("w") as judged:
         for i in range(n):
@@ -93,6 +106,8 @@ def cases(quick: bool):
     if not quick:
         yield ("10^6 comparisons among 30 systems, 2,000 labelled",
                lambda f: write_comparisons(f, 1_000_000, 30, 2000, False))
+        yield ("the same, the comparisons as CSV (read whole, as objects)",
+               lambda f: write_comparisons(f, 1_000_000, 30, 2000, False, csv=True))
 
 
 def main(argv: list[str] | None = None) -> None:

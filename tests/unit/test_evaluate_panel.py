@@ -141,7 +141,7 @@ def test_identity_or_isotonic_calibration_cannot_combine_judges():
 
 
 def test_a_soft_verdict_is_read_as_the_judges_preference():
-    from judgelab.evaluate.comparison_items import _judge_preference
+    from judgelab.evaluate.comparison_file import judge_preference as _judge_preference
 
     soft = Judgment(item_id="c", label="a", extra={"preference": 0.62, "verdicts": {"original": "a", "swapped": "b"}})
     plain = Judgment(item_id="c", label="tie", extra={"verdicts": {"original": "a", "swapped": "b"}})

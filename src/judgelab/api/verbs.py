@@ -218,6 +218,7 @@ def evaluate(data: Any, judgments: Any = None, *, source: str | None = None, asp
     """
     from judgelab.api.results import Evaluation
     from judgelab.evaluate import evaluate as run_evaluate
+    from judgelab.evaluate.comparison_file import read_comparison_table
     from judgelab.limits import checked_arguments
     from judgelab.metrics.bootstrap import check_resamples
 
@@ -229,8 +230,10 @@ def evaluate(data: Any, judgments: Any = None, *, source: str | None = None, asp
         from judgelab.report.systems import check_systems_folder
 
         check_systems_folder(out)
-    items, judged, source = _inputs(data, judgments, source, field)
-    labels, aspect = _human(human, items, aspect)
+    # comparisons between systems in a JSON-lines file: read in one pass, a few fields a row (comparison_file.py)
+    table = read_comparison_table(data, judgments, judge=judge, field=field) if out is None and source is None else None
+    items, judged, source = (table, [], None) if table is not None else _inputs(data, judgments, source, field)
+    labels, aspect = _human(human, items if table is None else table.rows, aspect)
     ids, sample_file = _human_ids(human_ids)
     report = run_evaluate(items, judged, aspect=aspect, judge=judge, human=labels, human_ids=ids, sample=sample_file,
                           runs=runs, measure=measure, unjudged=unjudged, calibration=calibration, target=target,

@@ -60,13 +60,20 @@ Partial = Annotated[bool, typer.Option("--partial", help=PARTIAL_HELP)]
 
 
 def _load(data: Path, judgments: Path | None, human: Path | None, human_ids: str | None, aspect: str | None,
-          field: str | None = None, source: str | None = None, needs_judgments: bool = False, partial: bool = False):
+          field: str | None = None, source: str | None = None, needs_judgments: bool = False, partial: bool = False,
+          compact: bool = False, judge: str | list[str] | None = None):
     """Items, judgments, human labels (with --human), the ids whose labels count, the sample file, and the
-    aspect: --aspect, else the one aspect the labels file names (several: an error asking for --aspect)."""
+    aspect: --aspect, else the one aspect the labels file names (several: an error asking for --aspect).
+    ``compact``: comparisons between systems in a JSON-lines file may be read in one pass, with ``judge``'s
+    verdicts (items: a ``ComparisonTable``, judgments: none; evaluate/comparison_file.py)."""
     from judgelab.commands._common import read_inputs
     from judgelab.evaluate import ALL, read_sample
+    from judgelab.evaluate.comparison_file import read_comparison_table
 
-    if judgments is None and source is None and not needs_judgments:
+    table = read_comparison_table(data, judgments, judge=judge, field=field) if compact and source is None else None
+    if table is not None:
+        items, judged = table, []
+    elif judgments is None and source is None and not needs_judgments:
         from judgelab.data.io import load_items
 
         items, judged = load_items(data), []
@@ -83,7 +90,7 @@ def _load(data: Path, judgments: Path | None, human: Path | None, human_ids: str
     if human is not None:
         from judgelab.data.labels import values_for_items
 
-        labels, aspect = values_for_items(human, items, aspect)
+        labels, aspect = values_for_items(human, items if table is None else table.rows, aspect)
     return items, judged, labels, ids, sample_file, aspect
 
 
@@ -183,7 +190,8 @@ def evaluate(
 
         source = detect_source(data)
     items, judged, labels, ids, sample_file, aspect = _load(data, judgments, human, human_ids, aspect, field, source,
-                                                            needs_judgments=True, partial=partial)
+                                                            needs_judgments=True, partial=partial,
+                                                            compact=out is None, judge=judge)
     report = run_evaluate(items, judged, aspect=aspect, judge=judge, human=labels, human_ids=ids, sample=sample_file,
                           runs=runs, measure=measure, unjudged=unjudged, calibration=calibration, target=target,
                           variance=variance, n_resamples=bootstrap, seed=seed, confidence=confidence,

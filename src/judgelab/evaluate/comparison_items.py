@@ -10,10 +10,11 @@ from typing import Any
 
 import numpy as np
 
-from judgelab.data.item import VERDICTS, Item
+from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
 from judgelab.data.labels import PREFERENCES
 from judgelab.errors import ConfigError
+from judgelab.evaluate.comparison_file import ComparisonTable, judge_preference
 from judgelab.evaluate.panel import is_panel, panel
 from judgelab.evaluate.preferences import Comparisons, PreferenceReport, comparisons, leaderboard, preferences
 from judgelab.evaluate.sample_file import SampleFile
@@ -21,7 +22,7 @@ from judgelab.evaluate.sampling import pair_stratum
 from judgelab.metrics.bootstrap import group_codes
 
 
-def evaluate_comparisons(items: Iterable[Item], judgments: Iterable[Judgment], *, judge: str | None = None,
+def evaluate_comparisons(items: Iterable[Item] | ComparisonTable, judgments: Iterable[Judgment], *, judge: str | None = None,
                          human: Mapping[str, float] | None = None, human_ids: Iterable[str] | str | None = None,
                          estimand: str = "win-prob", baseline: str | None = None, target: str = "population",
                          rank_method: str = "auto", confidence: float = 0.95, seed: int = 0,
@@ -41,44 +42,57 @@ def evaluate_comparisons(items: Iterable[Item], judgments: Iterable[Judgment], *
                        intervals=intervals, n_resamples=n_resamples, system_intervals=system_intervals)
 
 
-def comparison_data(items: Iterable[Item], judgments: Iterable[Judgment], *, judge: str | None = None,
-                    human: Mapping[str, float] | None = None, human_ids: Iterable[str] | str | None = None,
-                    sample: SampleFile | None = None) -> tuple[Comparisons, dict[str, Any], str | None, str | None]:
+def comparison_data(items: Iterable[Item] | ComparisonTable, judgments: Iterable[Judgment], *,
+                    judge: str | None = None, human: Mapping[str, float] | None = None,
+                    human_ids: Iterable[str] | str | None = None, sample: SampleFile | None = None
+                    ) -> tuple[Comparisons, dict[str, Any], str | None, str | None]:
     """(the checked comparisons, how many have a verdict, where the human verdicts came from, the
     sampling design's name), read from comparison items and a judge's verdicts as
-    :func:`evaluate_comparisons` describes."""
-    from judgelab.errors import DataError
-    from judgelab.metrics.align import judgments_by_item, select_judgments
-
-    items = list(items)
-    unnamed = next((item for item in items if item.system_a is None), None)
-    if unnamed is not None:
-        raise DataError(f"item {unnamed.id!r} names no systems: ranking systems needs system_a and system_b on "
-                        "every comparison")
-    sets = panel(judgments, judge, None) if is_panel(judgments, judge) else None
-    found = [judgments_by_item(one.judgments, {item.id for item in items}) for one in sets] if sets else [
-        judgments_by_item(select_judgments(judgments, None, judge), {item.id for item in items})]
-    columns = [[_judge_preference(by_item.get(item.id)) for item in items] for by_item, _ in found]
-    verdicts, unknown = columns[0], found[0][1]
-    values, source = _human_preferences(items, human, human_ids)
-    probability, design = _sample_probabilities(items, sample, values)
+    :func:`evaluate_comparisons` describes; or from a :class:`ComparisonTable` that holds both
+    (``judgments`` unused: a large file read in one pass, evaluate/comparison_file.py)."""
+    if isinstance(items, ComparisonTable):
+        rows: list[Any] = items.rows
+        sets, columns, unknown = None, [items.verdicts], items.unknown_judgments
+    else:
+        rows = list(items)
+        sets, columns, unknown = _judge_columns(rows, judgments, judge)
+    values, source = _human_preferences(rows, human, human_ids)
+    probability, design = _sample_probabilities(rows, sample, values)
     order = None
     if human is not None:  # a labels file: its order is the order the labels were given
         place = {item_id: k for k, item_id in enumerate(human)}
-        order = np.array([place.get(item.id, np.inf) for item in items], dtype=float)
+        order = np.array([place.get(item.id, np.inf) for item in rows], dtype=float)
     elif human_ids not in (None, "all"):
         place = {item_id: k for k, item_id in enumerate(human_ids)}
-        order = np.array([place.get(item.id, np.inf) for item in items], dtype=float)
-    data = replace(comparisons([i.system_a for i in items], [i.system_b for i in items], verdicts, values,
+        order = np.array([place.get(item.id, np.inf) for item in rows], dtype=float)
+    data = replace(comparisons([i.system_a for i in rows], [i.system_b for i in rows], columns[0], values,
                                probability=probability), order=order)
     coverage = {"units": data.n, "judged": int(data.judged.sum()), "without_verdict": int((~data.judged).sum()),
-                "unknown_judgments": unknown}
+                "unknown_judgments": unknown[0] if sets else unknown}
     if sets:
         judges = np.array([preferences(column, data.n, one.name) for column, one in zip(columns, sets, strict=True)]).T
         data = replace(data, judges=judges, judge_names=tuple(one.name for one in sets))
         coverage["judges"] = {one.name: {"judged": int(np.isfinite(judges[:, k]).sum()), "from": one.where,
-                                         "unknown_judgments": found[k][1]} for k, one in enumerate(sets)}
+                                         "unknown_judgments": unknown[k]} for k, one in enumerate(sets)}
     return data, coverage, source, design
+
+
+def _judge_columns(items: list[Item], judgments: Iterable[Judgment], judge: str | None):
+    """(a panel's judges or None, each judge's preference per item, each judge's verdicts for unknown ids)."""
+    from judgelab.errors import DataError
+    from judgelab.metrics.align import judgments_by_item, select_judgments
+
+    unnamed = next((item for item in items if item.system_a is None), None)
+    if unnamed is not None:
+        raise DataError(f"item {unnamed.id!r} names no systems: ranking systems needs system_a and system_b on "
+                        "every comparison")
+    ids = {item.id for item in items}
+    sets = panel(judgments, judge, None) if is_panel(judgments, judge) else None
+    found = [judgments_by_item(one.judgments, ids) for one in sets] if sets else [
+        judgments_by_item(select_judgments(judgments, None, judge), ids)]
+    columns = [[judge_preference(by_item.get(item.id)) for item in items] for by_item, _ in found]
+    unknown = [count for _, count in found]
+    return sets, columns, unknown if sets else unknown[0]
 
 
 def _sample_probabilities(items: list[Item], sample: SampleFile | None,
@@ -104,20 +118,6 @@ def _sample_probabilities(items: list[Item], sample: SampleFile | None,
         probability = np.where(labelled, share[pairs], np.nan)
     return probability, {"stratified": "stratified by pair", "active": "active within pairs"}.get(
         sample.method, sample.method) if by_pair else sample.method
-
-
-def _judge_preference(judgment: Judgment | None) -> float | None:
-    """The judge's preference for a: its probability where it recorded one (``extra.preference``, a pairwise
-    judge with ``score: logprob``), else the mean over both orders when it judged both."""
-    if judgment is None or not judgment.ok or judgment.label not in VERDICTS:
-        return None
-    soft = judgment.extra.get("preference")  # a pairwise judge scored by logprobs (score: logprob): a soft verdict
-    if isinstance(soft, float) and 0.0 <= soft <= 1.0:
-        return soft
-    both = judgment.extra.get("verdicts")
-    if isinstance(both, Mapping) and len(both) == 2 and all(v in VERDICTS for v in both.values()):
-        return float(np.mean([PREFERENCES[v] for v in both.values()]))
-    return PREFERENCES[judgment.label]
 
 
 def _human_preferences(items: list[Item], human: Mapping[str, float] | None, human_ids):

@@ -57,7 +57,7 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
 from judgelab.data.labels import PREFERENCES
-from judgelab.errors import ConfigError
+from judgelab.errors import ConfigError, term
 from judgelab.evaluate.board import SystemsReport
 from judgelab.evaluate.choose import SPLITS, Choice, choose_by_halves, kendall_tau_b, mean_scores
 from judgelab.evaluate.compare import pairwise, ranks_of
@@ -212,6 +212,11 @@ def preferences(verdicts: Sequence | None, n: int, who: str) -> np.ndarray:
     Each distinct value is read once (a million verdicts hold three or four)."""
     if verdicts is None:
         return np.full(n, np.nan)
+    if isinstance(verdicts, np.ndarray) and verdicts.dtype.kind == "f" and verdicts.shape == (n,):
+        outside = np.flatnonzero(~np.isnan(verdicts) & ~((verdicts >= 0) & (verdicts <= 1)))
+        if len(outside):  # its error
+            _preference(float(verdicts[outside[0]]), int(outside[0]), who)
+        return verdicts.astype(float)  # a copy: preferences already, NaN where none
     values = np.asarray(verdicts, dtype=object)
     if values.shape != (n,):
         raise ConfigError(f"{values.size} {who} verdicts for {n} comparisons")
@@ -648,7 +653,7 @@ def leaderboard(data: Comparisons, *, estimand: str = "win-prob", baseline: str 
     if not 0 < confidence < 1:
         raise ConfigError(f"confidence {confidence}: give a coverage between 0 and 1, e.g. 0.95")
     if estimand == "baseline-win-rate" and baseline is None:
-        raise ConfigError("the baseline-win-rate estimand needs a baseline system (--baseline)")
+        raise ConfigError(f"the baseline-win-rate estimand needs a baseline system ({term('baseline')})")
     if baseline is not None and baseline not in data.systems:
         raise ConfigError(f"baseline {baseline!r} is not a system of the data; systems: "
                           f"{', '.join(data.systems[:12])}{' ...' if len(data.systems) > 12 else ''}")
@@ -772,7 +777,8 @@ def _check_intervals(data: Comparisons, estimand: str, target: str, intervals: s
         raise ConfigError(f"{n_resamples} bootstrap resample(s): give 2 or more (1000 for 95% intervals)")
     if int(data.labelled.sum()) >= MIN_LABELS and (target != "population" or data.probability is not None):
         raise ConfigError("bootstrap intervals resample comparisons and their labels as draws from a population: "
-                          "they need --target population and a uniform sample of labels (use sandwich intervals)")
+                          f"they need {term('target')} population and a uniform sample of labels (use sandwich "
+                          "intervals)")
 
 
 def _estimators(data: Comparisons, estimand: str, baseline: str | None, target: str, confidence: float,

@@ -16,10 +16,11 @@ import numpy as np
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
 from judgelab.data.trec import judgment_qrels
-from judgelab.errors import ConfigError, DataError
+from judgelab.errors import ConfigError, DataError, term
 from judgelab.evaluate.board import SystemsReport
 from judgelab.evaluate.choose import choose_ranking
 from judgelab.evaluate.compare import pairwise
+from judgelab.evaluate.comparison_file import ComparisonTable
 from judgelab.evaluate.design import Design, recorded_design, stratified_design
 from judgelab.evaluate.estimators import (
     TARGETS,
@@ -54,7 +55,7 @@ MAX_LABELLED_SYSTEMS = 300
 CELL_BYTES = 8
 
 
-def evaluate(items: Iterable[Item], judgments: Iterable[Judgment], *, aspect: str | None = None,
+def evaluate(items: Iterable[Item] | ComparisonTable, judgments: Iterable[Judgment], *, aspect: str | None = None,
              judge: str | None = None, human: Mapping[str, Any] | None = None,
              human_ids: Iterable[str] | str | None = None, sample: SampleFile | None = None,
              runs: str | Mapping[str, list] | None = None, measure: str = "nDCG@10", unjudged: str = "condense",
@@ -79,21 +80,27 @@ def evaluate(items: Iterable[Item], judgments: Iterable[Judgment], *, aspect: st
     ``"best"`` adds whether the labels so far, read in the order they were given, decide which system
     is best (:mod:`judgelab.evaluate.sequential`: confidence sequences, valid however long one labels).
 
+    ``items`` may also be a :class:`~judgelab.evaluate.comparison_file.ComparisonTable` (comparisons and one
+    judge's verdicts read from large files in one pass; ``judgments`` is then unused).
+
     Comparisons between systems (pairwise items with ``system_a``/``system_b``) go to
     :func:`judgelab.evaluate.comparison_items.evaluate_comparisons` with ``estimand``, ``baseline``,
     ``rank_method`` and ``bt_intervals`` (Bradley-Terry's ``sandwich`` or ``bootstrap`` intervals,
     ``n_resamples`` refits; docs/pairwise.md).
     """
-    items, kind = items_of_one_kind(items)
+    if isinstance(items, ComparisonTable):  # comparisons read from a large file in one pass (comparison_file.py)
+        kind = "pairwise"
+    else:
+        items, kind = items_of_one_kind(items)
     if target not in TARGETS:  # checked here too: without labels no estimator would read it
         raise ConfigError(f"target {target!r}: choose {', '.join(TARGETS)}")
     if until_decided is not None and until_decided not in QUESTIONS:
-        raise ConfigError(f"--until-decided {until_decided!r}: choose {', '.join(QUESTIONS)}")
+        raise ConfigError(f"{term('until_decided')} {until_decided!r}: choose {', '.join(QUESTIONS)}")
     if kind == "pairwise":
         if until_decided is not None:
-            raise ConfigError("--until-decided is for pointwise items and runs; for comparisons, judgelab compare "
-                              "--sequential decides between two systems")
-        if items[0].system_a is None:
+            raise ConfigError(f"{term('until_decided')} is for pointwise items and runs; for comparisons, judgelab "
+                              "compare --sequential decides between two systems")
+        if not isinstance(items, ComparisonTable) and items[0].system_a is None:
             raise ConfigError("pairwise items without system_a/system_b compare two outputs, not systems; name the "
                               "systems compared (system_a, system_b) to rank them")
         from judgelab.evaluate.comparison_items import evaluate_comparisons
@@ -103,15 +110,17 @@ def evaluate(items: Iterable[Item], judgments: Iterable[Judgment], *, aspect: st
                                     confidence=confidence, seed=seed, sample=sample, intervals=bt_intervals,
                                     n_resamples=n_resamples, system_intervals=intervals)
     if estimand != "win-prob" or baseline is not None or rank_method != "auto" or bt_intervals != "sandwich":
-        raise ConfigError("--estimand, --baseline, --rank-method and --bt-intervals are for comparisons between "
+        raise ConfigError(f"{term('estimand')}, {term('baseline')}, {term('rank_method')} and {term('bt_intervals')} "
+                          "are for comparisons between "
                           "systems (items with system_a and system_b)")
     if kind == "relevance":
         if runs is None:
-            raise ConfigError("relevance items are evaluated per run: give --runs (a folder of TREC run files)")
+            raise ConfigError(f"relevance items are evaluated per run: give {term('runs')} (a folder of TREC run "
+                              "files)")
         built = _query_problem(items, judgments, judge, human, human_ids, runs, measure, unjudged)
     else:
         if runs is not None:
-            raise ConfigError("--runs scores TREC runs and needs relevance items (qid, docid)")
+            raise ConfigError(f"{term('runs')} scores TREC runs and needs relevance items (qid, docid)")
         built = _item_problem(items, judgments, aspect, judge, human, human_ids, scale)
     design = _design(built.problem, built.labelled, sample, built.notes.get("order"))
     n_systems = len(built.problem.systems)
@@ -149,7 +158,8 @@ def evaluate(items: Iterable[Item], judgments: Iterable[Judgment], *, aspect: st
     decision = None
     if until_decided is not None:
         if design is None:
-            raise ConfigError("--until-decided needs the labels so far (--human or --human-ids)")
+            raise ConfigError(f"{term('until_decided')} needs the labels so far ({term('human')} or "
+                              f"{term('human_ids')})")
         decision = _decide(labelled_problem, design, confidence=confidence, target=target, seed=seed)
     _keep_on_scale(estimates, built.problem.scale)
     pairs_omitted = None
@@ -229,7 +239,8 @@ def _aspect_of(items: list[Item], aspect: str | None) -> str | None:
         return aspect
     aspects = sorted({a for item in items for a in item.scores})
     if len(aspects) > 1:
-        raise ConfigError(f"the items carry {len(aspects)} aspects ({', '.join(aspects)}); choose one with --aspect")
+        raise ConfigError(f"the items carry {len(aspects)} aspects ({', '.join(aspects)}); choose one with "
+                          f"{term('aspect')}")
     return aspects[0] if aspects else None
 
 
@@ -266,7 +277,7 @@ def _item_problem(items: list[Item], judgments: Iterable[Judgment], aspect: str 
         problem = problem.with_human(matrix)
     notes["scale_from"] = "--scale" if scale else "items" if declared else None
     if declared is not None and labelled is not None:
-        _labels_inside(problem, labelled, declared, "--scale" if scale else "the items' scale")
+        _labels_inside(problem, labelled, declared, term("scale") if scale else "the items' scale")
     if declared is None and labelled is not None:
         inferred = inferred_scale(problem.human[labelled[:, None] & problem.present])
         if inferred is not None:
@@ -294,7 +305,7 @@ def _labels_inside(problem: Problem, labelled: np.ndarray, scale: tuple[float, f
         first = units[np.argmax(outside)]
         raise ConfigError(f"{int(outside.sum())} human label(s) fall outside {named} {lo:g}..{hi:g} (e.g. "
                           f"{values[np.argmax(outside)]:g} for item {problem.units[first]!r}): give the labels' "
-                          "own range with --scale LOW,HIGH")
+                          f"own range with {term('scale')} LOW,HIGH")
 
 
 #: The rating scales read off labels, by their lowest value: 0-1, 0-4, 0-5, 0-10, 0-100, 1-3 ... 1-10.
@@ -370,8 +381,8 @@ def _item_labels(problem: Problem, items: list[Item], aspect: str | None, human,
         if not labelled.any():  # "all" with nothing to find: say where labels were looked for, not judge-only
             looked = (f"for aspect {aspect!r} (looked for scores.{aspect} in each item)" if aspect is not None
                       else '(scores.ASPECT in each item, e.g. {"scores": {"overall": 4}})')
-            raise DataError(f"--human-ids all: no item has a human score {looked}; give the labels with --human, "
-                            "or the items' scores")
+            raise DataError(f"{term('human_ids')} all: no item has a human score {looked}; give the labels with "
+                            f"{term('human')}, or the items' scores")
     else:
         listed = problem.index(list(human_ids))
         labelled = np.zeros(problem.n_units, dtype=bool)
