@@ -20,7 +20,7 @@ from rich.markup import escape
 
 from judgelab.commands import BareFlagsGroup
 from judgelab.commands._common import console, err_console
-from judgelab.errors import JudgelabError, Terminated, bounded
+from judgelab.errors import JudgelabError, SourceNote, Terminated, bounded, name_flags
 from judgelab.redact import redact
 
 app = typer.Typer(
@@ -73,6 +73,8 @@ def _show_warning(message: Warning | str, category: type[Warning], filename: str
     raised it, which says nothing to someone running a command (``--debug`` keeps them)."""
     if _state["debug"]:
         _state["showwarning"](message, category, filename, lineno, file, line)
+    elif isinstance(message, SourceNote):  # a reader's note on a tool's file: printed as the commands always did
+        err_console.print(f"[yellow]{message.source}[/]: {escape(message.note)}", soft_wrap=True)
     else:
         err_console.print(f"[yellow]warning:[/] {escape(str(message))}", highlight=False, soft_wrap=True)
 
@@ -84,9 +86,14 @@ def main() -> None:
     _state.pop("signal_exit", None)
     in_main_thread = threading.current_thread() is threading.main_thread()  # where Python runs signal handlers
     handled = _stop_on_signals() if in_main_thread else {}
+    naming = name_flags(True)  # library messages name --flags, not Python arguments (errors.term)
     try:
-        _main()
+        # entering it resets which warnings were shown: each command run in one process shows its own (tests)
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            _main()
     finally:  # main() called in a process that goes on (tests) leaves warnings and signals as they were
+        name_flags(naming)
         warnings.showwarning = _state["showwarning"]
         for signum, before in handled.items():
             signal.signal(signum, before)

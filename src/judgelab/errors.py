@@ -12,6 +12,29 @@ MAX_MESSAGE = 2_000
 _HEAD, _TAIL = 1_400, 500  # kept around the cut: the start names the file, line and field; the end what to do
 
 
+#: How parameters are named in messages: as Python arguments (``human_ids``), or, while the command line runs
+#: a command (``judgelab.cli.main``), as its flags (``--human-ids``). One message serves both fronts.
+_naming = {"flags": False}
+#: Python arguments whose flag is not ``--`` followed by the name with dashes.
+FLAG_NAMES = {"data": "--data", "judgments": "--judgments", "source": "--from", "as_json": "--json", "levels": "--level",
+              "judges": "--judge", "judge_costs": "--judge-cost", "floors": "--floor"}
+
+
+def term(name: str, flag: str | None = None) -> str:
+    """The parameter ``name`` (as a Python argument) the way the caller knows it: ``human_ids`` in Python,
+    ``--human-ids`` on the command line. ``flag``: its flag where another command's flag has that name
+    (``budget`` is ``--budget`` to ``sample`` but ``--spend`` to a spend plan)."""
+    if not _naming["flags"] or name.startswith("-"):  # a flag already
+        return name
+    return flag or FLAG_NAMES.get(name) or "--" + name.replace("_", "-")
+
+
+def name_flags(flags: bool) -> bool:
+    """Name parameters as command-line flags (True) or Python arguments; returns the setting it replaced."""
+    before, _naming["flags"] = _naming["flags"], flags
+    return before
+
+
 class JudgelabError(Exception):
     """Base class: a problem with the user's input or environment, not a bug.
 
@@ -100,3 +123,12 @@ class DataWarning(UserWarning):
 
     def __init__(self, *args: object):
         super().__init__(*(bounded(redact(arg)) if isinstance(arg, str) else arg for arg in args))
+
+
+class SourceNote(DataWarning):
+    """What a reader of another tool's output left out or kept without a value (``source``: the tool). The
+    CLI prints it as the tool's name and the note, as the reader's own account of the file, not a warning."""
+
+    def __init__(self, source: str | None, note: str):
+        super().__init__(f"{source}: {note}")
+        self.source, self.note = source, str(self.args[0]).partition(": ")[2]

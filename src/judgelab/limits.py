@@ -69,13 +69,13 @@ def checked_value(kind: str, value: Any, name: str) -> Any:
     ArgumentError naming ``name`` (a flag for the CLI, an argument for Python), the value and the range."""
     from pydantic import TypeAdapter, ValidationError
 
-    from judgelab.errors import ArgumentError
+    from judgelab.errors import ArgumentError, term
 
     try:
         return _adapter(kind, TypeAdapter).validate_python(value)
     except ValidationError as exc:
         problem = exc.errors(include_url=False)[0]["msg"]
-        raise ArgumentError(f"{name} {value!r}: {problem[:1].lower()}{problem[1:]}") from None
+        raise ArgumentError(f"{term(name)} {value!r}: {problem[:1].lower()}{problem[1:]}") from None
 
 
 def checked_arguments(**given: tuple[str, Any]) -> None:

@@ -102,7 +102,7 @@ def test_the_python_gate_refuses_too_few_resamples_alike(entry, tmp_path):
         from judgelab.data.io import load_items, load_judgments
 
         items, judgments = load_items(items), load_judgments(judgments)
-    with pytest.raises(ConfigError, match=r"1 resample\(s\) \(--bootstrap, n_resamples\): a 95% percentile interval"):
+    with pytest.raises(ConfigError, match=r"1 resample\(s\) \(bootstrap, n_resamples\): a 95% percentile interval"):
         gate(items, judgments, baseline="base", candidate="same", n_resamples=1)
 
 

@@ -204,10 +204,10 @@ def test_build_task_checks_what_a_user_can_get_wrong(tmp_path):
     out = tmp_path / "labels.jsonl"
     task = build_task(data, "relevance", out)
     assert [c.value for c in task.scale.choices] == [0.0, 1.0, 2.0, 3.0]  # the items' declared scale
-    with pytest.raises(ConfigError, match="unknown aspect 'cohernce'.*--criteria"):
+    with pytest.raises(ConfigError, match="unknown aspect 'cohernce'.*with criteria TEXT"):
         build_task(data, "cohernce", out)
     assert build_task(data, "cohernce", out, criteria="Typo or not, defined here.").criteria.startswith("Typo")
-    with pytest.raises(ConfigError, match="--pairwise needs pairwise items"):
+    with pytest.raises(ConfigError, match="pairwise needs pairwise items"):
         build_task(data, "coherence", out, pairwise=True)
     ids = tmp_path / "ids.txt"
     ids.write_text("i3\n# comment\ni1\nnope\n")
@@ -216,9 +216,9 @@ def test_build_task_checks_what_a_user_can_get_wrong(tmp_path):
     ids.write_text("i3\ni1\n")
     assert [item.id for item in build_task(data, "coherence", out, ids=ids).items] == ["i3", "i1"]
     assert len(build_task(data, "coherence", out, sample=3, seed=2).items) == 3
-    with pytest.raises(ConfigError, match="one of --scale, --labels and --pairwise"):
+    with pytest.raises(ConfigError, match="one of scale, labels and pairwise"):
         build_task(data, "coherence", out, scale="1-5", labels="0,1")
-    with pytest.raises(ConfigError, match="--overlap"):
+    with pytest.raises(ConfigError, match="overlap 1.5: give a share"):
         build_task(data, "coherence", out, overlap=1.5)
     judged = tmp_path / "judgments.jsonl"
     judged.write_text("".join(json.dumps({"item_id": f"i{k}", "score": k / 2}) + "\n" for k in range(3)))

@@ -134,7 +134,7 @@ def test_the_page_posts_every_aspect_at_once_and_refuses_a_missing_one(tmp_path)
 
 def test_criteria_are_given_once_per_aspect(tmp_path):
     data = _dialogues(tmp_path)
-    with pytest.raises(ConfigError, match="1 --criteria for 2 aspects"):
+    with pytest.raises(ConfigError, match="1 criteria for 2 aspects"):
         build_task(data, "naturalness,informativeness", tmp_path / "l.jsonl", criteria=["only one"])
     task = build_task(data, "naturalness,informativeness", tmp_path / "l.jsonl", criteria=["N.", "I."])
     assert [a.criteria for a in task.aspects] == ["N.", "I."]

@@ -121,7 +121,7 @@ def test_pairing_chooses_head_to_head_or_via_others_on_request():
     via = compare_systems(items, judgments, baseline="base", candidate="cand", pairing="unpaired")
     assert via.basis == "via others" and via.pairing_reason.startswith("chosen with --pairing unpaired")
     apart, apart_judgments = simulate([("base", "x"), ("cand", "x")], seed=10)
-    with pytest.raises(JudgelabError, match=r"--pairing paired \(head-to-head\): cand and base meet in 0"):
+    with pytest.raises(JudgelabError, match=r"pairing paired \(head-to-head\): cand and base meet in 0"):
         compare_systems(apart, apart_judgments, baseline="base", candidate="cand", pairing="paired")
 
 
@@ -130,8 +130,8 @@ def test_pairing_chooses_head_to_head_or_via_others_on_request():
      "'y' and 'base' never meet, directly or through other systems: the comparisons split them into separate "
      "groups ({base, cand} and {x, y})"),
     ({"baseline": "base", "candidate": "nope"}, "system 'nope' is not in the data (systems come from each item's system_id, or system_a/system_b of comparisons; here: base, cand, x, y)"),
-    ({"baseline": "base", "candidate": "cand", "higher_is_better": False}, "--lower-is-better is for scores"),
-    ({"baseline": "base", "candidate": "cand", "estimator": "human"}, "--estimator human needs human labels"),
+    ({"baseline": "base", "candidate": "cand", "higher_is_better": False}, "higher_is_better=False is for scores"),
+    ({"baseline": "base", "candidate": "cand", "estimator": "human"}, "estimator human needs human labels"),
     ({"baseline": "base", "candidate": "cand", "human_ids": ["base-cand-0"]},
      "the human estimate of win probability of cand - that of base has no interval: 1 labelled comparison(s): an "
      "interval needs 2 (cand and base meet in 20 comparison(s), 1 labelled, too few for head-to-head)"),

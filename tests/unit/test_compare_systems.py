@@ -92,7 +92,7 @@ def test_auto_pairing_falls_back_when_inputs_differ_and_paired_refuses():
     items, judgments = simulate(seed=3, shared=False)
     result = compare_systems(items, judgments, baseline="base", candidate="cand", n_resamples=200)
     assert not result.paired and "share 0 input" in result.pairing_reason
-    with pytest.raises(JudgelabError, match="--pairing paired: the two systems share 0 input"):
+    with pytest.raises(JudgelabError, match="pairing paired: the two systems share 0 input"):
         compare_systems(items, judgments, baseline="base", candidate="cand", pairing="paired")
 
 
@@ -142,8 +142,8 @@ def test_lower_is_better_fails_on_a_rise():
 @pytest.mark.parametrize(("options", "message"), [
     ({"baseline": "nope", "candidate": "cand"}, "system 'nope' is not in the data (systems come from each item's system_id, or system_a/system_b of comparisons; here: base, cand)"),
     ({"baseline": "base", "candidate": "base"}, "both 'base'"),
-    ({"baseline": "base", "candidate": "cand", "margin": -0.1}, "--margin -0.1: give 0 or more"),
-    ({"baseline": "base", "candidate": "cand", "alpha": 1.5}, "--alpha 1.5"),
+    ({"baseline": "base", "candidate": "cand", "margin": -0.1}, "margin -0.1: give 0 or more"),
+    ({"baseline": "base", "candidate": "cand", "alpha": 1.5}, "alpha 1.5"),
     ({"baseline": "base", "candidate": "cand", "estimator": "corrected"}, "needs human labels"),
     ({"baseline": "base", "candidate": "cand", "human_ids": ["base-0", "zzz"]}, "not items of the data: 'zzz'"),
 ])

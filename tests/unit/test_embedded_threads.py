@@ -64,5 +64,5 @@ def test_threads_option_reaches_the_embedded_backend_and_is_refused_for_a_server
     assert seen["backend_options"] == {"n_threads": 3}
     resolve.client_from_options("smollm2-135m")
     assert seen["backend_options"] is None  # the backend's default: JUDGELAB_THREADS, else default_threads()
-    with pytest.raises(ConfigError, match="--threads sets the embedded model's threads; openai:gpt-4o"):
+    with pytest.raises(ConfigError, match="threads sets the embedded model's threads; openai:gpt-4o"):
         resolve.client_from_options("openai:gpt-4o", threads=2)

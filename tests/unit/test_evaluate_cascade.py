@@ -59,9 +59,9 @@ def test_agreement_confidence_is_the_share_of_judges_so_far_that_agree():
 def test_bad_input_is_named():
     human, stages = simulated(n=50)
     labelled = np.ones(50, dtype=bool)
-    with pytest.raises(ConfigError, match="--agreement 0.4: the agreement with people to guarantee, between 0.5"):
+    with pytest.raises(ConfigError, match="agreement 0.4: the agreement with people to guarantee, between 0.5"):
         calibrate(stages, list(human), labelled, agreement=0.4)
-    with pytest.raises(ConfigError, match="--delta 1.5"):
+    with pytest.raises(ConfigError, match="delta 1.5"):
         calibrate(stages, list(human), labelled, agreement=0.8, delta=1.5)
     with pytest.raises(ConfigError, match="calibrated on human labels"):
         calibrate(stages, list(human), np.zeros(50, dtype=bool), agreement=0.8)

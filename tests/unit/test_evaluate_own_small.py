@@ -126,7 +126,7 @@ def test_labels_outside_a_declared_scale_are_refused_before_anything_is_computed
     items = [item.model_copy(update={"scores": {"helpfulness": 7.0}}) if k == 2 else item
              for k, item in enumerate(variant(False, False))]
     for intervals in ("betting", "auto"):
-        with pytest.raises(ConfigError, match=r"1 human label\(s\) fall outside --scale 1\.\.5 \(e\.g\. 7 for item"):
+        with pytest.raises(ConfigError, match=r"1 human label\(s\) fall outside scale 1\.\.5 \(e\.g\. 7 for item"):
             evaluate(items, judgments(), aspect="helpfulness", human_ids="all", scale=(1.0, 5.0), intervals=intervals)
 
 

@@ -32,7 +32,7 @@ def test_a_mapping_a_list_of_lists_and_names_picked_from_one_list_give_the_same_
 
 def test_a_file_of_several_judges_needs_judge_and_one_judge_in_two_files_is_refused():
     mixed = verdicts("a", {"i1": 1.0}) + verdicts("b", {"i2": 1.0})
-    with pytest.raises(ConfigError, match=r"mixed.jsonl: .*2 judges \(a, b\); choose one with --judge"):
+    with pytest.raises(ConfigError, match=r"mixed.jsonl: .*2 judges \(a, b\); choose one with judge"):
         panel({"mixed.jsonl": mixed, "c.jsonl": verdicts("c", {"i1": 1.0})}, None, None)
     with pytest.raises(ConfigError, match=r"two sets of verdicts for judge 'a' \(one.jsonl and two.jsonl\)"):
         panel({"one.jsonl": verdicts("a", {"i1": 1.0}), "two.jsonl": verdicts("a", {"i1": 2.0})}, None, None)

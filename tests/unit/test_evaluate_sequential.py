@@ -48,7 +48,7 @@ def test_evaluate_until_decided_with_many_labels_and_not_with_few():
     few = evaluate(data, judged, aspect="q", human_ids=[i.id for i in data if int(i.id.split("-")[1]) < 3],
                    until_decided="best")
     assert not few.decision["decided"]
-    with pytest.raises(ConfigError, match="--until-decided 'worst'"):
+    with pytest.raises(ConfigError, match="until_decided 'worst'"):
         evaluate(data, judged, aspect="q", human_ids="all", until_decided="worst")
     with pytest.raises(ConfigError, match="labels so far"):
         evaluate(data, judged, aspect="q", until_decided="best")
@@ -76,5 +76,5 @@ def test_compare_sequential_is_a_confidence_sequence_and_needs_labels():
     assert sequence.interval == "confidence-sequence" and sequence.paired
     assert sequence.high - sequence.low > fixed.high - fixed.low
     assert sequence.decision == "worse"  # 0.8 worse on average: clear even after looking at every label
-    with pytest.raises(ConfigError, match="--sequential"):
+    with pytest.raises(ConfigError, match="sequential reads human labels"):
         compare_systems(data, judged, baseline="base", candidate="cand", aspect="q", sequential=True)

@@ -64,13 +64,13 @@ def test_the_predicted_width_is_the_width_the_plan_gets():
 def test_costs_are_named_by_judge_or_a_prefix_of_one_and_every_judge_needs_one():
     names = ("gpt-4o-2024", "claude-3-opus")
     assert resolve_costs(names, {"gpt": 1.0, "claude-3-opus": 2.0}) == {"gpt-4o-2024": 1.0, "claude-3-opus": 2.0}
-    with pytest.raises(ConfigError, match="--judge-cost llama=1: matches no judge"):
+    with pytest.raises(ConfigError, match="judge_costs llama=1: matches no judge"):
         resolve_costs(names, {"llama": 1.0})
     problem = panel()
     pilot = draw(problem, 0.2, seed=1).design
     with pytest.raises(ConfigError, match="no cost for judge blind"):
         plan_spend(problem, pilot, budget=100, judge_costs={"sharp": 0.01}, label_cost=0.5)
-    with pytest.raises(ConfigError, match="--label-cost: the cost of one human label, above 0"):
+    with pytest.raises(ConfigError, match="label_cost: the cost of one human label, above 0"):
         plan_spend(problem, pilot, budget=100, judge_costs={"sharp": 0.01, "blind": 0.0}, label_cost=0.0)
 
 

@@ -45,7 +45,7 @@ def test_missing_judgments_are_not_zero_filled():
 
 
 def test_aspect_is_inferred_only_when_unambiguous():
-    with pytest.raises(ConfigError, match="choose one with --aspect"):
+    with pytest.raises(ConfigError, match="choose one with aspect"):
         align(_items(), _judgments())
     items = [Item(id="a", output="x", scores={"overall": 1}), Item(id="b", output="y", scores={"overall": 2})]
     assert align(items, [Judgment(item_id="a", score=1)]).aspect == "overall"
@@ -61,7 +61,7 @@ def test_judgments_for_other_aspects_and_judges_are_set_aside():
     judgments = [Judgment(item_id="i0", score=1, aspect="coherence", judge="A"),
                  Judgment(item_id="i0", score=9, aspect="fluency", judge="A"),
                  Judgment(item_id="i0", score=5, aspect="coherence", judge="B")]
-    with pytest.raises(ConfigError, match="choose one with --judge"):
+    with pytest.raises(ConfigError, match="choose one with judge"):
         align(_items(), judgments, aspect="coherence")
     assert align(_items(), judgments, aspect="coherence", judge="B").judge.tolist() == [5.0]
     with pytest.raises(ConfigError, match="no judgment from judge"):

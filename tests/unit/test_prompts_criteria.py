@@ -46,7 +46,7 @@ def test_llm_written_texts(auxiliary_file):
 def test_users_own_criteria_win(auxiliary_file):
     assert criteria_text("coherence", 10, text="  My criteria. ") == "My criteria."
     assert criteria_text("coherence", 10, dataset="hanna", path=auxiliary_file) == "Coherence on 10."
-    with pytest.raises(ConfigError, match="no criteria for .coherence.: say what it means with --criteria"):
+    with pytest.raises(ConfigError, match="no criteria for .coherence.: say what it means with criteria"):
         criteria_text("coherence", 10)
 
 

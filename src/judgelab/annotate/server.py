@@ -62,7 +62,7 @@ from judgelab.annotate.task import (
     unshown_text,
 )
 from judgelab.data.item import Item
-from judgelab.errors import ConfigError
+from judgelab.errors import ConfigError, term
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
@@ -579,7 +579,7 @@ def bind(host: str, port: int) -> socket.socket:
         sock.close()
         if exc.errno == errno.EADDRINUSE:
             raise ConfigError(f"port {port} on {host} is in use (another annotate server?): choose another with "
-                              "--port, or --port 0 for any free one") from None
+                              f"{term('port')}, or {term('port')} 0 for any free one") from None
         raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
     return sock
 

@@ -27,7 +27,7 @@ from judgelab.annotate.task import AnnotationTask
 from judgelab.data.io import JsonlAppender
 from judgelab.data.item import Item
 from judgelab.data.labels import Label, read_labels, refuse_unknown_ids
-from judgelab.errors import ConfigError, DataError
+from judgelab.errors import ConfigError, DataError, term
 from judgelab.files import is_unwritable, open_private, unwritable
 
 #: An item served to an annotator is theirs for this long (only items outside the shared overlap
@@ -92,7 +92,8 @@ class LabelStore:
             scale = aspect.scale
             if not (isinstance(label.value, str) if scale.kind == "pairwise" else scale.accepts(label.value)):
                 raise DataError(f"value {label.value!r} for {label.aspect!r} is not on this session's scale "
-                                f"({scale.description}): labels on another scale? use the same scale or another --out",
+                                f"({scale.description}): labels on another scale? use the same scale or another "
+                                f"{term('out')}",
                                 label.where, field="value")
 
     def _apply(self, label: Label) -> None:
@@ -239,7 +240,7 @@ def lock_labels(path: Path) -> int:
         fd = open_private(path, os.O_RDONLY)
     except OSError as exc:
         if is_unwritable(exc):
-            raise unwritable(path, exc, "give --out a place that can be written") from None
+            raise unwritable(path, exc, f"give {term('out')} a place that can be written") from None
         raise ConfigError(f"{path}: cannot open the labels file ({exc.strerror})") from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

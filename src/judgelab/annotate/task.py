@@ -20,7 +20,7 @@ from judgelab.data.fields import text_columns
 from judgelab.data.io import load_items, load_judgments
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
-from judgelab.errors import ConfigError, DataError, DataWarning
+from judgelab.errors import ConfigError, DataError, DataWarning, term
 from judgelab.evaluate.sample_file import read_id
 from judgelab.evaluate.sequential import Question, check_question, parse_question
 from judgelab.files import read_text, text_or_file, writable_file
@@ -149,9 +149,9 @@ def scale_from_range(text: str) -> Scale:
     """``1-5`` (whole numbers from low to high)."""
     match = re.fullmatch(r"\s*(-?\d+)\s*-\s*(-?\d+)\s*", text)
     if not match or int(match[1]) >= int(match[2]):
-        raise ConfigError(f"--scale {text!r}: write LOW-HIGH with whole numbers, e.g. 1-5")
+        raise ConfigError(f"{term('scale')} {text!r}: write LOW-HIGH with whole numbers, e.g. 1-5")
     values = list(range(int(match[1]), int(match[2]) + 1))
-    return _numeric("scale", [(float(v), str(v)) for v in values], f"--scale {text}")
+    return _numeric("scale", [(float(v), str(v)) for v in values], f"{term('scale')} {text}")
 
 
 def scale_from_labels(text: str) -> Scale:
@@ -162,12 +162,12 @@ def scale_from_labels(text: str) -> Scale:
         try:
             number = float(value)
         except ValueError:
-            raise ConfigError(f"--labels {text!r}: {value.strip()!r} is not a number; labels are numbers, "
+            raise ConfigError(f"{term('labels')} {text!r}: {value.strip()!r} is not a number; labels are numbers, "
                               "optionally with a caption: 0=irrelevant,1=relevant") from None
         pairs.append((number, caption.strip() or f"{number:g}"))
     if len(pairs) < 2 or len({v for v, _ in pairs}) != len(pairs):
-        raise ConfigError(f"--labels {text!r}: give two or more different numbers, e.g. 0,1,2,3")
-    return _numeric("labels", pairs, f"--labels {text}")
+        raise ConfigError(f"{term('labels')} {text!r}: give two or more different numbers, e.g. 0,1,2,3")
+    return _numeric("labels", pairs, f"{term('labels')} {text}")
 
 
 def _numeric(kind: Literal["scale", "labels"], pairs: list[tuple[float, str]], option: str) -> Scale:
@@ -225,16 +225,17 @@ class AnnotationTask:
         if not self.items:
             raise ConfigError("no items to annotate")
         if not 0.0 <= self.overlap <= 1.0:
-            raise ConfigError(f"--overlap {self.overlap}: give a share between 0 and 1 (e.g. 0.2)")
+            raise ConfigError(f"{term('overlap')} {self.overlap}: give a share between 0 and 1 (e.g. 0.2)")
         self.all_ids = self.all_ids or frozenset(item.id for item in self.items)
         if not self.aspects:
             self.aspects = (Aspect(self.aspect, self.scale, self.criteria,
                                    default_anchors(self.aspect, self.items[0].kind, self.scale)),)
         names = [aspect.name for aspect in self.aspects]
         if len(set(names)) != len(names):
-            raise ConfigError(f"--aspect {','.join(names)}: an aspect is named twice")
+            raise ConfigError(f"{term('aspect')} {','.join(names)}: an aspect is named twice")
         if len(names) > 1 and self.pairwise:
-            raise ConfigError("pairwise items are labelled for one aspect at a time (e.g. --aspect preference)")
+            raise ConfigError(f"pairwise items are labelled for one aspect at a time (e.g. {term('aspect')} "
+                              "preference)")
         self.by_id = {item.id: item for item in self.items}
         ids = [item.id for item in self.items]
         self.shared = frozenset(random.Random(self.seed).sample(ids, round(self.overlap * len(ids))))
@@ -265,7 +266,7 @@ def build_task(data: str | os.PathLike, aspect: str | Sequence[str], out: str | 
     ``aspect``: one name, several separated by commas, or a list (all rated on one page); ``criteria``:
     one text per aspect (``@FILE`` reads a file)."""
     if sum(option is not None and option is not False for option in (scale, labels, pairwise)) > 1:
-        raise ConfigError("give one of --scale, --labels and --pairwise")
+        raise ConfigError(f"give one of {term('scale')}, {term('labels')} and {term('pairwise')}")
     writable_file(out)  # the labels file: read, locked and appended to once the server starts
     names = parse_aspects(aspect)
     texts = _criteria_per_aspect(names, criteria)
@@ -289,7 +290,7 @@ def build_task(data: str | os.PathLike, aspect: str | Sequence[str], out: str | 
         question = parse_question(until_decided)
         check_question(question, items)
         if len(aspects) > 1:
-            raise ConfigError("--until-decided asks a question of one aspect: label one at a time")
+            raise ConfigError(f"{term('until_decided')} asks a question of one aspect: label one at a time")
         # a confidence sequence needs the labels in random order: the items are shown so (seeded)
         items = random.Random(f"{seed}|order").sample(items, len(items))
     first = aspects[0]
@@ -305,10 +306,10 @@ def parse_aspects(aspect: str | Sequence[str]) -> list[str]:
     parts = aspect.split(",") if isinstance(aspect, str) else list(aspect)
     names = [part.strip() for part in parts]
     if not names or any(not name for name in names):
-        raise ConfigError(f"--aspect {aspect!r}: give one aspect, or several separated by commas "
+        raise ConfigError(f"{term('aspect')} {aspect!r}: give one aspect, or several separated by commas "
                           "(e.g. naturalness,informativeness)")
     if len(set(names)) != len(names):
-        raise ConfigError(f"--aspect {aspect!r}: an aspect is named twice")
+        raise ConfigError(f"{term('aspect')} {aspect!r}: an aspect is named twice")
     return names
 
 
@@ -317,8 +318,9 @@ def _criteria_per_aspect(names: list[str], criteria: str | Sequence[str] | None)
         return [None] * len(names)
     given = [criteria] if isinstance(criteria, str) else list(criteria)
     if len(given) != len(names):
-        raise ConfigError(f"{len(given)} --criteria for {len(names)} aspects ({', '.join(names)}): give one "
-                          "--criteria per aspect, in the order of --aspect, or none for the built-in criteria")
+        raise ConfigError(f"{len(given)} {term('criteria')} for {len(names)} aspects ({', '.join(names)}): give one "
+                          f"{term('criteria')} per aspect, in the order of {term('aspect')}, or none for the built-in "
+                          "criteria")
     return given
 
 
@@ -341,12 +343,12 @@ def check_name(name: str) -> str:
 
 def _selected(items: list[Item], ids: str | os.PathLike | None, sample: int | None, seed: int) -> list[Item]:
     if ids is not None and sample is not None:
-        raise ConfigError("give --ids or --sample, not both")
+        raise ConfigError(f"give {term('ids')} or {term('sample')}, not both")
     if ids is not None:
         return _from_ids_file(items, Path(ids))
     if sample is not None:
         if sample < 1:
-            raise ConfigError("--sample must be 1 or more")
+            raise ConfigError(f"{term('sample')} must be 1 or more")
         if sample >= len(items):
             return items
         chosen = set(random.Random(seed).sample(range(len(items)), sample))
@@ -376,9 +378,10 @@ def _scale(kind: str, items: list[Item], aspect: str, scale: str | None, labels:
            pairwise: bool) -> Scale:
     if kind == "pairwise" or pairwise:
         if kind != "pairwise":
-            raise ConfigError(f"--pairwise needs pairwise items (output_a and output_b); these are {kind} items")
+            raise ConfigError(f"{term('pairwise')} needs pairwise items (output_a and output_b); these are {kind} "
+                              "items")
         if scale or labels:
-            raise ConfigError("pairwise items are labelled a/b/tie: drop --scale/--labels")
+            raise ConfigError(f"pairwise items are labelled a/b/tie: drop {term('scale')}/{term('labels')}")
         return PAIRWISE
     if scale:
         return scale_from_range(scale)
@@ -403,7 +406,7 @@ def _relevance_scale(items: list[Item]) -> Scale:
         return _numeric("labels", [(float(g), name) for g, name in RELEVANCE_GRADES.items()], "relevance grades")
     if high - low >= MAX_CHOICES:
         raise ConfigError(f"the items' relevance labels run from {low} to {high}, more than the {MAX_CHOICES} keys: "
-                          "give the scale with --labels")
+                          f"give the scale with {term('labels')}")
     return scale_from_range(f"{low}-{high}")
 
 
@@ -459,7 +462,7 @@ def _criteria(aspect: str, criteria: str | None, data_aspects: list[str], kind: 
     if criteria is not None:
         text = text_or_file(criteria).strip()
         if not text:
-            raise ConfigError("--criteria is empty")
+            raise ConfigError(f"{term('criteria')} is empty")
         return text
     if kind == "relevance" and aspect in ("relevance", "label"):
         return RELEVANCE_CRITERIA  # a query and a passage: not the summaries' "output ... of the source"
@@ -468,7 +471,8 @@ def _criteria(aspect: str, criteria: str | None, data_aspects: list[str], kind: 
     if aspect in data_aspects:
         return f"Rate the {aspect} of the output."
     known = sorted(set(DEFINITIONS) | set(data_aspects))
-    raise ConfigError(f"unknown aspect {aspect!r}: give its criteria with --criteria TEXT or --criteria @FILE "
+    raise ConfigError(f"unknown aspect {aspect!r}: give its criteria with {term('criteria')} TEXT or "
+                      f"{term('criteria')} @FILE "
                       f"(aspects with built-in criteria or in the data: {', '.join(known)})")
 
 

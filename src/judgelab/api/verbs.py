@@ -9,6 +9,7 @@ Nothing heavy is imported before a verb runs.
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -107,43 +108,54 @@ def judge(data: Any, aspect: str | None = None, *, config: Any = None, method: s
     return wrap(JudgeRun, result, items=items, config=judge_config)
 
 
-def meta(data: Any, judgments: Any = None, *, source: str | None = None, aspect: str | None = None,
-         preset: str | None = None, levels: str | Sequence[str] | None = None, runs: Any = None,
-         field: str | None = None, judge: str | None = None, baseline: Any = None, baseline_field: str | None = None,
-         baseline_judge: str | None = None, ties: Literal["half", "wrong"] = "half", bootstrap: int = 1000, seed: int = 0,
-         confidence: float = 0.95, alpha_level: Literal["ordinal", "nominal", "interval"] = "ordinal", human: Any = None,
-         out: str | Path | None = None) -> MetaEvaluation:
+def meta(data: Any, judgments: Any = None, *, source: str | None = None, partial: bool = False,
+         aspect: str | None = None, preset: str | None = None, levels: str | Sequence[str] | None = None,
+         runs: Any = None, field: str | None = None, judge: str | None = None, baseline: Any = None,
+         baseline_field: str | None = None, baseline_judge: str | None = None, ties: Literal["half", "wrong"] = "half",
+         bootstrap: int = 1000, seed: int = 0, confidence: float = 0.95,
+         alpha_level: Literal["ordinal", "nominal", "interval"] = "ordinal", human: Any = None,
+         out: str | Path | None = None, card: str | Path | None = None) -> MetaEvaluation:
     """How well a judge agrees with the human labels (``judgelab meta``): correlations at the dataset, group
     and system levels, label agreement, pairwise accuracy, an IR leaderboard (``runs``: a folder of TREC runs),
     each with a group-bootstrap interval.
 
     ``judgments``: the judge's verdicts (a judgments file or run folder, a DataFrame, a list, ``jl.judge``'s
-    run); without them, ``data`` is another tool's output (``source``). ``preset``: how a paper reports
-    (aeollm, llmjudge, hpss, active-critic). ``levels``: ``"dataset,group,system"`` or a list. ``baseline``:
-    another judge's verdicts, for judge-minus-baseline differences (paired bootstrap). ``human``: a labels
-    file whose labels replace the items' human values. ``out``: also write a report folder."""
+    run); without them, ``data`` is another tool's output (``source``; ``partial``: read a run that did not
+    finish). ``preset``: how a paper reports (aeollm, llmjudge, hpss, active-critic). ``levels``:
+    ``"dataset,group,system"`` or a list. ``baseline``: another judge's verdicts, for judge-minus-baseline
+    differences (paired bootstrap). ``human``: a labels file whose labels replace the items' human values
+    (``.human_labels``: its annotators and how far they agree). ``out``: also write a report folder. ``card``:
+    also write the judge's card to this folder (``.card``, ``.card_path``; docs/cards.md)."""
     from judgelab.api.results import MetaEvaluation, wrap
+    from judgelab.errors import ConfigError, term
     from judgelab.limits import checked_arguments
     from judgelab.metrics import meta_evaluate
+    from judgelab.metrics.align import require_human_values
     from judgelab.metrics.bootstrap import check_resamples
 
     checked_arguments(bootstrap=("Resamples", bootstrap), seed=("Seed", seed), confidence=("Coverage", confidence))
-
     if bootstrap:  # 0: no intervals
-        check_resamples(bootstrap, confidence, "bootstrap")
+        check_resamples(bootstrap, confidence, term("bootstrap"))
+    for name, value, choices in (("ties", ties, ("half", "wrong")),
+                                 ("alpha_level", alpha_level, ("ordinal", "nominal", "interval"))):
+        if value not in choices:
+            raise ConfigError(f"{term(name)} {value!r}: choose {' or '.join([', '.join(choices[:-1]), choices[-1]])}")
     if out is not None:
         from judgelab.report import check_meta_folder
 
         check_meta_folder(out)  # before the statistics: a refused folder costs nothing
-    items, judged, source = _inputs(data, judgments, source, field)
-    if human is not None:
-        from judgelab.data.labels import labels_aspect, load_labels, with_human_labels
-
-        labels = load_labels(human)
-        aspect = labels_aspect(labels, aspect)
-        items = with_human_labels(items, labels, aspect)
     if isinstance(levels, str):
-        levels = [part.strip() for part in levels.split(",") if part.strip()]
+        levels = [part.strip() for part in levels.split(",") if part.strip()] or None
+    if (baseline_field or baseline_judge) and baseline is None:
+        raise ConfigError(f"{term('baseline_field')} and {term('baseline_judge')} describe the {term('baseline')} "
+                          f"file: give {term('baseline')} too")
+    items, judged, source = _inputs(data, judgments, source, field, partial)
+    labels_file = None
+    if human is not None:
+        from judgelab.metrics.annotators import relabelled_by_file
+
+        items, aspect, labels_file = relabelled_by_file(list(items), human, aspect, seed)
+    require_human_values(list(items), aspect, _named(data))  # named with the file, before any statistics
     other = None
     if baseline is not None:
         from judgelab.data.given import as_judgments
@@ -152,18 +164,27 @@ def meta(data: Any, judgments: Any = None, *, source: str | None = None, aspect:
     report = meta_evaluate(items, judged, aspect=aspect, preset=preset, judge=judge, levels=levels, runs=runs,
                            n_resamples=bootstrap, seed=seed, confidence=confidence, alpha_level=alpha_level,
                            baseline=other, baseline_judge=baseline_judge, ties=ties)
+    result = wrap(MetaEvaluation, report, human_labels=labels_file)
     if out is not None:
         from judgelab.report import write_meta_report
 
-        options = {"aspect": aspect, "preset": preset, "level": levels, "field": field, "from": source, "judge": judge,
-                   "baseline": _named(baseline), "baseline_field": baseline_field, "baseline_judge": baseline_judge,
-                   "ties": ties, "bootstrap": bootstrap, "seed": seed, "alpha_level": alpha_level}
-        write_meta_report(out, items, judged, report, data=_named(data), judgments_file=_named(judgments),
+        options = {"aspect": aspect, "human": _named(human), "preset": preset, "level": levels, "runs": _named(runs),
+                   "field": field, "from": source, "judge": judge, "baseline": _named(baseline),
+                   "baseline_field": baseline_field, "baseline_judge": baseline_judge, "ties": ties,
+                   "bootstrap": bootstrap, "seed": seed, "alpha_level": alpha_level}
+        write_meta_report(out, items, judged, result, data=_named(data), judgments_file=_named(judgments),
                           options=options)
-    return wrap(MetaEvaluation, report)
+    if card is not None:
+        from judgelab.report.card import build_card, write_card
+
+        built = build_card(items, judged, aspect=aspect, judge=judge, judgments_file=_named(judgments),
+                           meta=result.to_dict())
+        result = dataclasses.replace(result, card=built, card_path=write_card(card, built))
+    return result
 
 
-def evaluate(data: Any, judgments: Any = None, *, source: str | None = None, aspect: str | None = None,
+def evaluate(data: Any, judgments: Any = None, *, source: str | None = None, partial: bool = False,
+             aspect: str | None = None,
              judge: str | None = None, field: str | None = None, human: Any = None, human_ids: Any = None,
              runs: Any = None, measure: str = "nDCG@10", unjudged: Unjudged = "condense", calibration: Calibration = "auto",
              target: Target = "population", variance: Variance = "system", intervals: Intervals = "auto",
@@ -181,6 +202,8 @@ def evaluate(data: Any, judgments: Any = None, *, source: str | None = None, asp
         judgments: the judge's verdicts (a file or run folder, a list, ``jl.judge``'s run), or a list of several
             judges' for one estimate from all of them; None when ``data`` is another tool's output.
         source: the tool that wrote ``data`` (``inspect``, ``promptfoo``, ...; detected when None).
+        partial: read a tool's run that did not finish (an Inspect log without its header), saying so; without
+            it such a run is refused.
         aspect: the aspect scored (default: the only one).
         judge: which judge of a file holding several (a list: several in one estimate).
         field: the judgments' field holding the verdict (published layouts: ``"prediction"``).
@@ -217,6 +240,7 @@ def evaluate(data: Any, judgments: Any = None, *, source: str | None = None, asp
         DataError: bad input, naming the file, the line and the field.
     """
     from judgelab.api.results import Evaluation
+    from judgelab.errors import term
     from judgelab.evaluate import evaluate as run_evaluate
     from judgelab.evaluate.comparison_file import read_comparison_table
     from judgelab.limits import checked_arguments
@@ -225,14 +249,15 @@ def evaluate(data: Any, judgments: Any = None, *, source: str | None = None, asp
     checked_arguments(bootstrap=("Resamples", bootstrap), seed=("Seed", seed), confidence=("Coverage", confidence))
 
     if bootstrap:
-        check_resamples(bootstrap, confidence, "bootstrap")
+        check_resamples(bootstrap, confidence, term("bootstrap"))
     if out is not None:
         from judgelab.report.systems import check_systems_folder
 
         check_systems_folder(out)
     # comparisons between systems in a JSON-lines file: read in one pass, a few fields a row (comparison_file.py)
     table = read_comparison_table(data, judgments, judge=judge, field=field) if out is None and source is None else None
-    items, judged, source = (table, [], None) if table is not None else _inputs(data, judgments, source, field)
+    items, judged, source = (table, [], None) if table is not None else _inputs(data, judgments, source, field,
+                                                                                 partial)
     labels, aspect = _human(human, items if table is None else table.rows, aspect)
     ids, sample_file = _human_ids(human_ids)
     report = run_evaluate(items, judged, aspect=aspect, judge=judge, human=labels, human_ids=ids, sample=sample_file,
@@ -246,7 +271,7 @@ def evaluate(data: Any, judgments: Any = None, *, source: str | None = None, asp
 
         options = {"aspect": aspect, "judge": judge, "field": field, "from": source, "human": _named(human),
                    "human_ids": _named(human_ids), "runs": _named(runs), **report.options}
-        write_systems_report(out, items, judged, report, data=_named(data), judgments_file=_named(judgments),
+        write_systems_report(out, items, judged, report, data=_named(data), judgments_file=_named_files(judgments),
                              options=options)
     return Evaluation.of(report)
 
@@ -372,21 +397,21 @@ def sample(data: Any, budget: float, *, judgments: Any = None, aspect: str | Non
 
 
 # -- glue the verbs share ---------------------------------------------------------------------------------
-def _inputs(data: Any, judgments: Any, source: str | None, field: str | None):
+def _inputs(data: Any, judgments: Any, source: str | None, field: str | None, partial: bool = False):
     """Items and verdicts as the commands read them (judgelab.data.sources.read_inputs), and the tool whose
     output they were (as named, or detected); a reader's notes become warnings."""
     from judgelab.data.sources import read_inputs
 
-    inputs = read_inputs(data, judgments, source, field=field)
+    inputs = read_inputs(data, judgments, source, field=field, partial=partial)
     _warn(inputs.source, inputs.notes)
     return inputs.items, inputs.judgments, inputs.source
 
 
 def _warn(source: str | None, notes: Iterable[str]) -> None:
-    from judgelab.errors import DataWarning
+    from judgelab.errors import SourceNote
 
     for note in notes:
-        warnings.warn(f"{source}: {note}", DataWarning, stacklevel=4)
+        warnings.warn(SourceNote(source, note), stacklevel=4)
 
 
 def _human(human: Any, items, aspect: str | None) -> tuple[Mapping[str, Any] | None, str | None]:
@@ -438,5 +463,14 @@ def _named(value: Any) -> str | None:
     from judgelab.data.given import is_path
 
     return str(value) if is_path(value) else None
+
+
+def _named_files(value: Any) -> str | list[str] | None:
+    """:func:`_named`, and several judges' files as the list of their paths (evaluate's report names each)."""
+    from judgelab.data.given import is_path
+
+    if isinstance(value, (list, tuple)) and value and all(is_path(one) for one in value):
+        return [str(one) for one in value]
+    return _named(value)
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from judgelab.data.io import iter_jsonl, judgments_file, select_judge
 from judgelab.data.judgment import Judgment
-from judgelab.errors import ConfigError, DataError
+from judgelab.errors import ConfigError, DataError, term
 from judgelab.metrics.align import several_judges
 from judgelab.metrics.bias import TIE_ALIASES
 
@@ -84,7 +84,7 @@ def read_verdicts(path: Path | str, *, field: str | None = None, swapped_field: 
             raise several_judges(judges, judge, where=where)
     elif len(judges) > 1:
         raise ConfigError(f"{where} holds {len(judges)} judges ({', '.join(judges[:8])}"
-                          f"{' ...' if len(judges) > 8 else ''}): say which with --judge")
+                          f"{' ...' if len(judges) > 8 else ''}): say which with {term('judge')}")
     original: dict[str, str | None] = {}
     swapped: dict[str, str | None] = {}
     for line, record in rows:
@@ -191,7 +191,7 @@ def verdicts_of(judgments: list[Judgment], judge: str | None = None, where: str 
             raise several_judges(sorted({j.judge for j in judgments if j.judge is not None}), judge, where=where)
     elif len(names) > 1:
         raise ConfigError(f"{where or 'the file'} holds {len(names)} judges ({', '.join(names[:8])}"
-                          f"{' ...' if len(names) > 8 else ''}): say which with --judge")
+                          f"{' ...' if len(names) > 8 else ''}): say which with {term('judge')}")
     original: dict[str, str | None] = {}
     swapped: dict[str, str | None] = {}
     for one in judgments:

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from judgelab.audit.inputs import Pair, Verdicts
-from judgelab.errors import ConfigError, DataError
+from judgelab.errors import ConfigError, DataError, term
 from judgelab.metrics import bias
 from judgelab.metrics.compare import Comparison as Difference
 from judgelab.metrics.pairwise import pairwise_accuracy
@@ -150,14 +150,14 @@ def _self_preference_row(report, rows, first, human, family, cluster, options) -
     if family is None:
         return
     if any(c.system_a is None or c.system_b is None for c in rows):
-        raise ConfigError("--family needs system_a and system_b in every item")
+        raise ConfigError(f"{term('family')} needs system_a and system_b in every item")
     if all(h is None for h in human):
-        raise ConfigError("--family compares the judge with the humans: the items need human labels")
+        raise ConfigError(f"{term('family')} compares the judge with the humans: the items need human labels")
     try:
         result = bias.self_preference(first, human, [c.system_a for c in rows], [c.system_b for c in rows],
                                       family, cluster, **options)
     except ValueError as exc:
-        raise ConfigError(f"--family: {exc}") from None
+        raise ConfigError(f"{term('family')}: {exc}") from None
     report.add("self-preference", f"{family} win share, judge", result["judge_own_win_share"])
     report.add("self-preference", f"{family} win share, humans", result["human_own_win_share"])
     report.add("self-preference", f"{family} win share, judge - humans", result["difference"],
@@ -169,10 +169,10 @@ def _length_controlled_rows(report, rows, first, second, baseline, cluster, opti
         return
     systems = {s for c in rows for s in (c.system_a, c.system_b)}
     if baseline not in systems:
-        raise ConfigError(f"--baseline {baseline!r} is not a system in the data")
+        raise ConfigError(f"{term('baseline')} {baseline!r} is not a system in the data")
     lengths = _lengths(rows)
     if lengths is None:
-        raise ConfigError("--baseline's length-controlled win rate needs output_a and output_b texts")
+        raise ConfigError(f"{term('baseline')}'s length-controlled win rate needs output_a and output_b texts")
     verdicts = bias.both_order_verdict(first, second) if second is not None else first
     preference_a = bias.preference_for_a(verdicts)
     side_a = np.array([c.system_a == baseline for c in rows])

@@ -91,7 +91,7 @@ def agreement(
     if bootstrap:  # 0: no interval
         from judgelab.metrics.bootstrap import check_resamples
 
-        check_resamples(bootstrap, 0.95, "--bootstrap")
+        check_resamples(bootstrap, 0.95, "bootstrap")
     read = load_labels(labels)
     aspect = labels_aspect(read, aspect)
     if data is not None:

@@ -67,7 +67,7 @@ def audit(
 
     if not 0 < confidence < 1:
         raise ConfigError("--confidence must be between 0 and 1")
-    check_resamples(bootstrap, confidence, "--bootstrap")  # its intervals are percentile ones
+    check_resamples(bootstrap, confidence, "bootstrap")  # its intervals are percentile ones
     if source is not None and probe is not None:
         raise ConfigError("--probe judges judgelab comparison items (JSON lines); --from reads another tool's verdicts")
     if judgments is None and probe is None and source is None:

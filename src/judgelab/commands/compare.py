@@ -21,7 +21,6 @@ from judgelab.commands.evaluate import (
     HumanIds,
     JudgeNames,
     Seed,
-    _load,
     one_or_several,
 )
 from judgelab.errors import ConfigError
@@ -88,8 +87,8 @@ def compare(
                         "class), kappa=0.6.")] = "tpr=0.8,tnr=0.8",
 ) -> None:
     """Candidate - baseline with its interval; exit 1 when the candidate is significantly worse by more than --margin."""
+    from judgelab.api.verbs import compare as compare_systems
     from judgelab.commands._common import console
-    from judgelab.evaluate.two_systems import compare_systems
     from judgelab.files import writable_file
 
     judgments, judge = one_or_several(judgments_given), one_or_several(judge_given)
@@ -102,11 +101,10 @@ def compare(
 
         gate = certified(require_card, floor, judge=judge if isinstance(judge, str) else None,
                          judgments_file=judgments if isinstance(judgments, Path) else None)
-    items, judged, labels, ids, sample_file, aspect = _load(data, judgments, human, human_ids, aspect, field)
-    result = compare_systems(items, judged, baseline=baseline, candidate=candidate, margin=margin, alpha=alpha,
+    result = compare_systems(data, judgments, baseline=baseline, candidate=candidate, margin=margin, alpha=alpha,
                              higher_is_better=higher_is_better, estimator=estimator, pairing=pairing, aspect=aspect,
-                             judge=judge, human=labels, human_ids=ids, sample=sample_file, calibration=calibration, target=target,
-                             n_resamples=bootstrap, seed=seed, sequential=sequential)
+                             judge=judge, field=field, human=human, human_ids=human_ids, calibration=calibration,
+                             target=target, bootstrap=bootstrap, seed=seed, sequential=sequential)
     planned = result.plan(plan) if plan is not None else None
     _publish(result, junit, markdown)
     if as_json:

@@ -60,20 +60,13 @@ Partial = Annotated[bool, typer.Option("--partial", help=PARTIAL_HELP)]
 
 
 def _load(data: Path, judgments: Path | None, human: Path | None, human_ids: str | None, aspect: str | None,
-          field: str | None = None, source: str | None = None, needs_judgments: bool = False, partial: bool = False,
-          compact: bool = False, judge: str | list[str] | None = None):
+          field: str | None = None, source: str | None = None, partial: bool = False):
     """Items, judgments, human labels (with --human), the ids whose labels count, the sample file, and the
-    aspect: --aspect, else the one aspect the labels file names (several: an error asking for --aspect).
-    ``compact``: comparisons between systems in a JSON-lines file may be read in one pass, with ``judge``'s
-    verdicts (items: a ``ComparisonTable``, judgments: none; evaluate/comparison_file.py)."""
+    aspect: --aspect, else the one aspect the labels file names (several: an error asking for --aspect)."""
     from judgelab.commands._common import read_inputs
     from judgelab.evaluate import ALL, read_sample
-    from judgelab.evaluate.comparison_file import read_comparison_table
 
-    table = read_comparison_table(data, judgments, judge=judge, field=field) if compact and source is None else None
-    if table is not None:
-        items, judged = table, []
-    elif judgments is None and source is None and not needs_judgments:
+    if judgments is None and source is None:
         from judgelab.data.io import load_items
 
         items, judged = load_items(data), []
@@ -90,7 +83,7 @@ def _load(data: Path, judgments: Path | None, human: Path | None, human_ids: str
     if human is not None:
         from judgelab.data.labels import values_for_items
 
-        labels, aspect = values_for_items(human, items if table is None else table.rows, aspect)
+        labels, aspect = values_for_items(human, items, aspect)
     return items, judged, labels, ids, sample_file, aspect
 
 
@@ -161,9 +154,8 @@ def evaluate(
 
     Items are pointwise (with system_id), relevance (with --runs), or comparisons between systems
     (system_a, system_b, verdicts a/b/tie; docs/pairwise.md)."""
+    from judgelab.api.verbs import evaluate as evaluate_systems
     from judgelab.commands._common import console
-    from judgelab.evaluate import evaluate as run_evaluate
-    from judgelab.metrics.bootstrap import check_resamples
 
     judgments, judge = one_or_several(judgments_given), one_or_several(judge_given)
     if monitor and (isinstance(judgments, list) or isinstance(judge, list)):
@@ -179,33 +171,14 @@ def evaluate(
                               "leave them out, or run evaluate without --monitor")
         return _monitor(data, judgments, aspect, judge, field, time_field, reference_until, parse_scale(scale),
                         confidence, as_json, out, console)
-    if bootstrap:  # 0: no judge-only intervals
-        check_resamples(bootstrap, confidence, "--bootstrap")
-    if out is not None:
-        from judgelab.report.systems import check_systems_folder
-
-        check_systems_folder(out)
-    if source is None and judgments is None:  # run.json records the tool detected
-        from judgelab.data.sources import detect_source
-
-        source = detect_source(data)
-    items, judged, labels, ids, sample_file, aspect = _load(data, judgments, human, human_ids, aspect, field, source,
-                                                            needs_judgments=True, partial=partial,
-                                                            compact=out is None, judge=judge)
-    report = run_evaluate(items, judged, aspect=aspect, judge=judge, human=labels, human_ids=ids, sample=sample_file,
-                          runs=runs, measure=measure, unjudged=unjudged, calibration=calibration, target=target,
-                          variance=variance, n_resamples=bootstrap, seed=seed, confidence=confidence,
-                          skewness_correction=skewness_correction, estimand=estimand, baseline=baseline,
-                          rank_method=rank_method, bt_intervals=bt_intervals, intervals=intervals,
-                          scale=parse_scale(scale), until_decided=until_decided)
-    written = None
-    if out is not None:
-        from judgelab.report.systems import write_systems_report
-
-        options = {"aspect": aspect, "judge": judge, "field": field, "from": source, "human": human, "human_ids": human_ids,
-                   "runs": runs,
-                   **report.options}
-        written = write_systems_report(out, items, judged, report, data=data, judgments_file=judgments, options=options)
+    report = evaluate_systems(data, judgments, source=source, partial=partial, aspect=aspect, judge=judge, field=field,
+                              human=human, human_ids=human_ids, runs=runs, measure=measure, unjudged=unjudged,
+                              calibration=calibration, target=target, variance=variance, intervals=intervals,
+                              scale=parse_scale(scale), until_decided=until_decided,
+                              skewness_correction=skewness_correction, bootstrap=bootstrap, seed=seed,
+                              confidence=confidence, estimand=estimand, baseline=baseline, rank_method=rank_method,
+                              bt_intervals=bt_intervals, out=out)
+    written = None if out is None else Path(out) / "report.html"
     if as_json:
         typer.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
     else:

@@ -13,7 +13,6 @@ from rich.table import Table
 
 from judgelab.commands._common import FROM_HELP, HUMAN_HELP, PARTIAL_HELP
 from judgelab.commands._numbers import checked
-from judgelab.errors import ConfigError
 from judgelab.printable import printable
 
 PRESET_HELP = "How a seed reports: aeollm, llmjudge, hpss, active-critic (default: everything that applies)."
@@ -65,54 +64,17 @@ def meta(
                        "bounds, kappa and base rate, identity; what compare --require-card reads (docs/cards.md).")] = None,
 ) -> None:
     """Meta-evaluate a judge: correlations, label agreement, pairwise agreement, IR leaderboard."""
-    from judgelab.commands._common import console, read_inputs
-    from judgelab.data.io import load_judgments
-    from judgelab.metrics import meta_evaluate
-    from judgelab.metrics.align import require_human_values
-    from judgelab.metrics.bootstrap import check_resamples
-    from judgelab.report import check_meta_folder, write_meta_report
+    from judgelab.api.verbs import meta as meta_evaluate
+    from judgelab.commands._common import console
 
-    if bootstrap:  # 0: no intervals
-        check_resamples(bootstrap, 0.95, "--bootstrap")
-    if ties not in ("half", "wrong"):
-        raise ConfigError(f"--ties {ties!r}: choose half or wrong")
-    if alpha_level not in ("ordinal", "nominal", "interval"):
-        raise ConfigError(f"--alpha-level {alpha_level!r}: choose ordinal, nominal or interval")
-    if out is not None:
-        check_meta_folder(out)  # before the statistics: a refused folder costs nothing
-    levels = [part.strip() for part in level.split(",") if part.strip()] if level else None
-    if (baseline_field or baseline_judge) and baseline is None:
-        raise ConfigError("--baseline-field and --baseline-judge describe the --baseline file: give --baseline too")
-    if source is None and judgments is None:  # run.json records the tool detected
-        from judgelab.data.sources import detect_source
-
-        source = detect_source(data)
-    items, judged = read_inputs(data, judgments, source, field=field, partial=partial)
-    human_section = None
-    if human is not None:
-        items, aspect, human_section = _with_human(list(items), human, aspect, seed)
-    require_human_values(list(items), aspect, data)  # named with the file, before any statistics
-    report = meta_evaluate(items, judged, aspect=aspect, preset=preset, judge=judge,
-                           levels=levels, runs=runs, n_resamples=bootstrap, seed=seed, alpha_level=alpha_level,
-                           baseline=load_judgments(baseline, field=baseline_field) if baseline else None,
-                           baseline_judge=baseline_judge, ties=ties)
+    report = meta_evaluate(data, judgments, source=source, partial=partial, aspect=aspect, preset=preset, levels=level,
+                           runs=runs, field=field, judge=judge, baseline=baseline, baseline_field=baseline_field,
+                           baseline_judge=baseline_judge, ties=ties, bootstrap=bootstrap, seed=seed,
+                           alpha_level=alpha_level, human=human, out=out, card=card)
     result = report.to_dict()
-    if human_section is not None:
-        result["human_labels"] = human_section
-    written = None
-    if out is not None:
-        options = {"aspect": aspect, "human": human, "preset": preset, "level": levels, "runs": runs, "field": field,
-                   "from": source,
-                   "judge": judge, "baseline": baseline, "baseline_field": baseline_field,
-                   "baseline_judge": baseline_judge, "ties": ties, "bootstrap": bootstrap, "seed": seed,
-                   "alpha_level": alpha_level}
-        written = write_meta_report(out, items, judged, result, data=data, judgments_file=judgments, options=options)
-    if card is not None:
-        from judgelab.report.card import build_card, write_card
-
-        written_card = write_card(card, build_card(items, judged, aspect=aspect, judge=judge, judgments_file=judgments,
-                                                   meta=result))
-        typer.echo(f"card: {printable(written_card)}", err=as_json)
+    written = None if out is None else Path(out) / "report.html"
+    if report.card_path is not None:
+        typer.echo(f"card: {printable(report.card_path)}", err=as_json)
     if as_json:
         typer.echo(json.dumps(result, indent=2, ensure_ascii=False))
     else:
@@ -120,23 +82,6 @@ def meta(
             console.print(renderable, soft_wrap=isinstance(renderable, str))
     if written is not None:  # stderr under --json: stdout stays one JSON object
         typer.echo(f"report: {printable(written)}", err=as_json)
-
-
-def _with_human(items: list, human: Path, aspect: str | None, seed: int) -> tuple[list, str | None, dict[str, Any]]:
-    """The items relabelled from the human file, the aspect, and what the file holds: its annotators
-    and, with two or more, how far they agree (the ceiling for the judge)."""
-    from judgelab.commands._common import human_labelled
-    from judgelab.data.labels import label_matrix, load_labels
-    from judgelab.metrics.annotators import annotator_agreement
-
-    items, aspect = human_labelled(items, human, aspect, labelled_only=False)
-    annotators, item_ids, matrix = label_matrix(load_labels(human), aspect)  # type: ignore[arg-type]
-    section: dict[str, Any] = {"file": str(human), "annotators": len(annotators), "labelled_items": len(item_ids)}
-    if len(annotators) >= 2:
-        pairwise = any(item.kind == "pairwise" for item in items)
-        agreement = annotator_agreement(matrix, annotators, level="nominal" if pairwise else "ordinal", seed=seed)
-        section["inter_annotator"] = {"n_overlap": agreement.n_overlap, "alpha": agreement.alpha.to_dict()}
-    return items, aspect, section
 
 
 # -- human-readable output -----------------------------------------------------------------------

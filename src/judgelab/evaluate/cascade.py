@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from judgelab.errors import ConfigError
+from judgelab.errors import ConfigError, term
 
 CONFIDENCES = ("agreement", "field")
 
@@ -143,16 +143,17 @@ def _check(stages: Sequence[Stage], agreement: float, delta: float, labelled: np
     if not stages:
         raise ConfigError("a cascade needs at least one judge")
     if not (isinstance(agreement, (int, float)) and 0.5 < agreement < 1):
-        raise ConfigError(f"--agreement {agreement!r}: the agreement with people to guarantee, between 0.5 and 1 "
-                          "(e.g. 0.85)")
+        raise ConfigError(f"{term('agreement')} {agreement!r}: the agreement with people to guarantee, between 0.5 "
+                          "and 1 (e.g. 0.85)")
     if not (isinstance(delta, (int, float)) and 0 < delta < 1):
-        raise ConfigError(f"--delta {delta!r}: the chance the guarantee fails, between 0 and 1 (e.g. 0.1)")
+        raise ConfigError(f"{term('delta')} {delta!r}: the chance the guarantee fails, between 0 and 1 (e.g. 0.1)")
     n = len(labelled)
     for stage in stages:
         if len(stage.verdicts) != n or len(stage.confidence) != n:
             raise ConfigError(f"stage {stage.name!r} has {len(stage.verdicts)} verdicts for {n} items")
     if not np.any(labelled):
-        raise ConfigError("a cascade is calibrated on human labels: give some (--human or --human-ids)")
+        raise ConfigError(f"a cascade is calibrated on human labels: give some ({term('human')} or "
+                          f"{term('human_ids')})")
     if len(human) != n:
         raise ConfigError(f"{len(human)} human verdicts for {n} items")
 

@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 from scipy import special, stats
 
-from judgelab.errors import ConfigError
+from judgelab.errors import ConfigError, term
 from judgelab.evaluate.calibrate import cross_fit
 from judgelab.evaluate.design import Design
 from judgelab.evaluate.intervals import BETTING_KINDS, INTERVALS, Sample, per_system
@@ -263,7 +263,7 @@ def _check_intervals(intervals: str, problem: Problem) -> None:
         raise ConfigError(f"intervals {intervals!r}: choose {', '.join(INTERVALS)}")
     if intervals in BETTING_KINDS and problem.scale is None:
         raise ConfigError(f"{'confidence sequences' if intervals == 'sequence' else 'betting intervals'} need the "
-                          "labels' scale: give the items a scale ([low, high]) or --scale")
+                          f"labels' scale: give the items a scale ([low, high]) or {term('scale')}")
 
 
 def _per_system(estimates: SystemEstimates, problem: Problem, design: Design, labelled: np.ndarray,

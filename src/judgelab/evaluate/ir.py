@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import ir_measures
 import numpy as np
 
-from judgelab.errors import ConfigError
+from judgelab.errors import ConfigError, term
 
 UNJUDGED = ("condense", "nonrelevant")
 
@@ -38,7 +38,8 @@ def measure_of(measure: str):
     try:
         return ir_measures.parse_measure(measure)
     except (ValueError, NameError, TypeError) as exc:
-        raise ConfigError(f"--measure {measure!r} is not an ir_measures measure (e.g. nDCG@10, P@5, AP): {exc}") from None
+        raise ConfigError(f"{term('measure')} {measure!r} is not an ir_measures measure (e.g. nDCG@10, P@5, AP): "
+                          f"{exc}") from None
 
 
 def score_runs(runs: Mapping[str, list], qrels: Sequence, queries: Sequence[str], *, measure: str = "nDCG@10",
@@ -47,7 +48,7 @@ def score_runs(runs: Mapping[str, list], qrels: Sequence, queries: Sequence[str]
     nothing for a query); the share of unjudged documents in each run's top k (k: the measure's
     cutoff, else 10)."""
     if unjudged not in UNJUDGED:
-        raise ConfigError(f"--unjudged {unjudged!r}: choose {', '.join(UNJUDGED)}")
+        raise ConfigError(f"{term('unjudged')} {unjudged!r}: choose {', '.join(UNJUDGED)}")
     parsed = measure_of(measure)
     queries = tuple(map(str, queries))
     judged: dict[str, set[str]] = {}

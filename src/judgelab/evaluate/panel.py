@@ -80,7 +80,7 @@ def _name_of(where: str, judgments: list[Judgment]) -> str:
     """The judge's own name (the ``judge`` its verdicts carry), else where they came from."""
     judges = sorted({j.judge for j in judgments if j.judge is not None})
     if len(judges) > 1:
-        raise several_judges(judges, None, "--judge", where=where)
+        raise several_judges(judges, None, "judge", where=where)
     return judges[0] if judges else where
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from judgelab.errors import ConfigError
+from judgelab.errors import ConfigError, term
 from judgelab.evaluate.board import SystemsReport
 from judgelab.evaluate.choose import MIN_LABELS_PER_SYSTEM
 from judgelab.evaluate.estimators import MIN_LABELLED_QUERIES
@@ -46,12 +46,15 @@ class Plan:
 def plan_labels(report: SystemsReport, width: float) -> Plan:
     """Labels per system for a ``width``-wide interval (full width) with each label-based estimator."""
     if not width > 0:
-        raise ConfigError(f"--plan {width}: give the interval width you want (e.g. 0.3 on a 1-5 scale)")
+        raise ConfigError(f"{term('width', '--plan')} {width}: give the interval width you want (e.g. 0.3 on a 1-5 "
+                          "scale)")
     if "corrected" not in report.estimates:
         raise ConfigError("a plan needs some human labels to measure how well the judge predicts them: "
-                          "label a small random pilot first (judgelab sample --budget 20), then plan with --human")
+                          "label a small random pilot first (judgelab sample --budget 20), then plan with "
+                          f"{term('human')}")
     if report.kind == "comparisons":
-        raise ConfigError("--plan is for pointwise items and runs; for comparisons between systems, read the "
+        raise ConfigError(f"{term('plan_labels()', '--plan')} is for pointwise items and runs; for comparisons "
+                          "between systems, read the "
                           "corrected intervals' widths against the labels so far (judgelab evaluate)")
     # the interval a system gets with the labels planned: the guarded t branch (evaluate/intervals.py),
     # from T_MIN_LABELS on; --intervals t plans for the plain interval

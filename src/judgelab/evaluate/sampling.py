@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from judgelab.data.labels import PREFERENCES
-from judgelab.errors import ConfigError
+from judgelab.errors import ConfigError, term
 from judgelab.evaluate.design import Design
 from judgelab.evaluate.problem import Problem
 from judgelab.evaluate.sample_file import MIN_PROBABILITY, SampleFile
@@ -43,10 +43,10 @@ DEFAULT_MIX = 0.5  # share of each probability that is uniform in an active desi
 def budget_size(budget: float, n_units: int, units: str = "units") -> int:
     """A budget given as a count (>= 1) or as a fraction of the units (< 1)."""
     if budget <= 0:
-        raise ConfigError(f"--budget {budget}: give a number of units (e.g. 50) or a fraction (e.g. 0.1)")
+        raise ConfigError(f"{term('budget')} {budget}: give a number of units (e.g. 50) or a fraction (e.g. 0.1)")
     size = math.ceil(budget * n_units) if budget < 1 else int(round(budget))
     if size > n_units:
-        raise ConfigError(f"--budget {size} is more than the {n_units} {units} there are")
+        raise ConfigError(f"{term('budget')} {size} is more than the {n_units} {units} there are")
     return size
 
 
@@ -124,8 +124,8 @@ def draw(problem: Units | Problem, budget: float, *, uncertainty: np.ndarray | N
     smallest = probability[eligible].min(initial=1.0)
     if smallest < MIN_PROBABILITY:  # evaluate would refuse the file: weights past a million swamp every label
         raise ConfigError(f"this draw gives some {problem.kind} an inclusion probability of {smallest:.3g}, below "
-                          f"{MIN_PROBABILITY:g} (one label would stand for more than a million units): raise --mix, "
-                          "the uniform share of each probability, or --budget")
+                          f"{MIN_PROBABILITY:g} (one label would stand for more than a million units): raise "
+                          f"{term('mix')}, the uniform share of each probability, or {term('budget')}")
     method = "stratified" if uncertainty is None else "active"
     return Drawn(Design(labelled, probability, method), sizes)
 
@@ -136,7 +136,7 @@ def inclusion_probabilities(uncertainty: np.ndarray, n: int, mix: float = DEFAUL
     if not np.all(np.isfinite(u)) or np.any(u < 0):
         raise ConfigError("uncertainties must be finite and non-negative")
     if not 0 < mix <= 1:
-        raise ConfigError(f"--mix {mix}: the uniform share must be in (0, 1]")
+        raise ConfigError(f"{term('mix')} {mix}: the uniform share must be in (0, 1]")
     size = len(u)
     weight = mix / size + (1 - mix) * (u / u.sum() if u.sum() > 0 else np.full(size, 1 / size))
     pi = np.zeros(size)
@@ -180,9 +180,9 @@ def judge_uncertainty(judgments, unit_of_item: dict[str, str], units: tuple[str,
     if not recorded:
         judges = {name for by_judge in scores.values() for name in by_judge}
         if len(judges) < 2:
-            raise ConfigError("--active needs the judge's uncertainty: judge with --score logprob or --samples N "
-                              "(both record extra.score_sd), or give a judgments file with several judges "
-                              "(their disagreement is the uncertainty)")
+            raise ConfigError(f"{term('active')} needs the judge's uncertainty: judge with {term('score')} logprob or "
+                              f"{term('samples')} N (both record extra.score_sd), or give a judgments file with "
+                              "several judges (their disagreement is the uncertainty)")
         for item_id, by_judge in scores.items():
             if len(by_judge) > 1:
                 recorded.setdefault(unit_of_item[item_id], []).append(float(np.std(list(by_judge.values()))))
@@ -229,9 +229,9 @@ def comparison_uncertainty(judgments, ids: tuple[str, ...]) -> np.ndarray:
     doubt = np.full(len(ids), np.nan)
     doubt[known] = 1 - np.abs(2 * sums[known] / counts[known] - 1)
     if np.ptp(doubt[known]) == 0:
-        raise ConfigError("--active needs the judge to be unsure of some comparisons more than others: judge them "
-                          "in both orders (a pairwise judge with swap: true) or give a judgments file with several "
-                          "judges; these verdicts are all equally sure")
+        raise ConfigError(f"{term('active')} needs the judge to be unsure of some comparisons more than others: judge "
+                          "them in both orders (a pairwise judge with swap: true) or give a judgments file with "
+                          "several judges; these verdicts are all equally sure")
     return np.where(known, doubt, np.median(doubt[known]))
 
 
@@ -252,7 +252,7 @@ def draw_sample(items, budget: float, judgments=None, *, aspect: str | None = No
     sample as the file ``judgelab sample`` writes, the draw (sizes per stratum) and the units."""
     items = list(items)
     if active and judgments is None:
-        raise ConfigError("--active needs the judge's verdicts (--judgments)")
+        raise ConfigError(f"{term('active')} needs the judge's verdicts ({term('judgments')})")
     kind = items[0].kind if items else None
     if kind == "pairwise":
         units = comparison_problem(items)

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from judgelab.errors import ConfigError
+from judgelab.errors import ConfigError, term
 
 QUESTIONS = ("best",)
 
@@ -123,7 +123,8 @@ def parse_question(text: str, confidence: float = 0.95) -> Question:
                 margin = -1.0
             if 0 <= margin < 0.5:
                 return Question("worse", parts[0], parts[1], margin, confidence)
-    raise ConfigError(f"--until-decided {text!r}: give 'best' (items with system_id) or 'worse:BASELINE,CANDIDATE' "
+    raise ConfigError(f"{term('until_decided')} {text!r}: give 'best' (items with system_id) or "
+                      "'worse:BASELINE,CANDIDATE' "
                       "with an optional margin on the win rate ('worse:v1,v2,0.05'; comparisons between systems)")
 
 
@@ -133,14 +134,14 @@ def check_question(question: Question, items) -> None:
     if question.kind == "best":
         systems = {item.system_id for item in items}
         if items[0].kind != "pointwise" or None in systems or len(systems) < 2:
-            raise ConfigError("--until-decided best ranks systems: it needs pointwise items with a system_id, "
+            raise ConfigError(f"{term('until_decided')} best ranks systems: it needs pointwise items with a system_id, "
                               "of two systems or more")
         return
     pairs = [item for item in items if item.kind == "pairwise"
              and {item.system_a, item.system_b} == {question.baseline, question.candidate}]
     if not pairs:
-        raise ConfigError(f"--until-decided worse:{question.baseline},{question.candidate}: no comparison between "
-                          "those two systems (system_a, system_b) in the items")
+        raise ConfigError(f"{term('until_decided')} worse:{question.baseline},{question.candidate}: no comparison "
+                          "between those two systems (system_a, system_b) in the items")
 
 
 def decide_labels(question: Question, items, labels, scale: tuple[float, float] | None) -> Decision:

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from judgelab.errors import ConfigError
+from judgelab.errors import ConfigError, term
 from judgelab.evaluate.design import Design
 from judgelab.evaluate.estimators import corrected, human_only
 from judgelab.evaluate.intervals import T_GUARD, T_MIN_LABELS, rule
@@ -263,18 +263,20 @@ def _next_money(best: SpendOption, names: tuple[str, ...], judge_costs: dict[str
 def _check_costs(names: tuple[str, ...], judge_costs: dict[str, float], label_cost: float, budget: float) -> None:
     unknown = sorted(set(judge_costs) - set(names))
     if unknown:
-        raise ConfigError(f"--judge-cost for {', '.join(unknown)}: no such judge here (judges: {', '.join(names)})")
+        raise ConfigError(f"{term('judge_costs')} for {', '.join(unknown)}: no such judge here (judges: "
+                          f"{', '.join(names)})")
     missing = [n for n in names if n not in judge_costs]
     if missing:
-        raise ConfigError(f"no cost for judge {', '.join(missing)}: give --judge-cost NAME=PRICE for every judge "
-                          "(0 for one already run)")
-    for name, cost in (*judge_costs.items(), ("--label-cost", label_cost), ("--spend", budget)):
+        raise ConfigError(f"no cost for judge {', '.join(missing)}: give {term('judge_costs')} NAME=PRICE for every "
+                          "judge (0 for one already run)")
+    for name, cost in (*judge_costs.items(), (term("label_cost"), label_cost), (term("budget", "--spend"), budget)):
         if not (isinstance(cost, (int, float)) and math.isfinite(cost) and cost >= 0):
             raise ConfigError(f"{name}: a cost is a number, 0 or more (got {cost!r})")
     if not budget > 0:
-        raise ConfigError(f"--spend {budget:g}: give the money to spend, above 0")
+        raise ConfigError(f"{term('budget', '--spend')} {budget:g}: give the money to spend, above 0")
     if not label_cost > 0:
-        raise ConfigError("--label-cost: the cost of one human label, above 0 (the plan trades labels for judges)")
+        raise ConfigError(f"{term('label_cost')}: the cost of one human label, above 0 (the plan trades labels for "
+                          "judges)")
 
 
 def _name(judges: tuple[str, ...]) -> str:
@@ -295,7 +297,8 @@ def plan_spend_for(items, judgments, *, budget: float, judge_costs: dict[str, fl
         raise ConfigError(f"a spend plan is for pointwise items with system_id; these are {kind} items")
     built = _item_problem(items, judgments, aspect, judge, human, human_ids, scale)
     if built.labelled is None or not built.labelled.any():
-        raise ConfigError("a spend plan reads a pilot: give the labels so far (--human or --human-ids; a small "
+        raise ConfigError(f"a spend plan reads a pilot: give the labels so far ({term('human')} or "
+                          f"{term('human_ids')}; a small "
                           "random sample, judgelab sample --budget 0.1)")
     problem = built.problem
     if problem.judges is None:
@@ -320,8 +323,8 @@ def resolve_costs(names: tuple[str, ...], given: dict[str, float]) -> dict[str, 
         found = [n for n in names if n == key] or [n for n in names if n.startswith(key)]
         if len(found) != 1:
             what = "matches no judge" if not found else f"matches {len(found)} judges ({', '.join(found)})"
-            raise ConfigError(f"--judge-cost {key}={cost:g}: {what}; judges: {', '.join(names)}")
+            raise ConfigError(f"{term('judge_costs')} {key}={cost:g}: {what}; judges: {', '.join(names)}")
         if found[0] in out:
-            raise ConfigError(f"--judge-cost: two costs for judge {found[0]!r}")
+            raise ConfigError(f"{term('judge_costs')}: two costs for judge {found[0]!r}")
         out[found[0]] = cost
     return out

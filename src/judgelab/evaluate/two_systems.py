@@ -41,7 +41,7 @@ from scipy import stats
 
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
-from judgelab.errors import ConfigError
+from judgelab.errors import ConfigError, term
 from judgelab.evaluate import comparison_items, preferences
 from judgelab.evaluate.compare import pairwise
 from judgelab.evaluate.design import stratified_design
@@ -98,15 +98,17 @@ class Comparison:
         the design-based standard error of the labels so far, scaled by sqrt(labels now / labels then),
         with the t branch's guarded quantile (docs/compare.md); at least T_MIN_LABELS."""
         if not regression > self.margin:
-            raise ConfigError(f"--plan {regression:g}: a regression to catch must exceed the margin ({self.margin:g})")
+            raise ConfigError(f"{term('regression', '--plan')} {regression:g}: a regression to catch must exceed the "
+                              f"margin ({self.margin:g})")
         if self.estimator == "judge" or not self.n_labelled or self.se is None:
-            raise ConfigError("--plan scales the labels so far: label a small random pilot first (judgelab sample "
-                              "--budget 20) and give it with --human or --human-ids")
+            raise ConfigError(f"{term('plan()', '--plan')} scales the labels so far: label a small random pilot first "
+                              f"(judgelab sample --budget 20) and give it with {term('human')} or {term('human_ids')}")
         quantile = stats.norm.isf(T_GUARD * self.alpha / 2) + stats.norm.ppf(power)
         with np.errstate(over="ignore"):  # a regression far under the labels' spread: said below
             needed = self.n_labelled * (self.se * quantile / (regression - self.margin)) ** 2
         if not math.isfinite(needed):
-            raise ConfigError(f"--plan {regression:g}: a regression this small (against the labels' spread) would take "
+            raise ConfigError(f"{term('regression', '--plan')} {regression:g}: a regression this small (against the "
+                              "labels' spread) would take "
                               "more labels than can be counted; give a larger one")
         total = max(math.ceil(needed), T_MIN_LABELS)
         unit = {"head-to-head": "labelled comparisons between the two", "via others": "labelled comparisons",
@@ -261,7 +263,7 @@ def compare_systems(items: Iterable[Item], judgments: Iterable[Judgment], *, bas
     chosen, estimator_reason = _estimator(estimator, has_labels, built.label_source, sequential)
     _check_sequential(sequential, chosen)
     if chosen == "judge":  # its interval is a percentile one
-        check_resamples(n_resamples, 1 - alpha, "--bootstrap, n_resamples")
+        check_resamples(n_resamples, 1 - alpha, f"{term('bootstrap')}, n_resamples")
     paired, pairing_reason = _pairing(kept, baseline, candidate, pairing, built.labelled if has_labels else None,
                                       chosen, sample)
     common = {"n_resamples": n_resamples, "seed": seed, "confidence": 1 - alpha,
@@ -310,8 +312,8 @@ SEQUENCE = "confidence-sequence"  # Comparison.interval under --sequential
 
 def _check_sequential(sequential: bool, estimator: str) -> None:
     if sequential and estimator == "judge":
-        raise ConfigError("--sequential reads human labels in the order they were given: give --human or "
-                          "--human-ids (the judge-only interval has no labels to stop on)")
+        raise ConfigError(f"{term('sequential')} reads human labels in the order they were given: give "
+                          f"{term('human')} or {term('human_ids')} (the judge-only interval has no labels to stop on)")
 
 
 # -- comparisons between systems (system_a/system_b, verdicts a/b/tie) ---------------------------------
@@ -342,7 +344,7 @@ def _compare_comparisons(items: list[Item], judgments: Iterable[Judgment], *, ba
     met = (f"{candidate} and {baseline} meet in {int(meet.sum())} comparison(s)"
            + ("" if chosen == "judge" else f", {int(rows.sum())} labelled"))
     if pairing == "paired" and not enough:
-        raise ConfigError(f"--pairing paired (head-to-head): {met}; an interval needs {preferences.MIN_LABELS}")
+        raise ConfigError(f"{term('pairing')} paired (head-to-head): {met}; an interval needs {preferences.MIN_LABELS}")
     confidence = 1 - alpha
     interval = interval_why = None
     informative, informative_why = _head_to_head_informative(data, b, c, rows, chosen)
@@ -404,13 +406,14 @@ def _check_pairwise_options(items: list[Item], higher_is_better: bool, sample: S
         raise ConfigError("pairwise items without system_a/system_b compare two outputs, not systems; name the "
                           "systems compared (system_a, system_b) to compare them")
     if not higher_is_better:
-        raise ConfigError("--lower-is-better is for scores: on comparisons the difference is a win rate, and higher "
+        raise ConfigError(f"{term('higher_is_better=False', '--lower-is-better')} is for scores: on comparisons the "
+                          "difference is a win rate, and higher "
                           "is better")
     if sample is not None and sample.method not in (None, "stratified", "uniform"):
         raise ConfigError(f"the sample was drawn {sample.method}; pairwise estimates need a uniform random sample "
                           "of the comparisons")
     if target not in preferences.TARGETS:
-        raise ConfigError(f"--target {target!r}: choose {', '.join(preferences.TARGETS)}")
+        raise ConfigError(f"{term('target')} {target!r}: choose {', '.join(preferences.TARGETS)}")
 
 
 def _head_to_head(head, baseline: str, candidate: str, estimator: str, target: str, confidence: float,
@@ -507,16 +510,17 @@ def _require_systems(systems: list[str], baseline: str, candidate: str) -> None:
 
 def _check_options(baseline: str, candidate: str, margin: float, alpha: float, estimator: str, pairing: str) -> None:
     if baseline == candidate:
-        raise ConfigError(f"--baseline and --candidate are both {baseline!r}: compare two different systems")
+        raise ConfigError(f"{term('baseline')} and {term('candidate')} are both {baseline!r}: compare two different "
+                          "systems")
     if not (math.isfinite(margin) and margin >= 0):
-        raise ConfigError(f"--margin {margin}: give 0 or more (how much worse the candidate may be, on the score's "
-                          "scale)")
+        raise ConfigError(f"{term('margin')} {margin}: give 0 or more (how much worse the candidate may be, on the "
+                          "score's scale)")
     if not 0 < alpha < 1:
-        raise ConfigError(f"--alpha {alpha}: give a level between 0 and 1, e.g. 0.05")
+        raise ConfigError(f"{term('alpha')} {alpha}: give a level between 0 and 1, e.g. 0.05")
     if estimator not in ESTIMATORS:
-        raise ConfigError(f"--estimator {estimator!r}: choose {', '.join(ESTIMATORS)}")
+        raise ConfigError(f"{term('estimator')} {estimator!r}: choose {', '.join(ESTIMATORS)}")
     if pairing not in PAIRINGS:
-        raise ConfigError(f"--pairing {pairing!r}: choose {', '.join(PAIRINGS)}")
+        raise ConfigError(f"{term('pairing')} {pairing!r}: choose {', '.join(PAIRINGS)}")
 
 
 def _two_systems(items: list[Item], baseline: str, candidate: str, human, human_ids, sample):
@@ -552,7 +556,8 @@ def _estimator(requested: str, has_labels: bool, source: str | None, sequential:
                                  "them (prediction-powered, unbiased for the human difference)")
         return "judge", "no human labels: the judge's verdicts alone"
     if requested != "judge" and not has_labels:
-        raise ConfigError(f"--estimator {requested} needs human labels: give --human or --human-ids")
+        raise ConfigError(f"{term('estimator')} {requested} needs human labels: give {term('human')} or "
+                          f"{term('human_ids')}")
     return requested, f"chosen with --estimator {requested}"
 
 
@@ -588,7 +593,7 @@ def _pairing(items: list[Item], baseline: str, candidate: str, requested: str, l
         problem = f"the labels were drawn by a {sample.method} design, whose pair probabilities are not recorded"
     if problem is not None:
         if requested == "paired":
-            raise ConfigError(f"--pairing paired: {problem}")
+            raise ConfigError(f"{term('pairing')} paired: {problem}")
         return False, f"unpaired: {problem}"
     left_out = len(base) + len(cand) - 2 * len(shared)
     if requested == "auto" and 2 * len(shared) < min(len(base), len(cand)):

@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from judgelab.errors import ConfigError
+from judgelab.errors import ConfigError, term
 from judgelab.judges.base import JudgeConfig, judge_from_dict, load_judge
 from judgelab.judges.pairwise import PairwiseJudge  # noqa: F401 - registers the 'pairwise' kind
 from judgelab.judges.prompted import PromptedJudge  # noqa: F401 - registers the 'prompted' kind
@@ -22,7 +22,7 @@ def judge_config_from_options(config: str | Path | Mapping[str, Any] | JudgeConf
     ``prompted`` when None) with ``aspect`` and the ``overrides`` that are not None laid over it
     (``strategy``: HPSS factors as a key, e.g. ``"scale=10,cot=none"``, merged into the config's)."""
     if config is not None and method:
-        raise ConfigError("give either --config or --method: the config file names its own kind")
+        raise ConfigError(f"give either {term('config')} or {term('method')}: the config file names its own kind")
     where, base_dir = "command-line options", None
     if isinstance(config, JudgeConfig):
         base, where = config.model_dump(mode="json"), "the given judge config"
@@ -36,13 +36,13 @@ def judge_config_from_options(config: str | Path | Mapping[str, Any] | JudgeConf
     if aspect:
         base["aspect"] = aspect
     if base.get("kind", "prompted") == "prompted" and not base.get("aspect"):
-        raise ConfigError("say which aspect to judge: --aspect NAME (or 'aspect' in the config)")
+        raise ConfigError(f"say which aspect to judge: {term('aspect')} NAME (or 'aspect' in the config)")
     strategy = overrides.pop("strategy", None)
     if strategy:
         try:
             base["strategy"] = {**(base.get("strategy") or {}), **Strategy.from_key(strategy).model_dump(exclude_unset=True)}
         except (ValueError, ValidationError) as exc:
-            raise ConfigError(f"--strategy {strategy!r}: {exc}") from exc
+            raise ConfigError(f"{term('strategy')} {strategy!r}: {exc}") from exc
     base.update({key: value for key, value in overrides.items() if value is not None})
     return judge_from_dict(base, where, base_dir=base_dir)
 

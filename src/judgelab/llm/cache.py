@@ -21,7 +21,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from judgelab.errors import StorageError
+from judgelab.errors import StorageError, term
 from judgelab.files import is_unwritable, open_sqlite, unwritable
 from judgelab.llm.types import Completion
 
@@ -111,8 +111,8 @@ class CompletionCache:
                     raise
                 held = len(self._unsaved)
                 raise unwritable(self.path, exc, f"{held} repl{'y' if held == 1 else 'ies'} could not be cached, so no "
-                                 "new call was started; free some space there (or give another --cache-path) and "
-                                 "rerun the same command: what was judged or cached is not paid again") from None
+                                 f"new call was started; free some space there (or give another {term('cache_path')}) "
+                                 "and rerun the same command: what was judged or cached is not paid again") from None
             del self._unsaved[key]
 
     def __len__(self) -> int:

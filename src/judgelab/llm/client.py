@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 from aiolimiter import AsyncLimiter
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
 
-from judgelab.errors import BackendError, CapabilityError, JudgelabError, RequestError, StorageError
+from judgelab.errors import BackendError, CapabilityError, JudgelabError, RequestError, StorageError, term
 from judgelab.limits import max_input_bytes, over_limit
 from judgelab.llm.backends.base import Backend, MalformedReplyError, TransientBackendError
 from judgelab.llm.cache import CompletionCache, gc_paused
@@ -151,7 +151,7 @@ class Client:
             raise CapabilityError(f"{name} returns at most {caps.max_top_logprobs} top logprobs")
         if request.score_prefix and not caps.prefix_scoring:
             raise CapabilityError(f"{name} cannot score a given reply (likelihood judges need the embedded "
-                                  "backend: --model qwen2.5-coder-1.5b or a GGUF file)")
+                                  f"backend: {term('model')} qwen2.5-coder-1.5b or a GGUF file)")
         if request.score_prefix and not request.assistant_prefix:
             raise CapabilityError("score_prefix needs the reply to score in assistant_prefix")
         if request.assistant_prefix and not caps.assistant_prefix:
@@ -386,7 +386,7 @@ class Client:
         calls in a row, the server's (``BackendError``: nothing it is asked gets an answer, stop the run)."""
         self._missed_deadlines += 1
         message = (f"{self.backend.identity}: no reply within {self.call_deadline:g} s, the deadline of one call "
-                   f"across its attempts ({attempts} made; by default 3 x --timeout)")
+                   f"across its attempts ({attempts} made; by default 3 x {term('timeout')})")
         if self._missed_deadlines >= DEADLINE_STREAK:
             return BackendError(f"{message}; {self._missed_deadlines} calls in a row missed their deadline, so the "
                                 "server is not answering. Finished calls are cached: rerun the same command to resume.")

@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx
 
-from judgelab.errors import ConfigError
+from judgelab.errors import ConfigError, term
 from judgelab.llm.backends.base import Backend
 from judgelab.llm.cache import CompletionCache
 from judgelab.llm.client import Client
@@ -44,9 +44,9 @@ def make_backend(model: str | None = None, model_name: str | None = None, timeou
     model = model or DEFAULT_MODEL
     in_process = runs_embedded(model) or model.startswith("vllm:")
     if timeout is not None and in_process:
-        raise ConfigError(f"--timeout bounds requests to a server; {model} runs in this process")
+        raise ConfigError(f"{term('timeout')} bounds requests to a server; {model} runs in this process")
     if timeout is not None and not timeout > 0:
-        raise ConfigError(f"--timeout must be a number of seconds above 0, not {timeout}")
+        raise ConfigError(f"{term('timeout')} must be a number of seconds above 0, not {timeout}")
     if runs_embedded(model):
         from judgelab.llm.backends.embedded import EmbeddedBackend  # heavy import: only when used
 
@@ -89,13 +89,14 @@ def _only_served_model(base_url: str, api_key: str | None, deadline: float) -> s
     try:
         names = [redact_known(str(name)) for name in _served_models(base_url, api_key, deadline)]
     except asyncio.TimeoutError:  # not the builtin TimeoutError before Python 3.11
-        raise ConfigError(f"no list of models from {where}/models within {deadline:g} s; pass --model-name") from None
+        raise ConfigError(f"no list of models from {where}/models within {deadline:g} s; pass "
+                          f"{term('model_name')}") from None
     except (httpx.HTTPError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise ConfigError(f"cannot list models at {where}/models ({exc}); pass --model-name") from exc
+        raise ConfigError(f"cannot list models at {where}/models ({exc}); pass {term('model_name')}") from exc
     if len(names) != 1:
         more = len(names) - _NAMES_SHOWN
         shown = ", ".join(names[:_NAMES_SHOWN]) + (f" and {more:,} more" if more > 0 else "")
-        raise ConfigError(f"{where} serves {len(names):,} models ({shown}); pass --model-name")
+        raise ConfigError(f"{where} serves {len(names):,} models ({shown}); pass {term('model_name')}")
     return names[0]
 
 
@@ -167,7 +168,7 @@ def client_from_options(model: str | None, model_name: str | None = None, cache:
     if threads is not None:
         name = model or DEFAULT_MODEL
         if not runs_embedded(name):
-            raise ConfigError(f"--threads sets the embedded model's threads; {name} is not run by it")
+            raise ConfigError(f"{term('threads')} sets the embedded model's threads; {name} is not run by it")
         options = {"n_threads": threads}
     return make_client(model, model_name, cache=(cache_path or True) if cache else False,
                        max_concurrency=concurrency, requests_per_minute=rpm, price=price, timeout=timeout,

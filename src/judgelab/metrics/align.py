@@ -13,7 +13,7 @@ import numpy as np
 from judgelab.data.io import select_judge
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
-from judgelab.errors import ConfigError, DataError
+from judgelab.errors import ConfigError, DataError, term
 
 
 @dataclass(frozen=True)
@@ -80,12 +80,12 @@ def infer_aspect(items: list[Item], aspect: str | None) -> str | None:
         require_human_values(items, None)  # says where human scores go
     if len(aspects) != 1:
         raise ConfigError(f"the items carry {len(aspects)} aspects ({', '.join(aspects) or 'none'}); "
-                        "choose one with --aspect")
+                        f"choose one with {term('aspect')}")
     return aspects[0]
 
 
 def select_judgments(judgments: Iterable[Judgment], aspect: str | None, judge: str | None,
-                     judge_option: str = "--judge") -> list[Judgment]:
+                     judge_option: str = "judge") -> list[Judgment]:
     """The judgments of ``aspect`` (or of none) from ``judge`` (its name, or the prefix of one judge's name:
     ``data.io.select_judge``); more than one judge left is an error."""
     judgments = [j for j in judgments if aspect is None or j.aspect in (None, aspect)]
@@ -97,17 +97,17 @@ def select_judgments(judgments: Iterable[Judgment], aspect: str | None, judge: s
     return judgments
 
 
-def several_judges(judges: list[str], judge: str | None, option: str = "--judge", where: str | None = None
+def several_judges(judges: list[str], judge: str | None, option: str = "judge", where: str | None = None
                    ) -> ConfigError:
     """The error for verdicts of several judges where one is needed. When ``judge`` was given and names
     several (a prefix of each), that is the problem to say: "choose one with --judge" would read as if
     none had been given."""
     listed = ", ".join(judges[:8]) + (", ..." if len(judges) > 8 else "")
     if judge is not None:
-        return ConfigError(f"{where + ': ' if where else ''}{option} {judge!r} matches {len(judges)} judges "
+        return ConfigError(f"{where + ': ' if where else ''}{term(option)} {judge!r} matches {len(judges)} judges "
                            f"({listed}): give one of these names exactly")
     return ConfigError(f"{where + ': ' if where else ''}the judgments come from {len(judges)} judges ({listed}); "
-                       f"choose one with {option}")
+                       f"choose one with {term(option)}")
 
 
 def judgments_by_item(judgments: list[Judgment], known_ids: set[str]) -> tuple[dict[str, Judgment], int]:
@@ -189,7 +189,7 @@ def items_of_one_kind(items: Iterable[Item]) -> tuple[list[Item], str]:
 
 
 def align(items: Iterable[Item], judgments: Iterable[Judgment], *, aspect: str | None = None,
-          judge: str | None = None, judge_option: str = "--judge") -> Aligned:
+          judge: str | None = None, judge_option: str = "judge") -> Aligned:
     """Match judgments to items by id and keep the items that have both values.
 
     Judgments for another aspect (``Judgment.aspect`` set and different) are ignored; when the

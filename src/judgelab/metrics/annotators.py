@@ -120,3 +120,22 @@ def _pair(matrix: np.ndarray, annotators: Sequence[str], i: int, j: int, scale: 
     reason = None if np.isfinite(kappa) else "chance agreement is total"
     return PairAgreement(names, int(both.sum()), kappa if reason is None else None,
                          weighted if weighted is not None and np.isfinite(weighted) else None, reason)
+
+
+def relabelled_by_file(items: Sequence[Any], human: Any, aspect: str | None,
+                       seed: int = 0) -> tuple[list[Any], str | None, dict[str, Any]]:
+    """``meta --human LABELS``: the items with the file's labels as their human values (for ``aspect``, else the
+    one the file names), that aspect, and what the file holds: its annotators and, with two or more, how far
+    they agree (the ceiling for the judge; ``human_labels`` in meta's result)."""
+    from judgelab.data.labels import label_matrix, labels_aspect, load_labels, with_human_labels
+
+    labels = load_labels(human)
+    aspect = labels_aspect(labels, aspect)
+    relabelled = with_human_labels(items, labels, aspect)
+    annotators, item_ids, matrix = label_matrix(labels, aspect)  # type: ignore[arg-type]
+    section: dict[str, Any] = {"file": str(human), "annotators": len(annotators), "labelled_items": len(item_ids)}
+    if len(annotators) >= 2:
+        pairwise = any(item.kind == "pairwise" for item in relabelled)
+        agreement = annotator_agreement(matrix, annotators, level="nominal" if pairwise else "ordinal", seed=seed)
+        section["inter_annotator"] = {"n_overlap": agreement.n_overlap, "alpha": agreement.alpha.to_dict()}
+    return relabelled, aspect, section

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from judgelab.errors import ConfigError
+from judgelab.errors import ConfigError, term
 
 # Resamples per block. Per-block arrays are (block x items): 20 x 100k x 8 bytes = 16 MB stays
 # under glibc's 32 MB mmap threshold, so buffers are reused instead of page-faulted in each time.
@@ -90,8 +90,8 @@ def check_resamples(n_resamples: int, confidence: float, option: str = "n_resamp
     """A ConfigError unless ``n_resamples`` (given as ``option``) can give a percentile interval at ``confidence``."""
     fewest = min_resamples(confidence)
     if n_resamples < fewest:
-        raise ConfigError(f"{n_resamples} resample(s) ({option}): a {confidence * 100:g}% percentile interval needs "
-                          f"at least {fewest} (one beyond each of its bounds); give {fewest} or more (1000 by default)")
+        raise ConfigError(f"{n_resamples} resample(s) ({term(option)}): a {confidence * 100:g}% percentile interval "
+                          f"needs at least {fewest} (one beyond each of its bounds); give {fewest} or more (1000 by default)")
 
 
 def percentile_ci(resamples: np.ndarray | None, confidence: float = 0.95) -> tuple[float, float] | None:

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from judgelab.errors import ConfigError
+from judgelab.errors import ConfigError, term
 
 CARD_VERSION = 1
 #: Floors a gate may set: tpr / tnr (two classes: the higher one positive), recall (every class), kappa.
@@ -197,16 +197,16 @@ def parse_floors(text: str | Mapping[str, float]) -> dict[str, float]:
     for name, value in pairs:
         name = str(name).strip()
         if name not in FLOORS:
-            raise ConfigError(f"--floor {name!r}: choose among {', '.join(FLOORS)} (e.g. tpr=0.8,tnr=0.8)")
+            raise ConfigError(f"{term('floors')} {name!r}: choose among {', '.join(FLOORS)} (e.g. tpr=0.8,tnr=0.8)")
         try:
             number = float(value)
         except (TypeError, ValueError):
-            raise ConfigError(f"--floor {name}={value!r}: give a number in (0, 1)") from None
+            raise ConfigError(f"{term('floors')} {name}={value!r}: give a number in (0, 1)") from None
         if not 0 < number < 1:
-            raise ConfigError(f"--floor {name}={value!r}: give a number in (0, 1)")
+            raise ConfigError(f"{term('floors')} {name}={value!r}: give a number in (0, 1)")
         floors[name] = number
     if not floors:
-        raise ConfigError("--floor: give at least one, e.g. tpr=0.8,tnr=0.8")
+        raise ConfigError(f"{term('floors')}: give at least one, e.g. tpr=0.8,tnr=0.8")
     return floors
 
 

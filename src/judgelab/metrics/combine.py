@@ -24,7 +24,7 @@ from judgelab.data.io import _JUDGMENTS, _open_rows, judgments_file, load_judgme
 from judgelab.data.item import VERDICTS
 from judgelab.data.judgment import Judgment
 from judgelab.data.labels import PREFERENCES
-from judgelab.errors import ConfigError, DataError
+from judgelab.errors import ConfigError, DataError, term
 from judgelab.metrics.align import several_judges
 from judgelab.metrics.latent import LatentClassFit, dawid_skene, family_dawid_skene, vote_shares
 
@@ -136,7 +136,7 @@ def read_judges(sources: Sequence[str | os.PathLike | tuple[str, str | os.PathLi
     ``(name, path)`` is one judge called ``name``. Two judges of one name in different files are told
     apart by the file (``name@file``)."""
     if judges and len(sources) != 1:
-        raise ConfigError(f"--judge picks judges from one judgments file; {len(sources)} were given")
+        raise ConfigError(f"{term('judges')} picks judges from one judgments file; {len(sources)} were given")
     out: list[JudgeVerdicts] = []
     for source in sources:
         given_name, source = source if isinstance(source, tuple) else (None, source)
@@ -144,7 +144,8 @@ def read_judges(sources: Sequence[str | os.PathLike | tuple[str, str | os.PathLi
         if given_name is not None:
             if len(read) != 1:
                 raise ConfigError(f"{given_name}={source}: the file holds {len(read)} judges "
-                                  f"({', '.join(r.name for r in read[:6])}); name one judge's file, or pick with --judge")
+                                  f"({', '.join(r.name for r in read[:6])}); name one judge's file, or pick with "
+                                  f"{term('judges')}")
             read = [JudgeVerdicts(given_name, read[0].judgments, read[0].where, read[0].lines)]
         out += read
     return _distinct_names(out)
@@ -194,7 +195,7 @@ def _pick(name: str, loaded: list[Judgment], where: str) -> str:
         return name
     matching = [n for n in names if n.startswith(name)]
     if len(matching) > 1:
-        raise several_judges(matching, name, "--judge", where)
+        raise several_judges(matching, name, "judges", where)
     if not matching:
         select_judge(loaded, name, where)  # raises, listing the judges present
     return matching[0]
@@ -269,7 +270,7 @@ def _classes_of(judge: JudgeVerdicts, round_scores: bool) -> dict[str, Class]:
         out[judgment.item_id], first_line[judgment.item_id] = value, judge.line(k)
     if not out:
         raise DataError(f"judge {judge.name!r} gave no verdict ({len(judge.judgments)} judgments, none ok with a "
-                        "score or label); is the verdict in another field (--field)?", judge.where)
+                        f"score or label); is the verdict in another field ({term('field')})?", judge.where)
     return out
 
 

@@ -84,7 +84,7 @@ def meta_evaluate(dataset: Iterable[Item], judgments: Iterable[Judgment], *, asp
     sections = build_sections(aligned, preset, options)
     if baseline is not None:
         other = align(aligned.all_items, baseline, aspect=aligned.aspect, judge=baseline_judge,
-                      judge_option="--baseline-judge")
+                      judge_option="baseline_judge")
         sections["comparison"] = compare_to_baseline(aligned, other, options)
     return MetaReport(aligned.kind, aligned.aspect, preset, judge, aligned.coverage, sections, options)
 

@@ -29,7 +29,7 @@ from typing import Any, ClassVar, Literal, Protocol
 from judgelab.data.io import JsonlAppender, iter_jsonl, load_judgments, save_judgments
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
-from judgelab.errors import ConfigError, JudgelabError
+from judgelab.errors import ConfigError, JudgelabError, term
 from judgelab.files import private_dir, write_atomic
 from judgelab.judges.base import JudgeConfig, judge_from_dict
 from judgelab.llm.client import Client
@@ -440,8 +440,8 @@ class Search:
                 # A key older folders may lack is named with its value there: it may be the legacy one.
                 changed = ", ".join(f"{key}: {theirs.get(key)!r} there" if key in LEGACY else key
                                     for key in mine if theirs.get(key) != mine[key])
-                raise ConfigError(f"{out} holds another search (different {changed}); choose a new --out folder "
-                                  "or rerun with the same options to resume")
+                raise ConfigError(f"{out} holds another search (different {changed}); choose a new {term('out')} "
+                                  "folder or rerun with the same options to resume")
         trajectory = out / TRAJECTORY
         if trajectory.exists():
             JsonlAppender(trajectory).close()  # drops a line cut short by a crash

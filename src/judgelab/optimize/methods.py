@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from judgelab.errors import ConfigError
+from judgelab.errors import ConfigError, term
 from judgelab.llm.client import Client
 from judgelab.optimize.base import Optimizer
 from judgelab.optimize.baselines import Greedy, RandomSearch, StepwiseGreedy
@@ -41,5 +41,6 @@ def _check_settings(method: str, cls: type[Optimizer], options: dict[str, Any]) 
              if parameter.kind is inspect.Parameter.KEYWORD_ONLY and name != "seed"]
     for name in options:
         if name not in known:
-            hint = " (--space confines strategy searches: hpss, greedy, stepwise, random, opro)" if name == "space" else ""
+            hint = (f" ({term('space')} confines strategy searches: hpss, greedy, stepwise, random, opro)"
+                    if name == "space" else "")
             raise ConfigError(f"{method} has no setting {name!r}{hint}; its settings are {', '.join(known)}")

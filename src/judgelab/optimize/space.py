@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from judgelab.errors import ConfigError
+from judgelab.errors import ConfigError, term
 from judgelab.judges.base import JudgeConfig
 from judgelab.optimize.base import Optimizer, OptimizerExample, Search
 from judgelab.strategy import FACTORS, Strategy, factor_text, parse_factor_text
@@ -188,7 +188,7 @@ class StrategyOptimizer(Optimizer):
                               f"prompted judge (kind 'prompted'), not {base.kind!r}")
         if left_out := outside(strategy, self.space):
             raise ConfigError(f"the start strategy has {', '.join(left_out)}, which the search space leaves out; "
-                              f"start from a strategy inside it (--strategy) or allow those values")
+                              f"start from a strategy inside it ({term('strategy')}) or allow those values")
         return strategy
 
     @staticmethod

@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from judgelab.errors import ConfigError
+from judgelab.errors import ConfigError, term
 
 AUXILIARY_FILE = "auxiliary_prompts.jsonl"
 ENV_VAR = "JUDGELAB_BENCHMARKS"
@@ -96,7 +96,7 @@ def criteria_text(
     if text and text.strip():
         return text.strip()
     if dataset is None:
-        raise ConfigError(f"no criteria for {aspect!r}: say what it means with --criteria 'TEXT' or --criteria "
-                          "@FILE (or name one of the shared benchmarks whose human-written criteria to use, e.g. "
-                          "topical_chat)")
+        raise ConfigError(f"no criteria for {aspect!r}: say what it means with {term('criteria')} 'TEXT' or "
+                          f"{term('criteria')} @FILE (or name one of the shared benchmarks whose human-written "
+                          "criteria to use, e.g. topical_chat)")
     return load_human_criteria(dataset, aspect, scale, path=path)

@@ -41,7 +41,8 @@ def check_systems_folder(out_dir: str | Path) -> Path:
 
 def write_systems_report(out_dir: str | Path, items: Iterable[Item] | None, judgments: Iterable[Judgment],
                          report: SystemsReport, *, data: str | Path | None = None,
-                         judgments_file: str | Path | None = None, options: Mapping[str, Any] | None = None) -> Path:
+                         judgments_file: str | Path | list[str] | None = None,
+                         options: Mapping[str, Any] | None = None) -> Path:
     """Write ``out_dir`` as an evaluate report folder and return the path of its report.html."""
     from judgelab.version import installed_version
 

@@ -42,7 +42,7 @@ from judgelab.data.io import JsonlAppender, load_items, load_judgments, save_jud
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
 from judgelab.data.stream import check_ids, chunks, count_lines, distinct_ids, iter_items
-from judgelab.errors import ConfigError, DataError, JudgelabError
+from judgelab.errors import ConfigError, DataError, JudgelabError, term
 from judgelab.files import (
     PRIVATE_FILE,
     is_unwritable,
@@ -181,7 +181,7 @@ def check_out_folder(out: str | Path) -> Path:
     Commands call it before loading a model, so a wrong ``--out`` costs nothing."""
     out = Path(out)
     if out.exists() and not out.is_dir():
-        raise ConfigError(f"--out {out} is a file; give a folder for the run")
+        raise ConfigError(f"{term('out')} {out} is a file; give a folder for the run")
     return out
 
 
@@ -481,12 +481,12 @@ class RunFolder:
         """
         self._lock_folder()
         judgments = self.path / "judgments.jsonl"
-        earlier = read_run_record(self.path, hint="cannot resume from it; choose a new --out folder")
+        earlier = read_run_record(self.path, hint=f"cannot resume from it; choose a new {term('out')} folder")
         if earlier is not None and _holds_judgments(judgments) and \
                 (earlier.get("judge_digest"), earlier.get("backend")) != (self.header["judge_digest"], self.header["backend"]):
             raise ConfigError(
                 f"{self.path} holds a run of another judge or model ({earlier.get('judge_digest')} on "
-                f"{earlier.get('backend')}); choose a new --out folder"
+                f"{earlier.get('backend')}); choose a new {term('out')} folder"
             )
         self._remember(self.path / "run.json")
         _write_json(self.path / "run.json", {**self.header, "status": "running"})
@@ -531,7 +531,7 @@ class RunFolder:
         lock = self.path / self.LOCK
         if lock.is_symlink():  # planted: locking would open (and create) whatever it points to
             raise ConfigError(f"{lock} is a symbolic link, which judgelab does not follow: remove it (a run makes "
-                              "its own lock file) or choose another --out folder")
+                              f"its own lock file) or choose another {term('out')} folder")
         made_here = not lock.exists()
         self._lock = FileLock(lock, mode=PRIVATE_FILE)
         try:
@@ -539,11 +539,12 @@ class RunFolder:
         except Timeout:
             self._lock = None
             raise ConfigError(f"{self.path} is in use by another judgelab run (it holds {self.LOCK}); wait for "
-                              "it to end (then rerun to resume from it) or choose another --out folder") from None
+                              f"it to end (then rerun to resume from it) or choose another {term('out')} "
+                              "folder") from None
         except OSError as exc:  # e.g. a link planted since the check above: the lock opens no link
             self._lock = None
             raise ConfigError(f"{lock}: cannot lock the run folder ({exc.strerror or exc}); remove it or "
-                              "choose another --out folder") from None
+                              f"choose another {term('out')} folder") from None
         if made_here:  # an existing lock file is never removed: another process may be about to take it
             self._undo.append(lambda: lock.unlink(missing_ok=True))
         self._keep_space()

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from judgelab.errors import ConfigError
+from judgelab.errors import ConfigError, term
 from judgelab.files import staged_folder
 from judgelab.judges.base import JudgeConfig, load_judge
 from judgelab.judges.trained import WEIGHTS_FOLDER, TrainedJudge
@@ -33,7 +33,8 @@ J = TypeVar("J", bound=JudgeConfig)
 def check_out_dir(out_dir: Path, overwrite: bool = False) -> None:
     """Refuse to mix a new scorer into a folder that already holds something (unless overwriting)."""
     if out_dir.exists() and (not out_dir.is_dir() or (any(out_dir.iterdir()) and not overwrite)):
-        raise ConfigError(f"--out {out_dir} exists and is not empty; choose a new folder (or --overwrite)")
+        raise ConfigError(f"{term('out_dir', '--out')} {out_dir} exists and is not empty; choose a new folder (or "
+                          f"{term('overwrite')})")
 
 
 def training_record(trained: Trained, targets: Targets, **facts: Any) -> dict[str, Any]:

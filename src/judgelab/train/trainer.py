@@ -20,7 +20,7 @@ from scipy import stats
 from judgelab.data.dataset import Dataset
 from judgelab.data.item import Item
 from judgelab.data.split import split_by_group
-from judgelab.errors import ConfigError, DataError
+from judgelab.errors import ConfigError, DataError, term
 from judgelab.judges.scorer_model import CrossEncoderScorer, _batches, encode, predict
 from judgelab.train.labels import Targets, ordinal_levels, scale_of
 from judgelab.train.model import new_scorer, pairwise_loss
@@ -142,7 +142,7 @@ def check_gradeable(spec: TrainedJudge, targets: Targets) -> None:
     from judgelab.judges.aggregate import whole_labels
 
     if spec.val_fraction <= 0:
-        raise ConfigError("graded labels are learnt on the validation groups: give a --val-fraction above 0")
+        raise ConfigError(f"graded labels are learnt on the validation groups: give a {term('val_fraction')} above 0")
     whole_labels(targets.labels, spec.aspect)
 
 
@@ -168,7 +168,7 @@ def _validation_split(targets: Targets, fraction: float, seed: int) -> tuple[lis
     train, val = ([position[item.id] for item in parts[name]] for name in ("train", "val"))
     if np.ptp(targets.labels[train]) == 0:
         raise DataError("the labels left for training after the validation split are constant; "
-                        "give more varied labels or a smaller --val-fraction")
+                        f"give more varied labels or a smaller {term('val_fraction')}")
     return train, val
 
 

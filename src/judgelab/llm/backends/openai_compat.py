@@ -22,7 +22,7 @@ from urllib.parse import parse_qsl, urlsplit, urlunsplit
 import openai
 from pydantic import ValidationError
 
-from judgelab.errors import BackendError, ConfigError, RequestError
+from judgelab.errors import BackendError, ConfigError, RequestError, term
 from judgelab.llm.backends.base import (
     Backend,
     Capabilities,
@@ -121,7 +121,7 @@ class OpenAICompatibleBackend(Backend):
                 self._client.chat.completions.create(**self._body(request, sample_index)), self.timeout)
         except asyncio.TimeoutError:  # not the builtin TimeoutError before Python 3.11
             raise TransientBackendError(f"no complete reply from {self._where()} within {self.timeout:g} s "
-                                        "(the deadline of one attempt, --timeout)") from None
+                                        f"(the deadline of one attempt, {term('timeout')})") from None
         except openai.APIStatusError as exc:
             if exc.status_code in _RETRYABLE_STATUS:
                 raise TransientBackendError(

@@ -26,7 +26,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from judgelab.errors import ConfigError, RequestError
+from judgelab.errors import ConfigError, RequestError, term
 from judgelab.llm.backends.base import Backend, Capabilities, sample_seed
 from judgelab.llm.backends.embedded import PromptTooLongError
 from judgelab.llm.types import Completion, Request, TokenLogprob, TopLogprob
@@ -48,7 +48,7 @@ def require_cuda_gpu() -> None:
 
     if not torch.cuda.is_available():
         raise ConfigError("vllm: models run on a CUDA GPU and torch sees none (torch.cuda.is_available() is "
-                          "False); on a CPU use an embedded model, or point --model at a vLLM server's "
+                          f"False); on a CPU use an embedded model, or point {term('model')} at a vLLM server's "
                           "http://HOST:PORT/v1")
 
 
