@@ -130,5 +130,5 @@ def test_opro_shows_the_allowed_values_and_refuses_a_proposal_outside():
 def test_make_optimizer_names_unknown_settings():
     with pytest.raises(ConfigError, match=r"hpss has no setting 'beam'; its settings are k, g, rho"):
         make_optimizer("hpss", beam=3)
-    with pytest.raises(ConfigError, match=r"ape has no setting 'space' \(--space confines strategy searches"):
+    with pytest.raises(ConfigError, match=r"ape has no setting 'space' \(space confines strategy searches"):
         make_optimizer("ape", object(), space=FEASIBLE)
