@@ -17,7 +17,7 @@ _HEAD, _TAIL = 1_400, 500  # kept around the cut: the start names the file, line
 _naming = {"flags": False}
 #: Python arguments whose flag is not ``--`` followed by the name with dashes.
 FLAG_NAMES = {"data": "--data", "judgments": "--judgments", "source": "--from", "as_json": "--json", "levels": "--level",
-              "judges": "--judge", "judge_costs": "--judge-cost", "floors": "--floor"}
+              "judges": "--judge", "judge_costs": "--judge-cost", "floors": "--floor", "probes": "--probe"}
 
 
 def term(name: str, flag: str | None = None) -> str:

@@ -303,57 +303,51 @@ def compare(data: Any, judgments: Any = None, *, baseline: str, candidate: str, 
     return wrap(Comparison, result)
 
 
-def audit(data: Any, judgments: Any = None, *, source: str | None = None, field: str | None = None,
-          swapped_field: str | None = None, judge: str | None = None, human: Any = None, family: str | None = None,
-          baseline: str | None = None, probes: str | Sequence[str] | None = None, config: Any = None,
-          model: str | None = None, model_name: str | None = None, limit: int | None = None, cache: bool = True,
-          cache_path: str | Path | None = None, concurrency: int | None = None, timeout: float | None = None,
-          bootstrap: int = 1000, seed: int = 0, confidence: float = 0.95) -> Audit:
+def audit(data: Any, judgments: Any = None, *, source: str | None = None, partial: bool = False,
+          field: str | None = None, swapped_field: str | None = None, judge: str | None = None, human: Any = None,
+          family: str | None = None, baseline: str | None = None, probes: str | Sequence[str] | None = None,
+          config: Any = None, model: str | None = None, model_name: str | None = None, limit: int | None = None,
+          cache: bool = True, cache_path: str | Path | None = None, concurrency: int | None = None,
+          timeout: float | None = None, bootstrap: int = 1000, seed: int = 0, confidence: float = 0.95) -> Audit:
     """A pairwise judge's biases, each with an interval (``judgelab audit``): position (flip rate with both
     orders; first-position rate against the humans'), ties, verbosity, self-preference (``family``: the judge's
     model family as it appears in system names), each system's raw and length-controlled win rate against
     ``baseline``. ``data``: comparisons (``output_a``/``output_b``, ``label`` the human verdict), or another
-    tool's output; ``judgments``: the judge's verdicts (both orders from a pairwise run; published layouts with
-    ``field``/``swapped_field``). ``human``: a labels file replacing the items' verdicts. ``probes``: run
-    ``swap``, ``pad``, ``reformat`` with a pairwise judge (``config``, ``model``) on the first ``limit`` items."""
+    tool's output (``partial``: a run that did not finish); ``judgments``: the judge's verdicts (both orders from
+    a pairwise run; published layouts with ``field``/``swapped_field``). ``human``: a labels file replacing the
+    items' verdicts. ``probes``: run ``swap``, ``pad``, ``reformat`` with a pairwise judge (``config``,
+    ``model``) on the first ``limit`` items."""
     from judgelab.api.results import Audit
     from judgelab.audit import audit as audit_verdicts
-    from judgelab.audit import read_comparisons, read_human_labels, read_verdicts
-    from judgelab.audit.inputs import comparisons_of, verdicts_of
-    from judgelab.data.given import as_items, as_judgments, is_path
+    from judgelab.audit.probes import probe_names, probe_run
     from judgelab.data.sources import SourceData
-    from judgelab.errors import ConfigError
+    from judgelab.errors import ConfigError, term
     from judgelab.limits import checked_arguments
     from judgelab.metrics.bootstrap import check_resamples
 
     checked_arguments(bootstrap=("Resamples", bootstrap), seed=("Seed", seed), confidence=("Coverage", confidence),
                       limit=("Count", limit), concurrency=("Concurrency", concurrency), timeout=("Seconds", timeout))
-    check_resamples(bootstrap, confidence, "bootstrap")
-    from judgelab.audit.probes import probe_names, probe_run
-
-    names = probe_names(probes)
-    if names and (source is not None or isinstance(data, SourceData)):
-        raise ConfigError("the probes judge judgelab comparison items; source= reads another tool's verdicts")
-    if judgments is None and not names and source is None and not isinstance(data, SourceData) and is_path(data):
-        from judgelab.data.sources import detect_source
-
-        source = detect_source(data)
-    if judgments is None and not names and source is None and not isinstance(data, SourceData):
-        raise ConfigError("give judgments= (a judge's verdicts) or probes= (run the probes), or both; or source= when "
-                          "the data is another tool's output")
-    verdicts = None
-    if source is not None or isinstance(data, SourceData):
-        items, judged, _ = _inputs(data, None, source, None)
-        comparisons = comparisons_of(items)
-        if judgments is None:
-            verdicts = verdicts_of(judged, judge, _named(data))
-    else:
-        comparisons = read_comparisons(data) if is_path(data) else comparisons_of(as_items(data))
+    check_resamples(bootstrap, confidence, term("bootstrap"))  # its intervals are percentile ones
+    tool_output = source is not None or isinstance(data, SourceData)
+    if tool_output and probes:
+        raise ConfigError(f"{term('probes')} judges judgelab comparison items (JSON lines); {term('source')} reads "
+                          "another tool's verdicts")
+    if judgments is None and not probes and not tool_output:
+        source = _detected(data)
+        tool_output = source is not None
+        if not tool_output:
+            raise ConfigError(f"give {term('judgments')} (a judge's verdicts) or {term('probes')} (run the probes), or "
+                              f"both; or {term('source')} when {term('data')} is another tool's output")
+    if (config is not None or model is not None) and not probes:
+        raise ConfigError(f"{term('config')} and {term('model')} are for the probes: give {term('probes')} "
+                          "swap,pad,reformat")
+    names = probe_names(probes, term("probes"))
+    comparisons, verdicts = _audit_inputs(data, judgments, source if tool_output else None, field, swapped_field,
+                                          judge, partial)
     if human is not None:
+        from judgelab.audit import read_human_labels
+
         comparisons = read_human_labels(human, comparisons)
-    if verdicts is None and judgments is not None:
-        verdicts = (read_verdicts(judgments, field=field, swapped_field=swapped_field, judge=judge) if is_path(judgments)
-                    else verdicts_of(as_judgments(judgments), judge))
     report = None
     if verdicts is not None:
         report = audit_verdicts(verdicts, comparisons, family=family, baseline=baseline, n_resamples=bootstrap,
@@ -366,6 +360,42 @@ def audit(data: Any, judgments: Any = None, *, source: str | None = None, field:
     return Audit.of(report, found, len(comparisons), confidence)
 
 
+def _detected(data: Any) -> str | None:
+    """The tool whose output ``data`` is (a path only), or None."""
+    from judgelab.data.given import is_path
+    from judgelab.data.sources import detect_source
+
+    return detect_source(data) if is_path(data) else None
+
+
+def _audit_inputs(data: Any, judgments: Any, source: str | None, field: str | None, swapped_field: str | None,
+                  judge: str | None, partial: bool):
+    """(the comparisons, the judge's verdicts or None): from judgelab's comparison items, or another tool's
+    output (its judge's verdicts, both orders where it judged both); ``judgments`` replaces the verdicts."""
+    from judgelab.audit import read_comparisons, read_verdicts
+    from judgelab.audit.inputs import comparisons_of, verdicts_of
+    from judgelab.data.given import as_items, as_judgments, is_path
+    from judgelab.data.sources import SourceData
+    from judgelab.errors import ConfigError, term
+
+    verdicts = None
+    if source is not None or isinstance(data, SourceData):
+        if judgments is None and (field or swapped_field):
+            raise ConfigError(f"{term('field')} and {term('swapped_field')} say where a judgments file keeps its "
+                              f"verdicts; {source} output has none to read that way: choose among its judges with "
+                              f"{term('judge')}")
+        items, judged, _ = _inputs(data, None, source, None, partial)
+        comparisons = comparisons_of(items)
+        if judgments is None:
+            verdicts = verdicts_of(judged, judge, _named(data))
+    else:
+        comparisons = read_comparisons(data) if is_path(data) else comparisons_of(as_items(data))
+    if verdicts is None and judgments is not None:
+        verdicts = (read_verdicts(judgments, field=field, swapped_field=swapped_field, judge=judge) if is_path(judgments)
+                    else verdicts_of(as_judgments(judgments), judge))
+    return comparisons, verdicts
+
+
 def sample(data: Any, budget: float, *, judgments: Any = None, aspect: str | None = None, judge: str | None = None,
            field: str | None = None, active: bool = False, mix: float = 0.5, exclude: Any = None, seed: int = 0,
            out: str | Path | None = None) -> Sample:
@@ -376,7 +406,7 @@ def sample(data: Any, budget: float, *, judgments: Any = None, aspect: str | Non
     file). The draw is the ``human_ids`` of :func:`evaluate` and :func:`compare` once labelled; ``out`` (or
     ``.write(path)``) writes it as the sample file the command line reads."""
     from judgelab.api.results import Sample
-    from judgelab.data.given import as_items, as_judgments
+    from judgelab.data.given import as_items, as_judgments, is_path
     from judgelab.data.item import VERDICTS
     from judgelab.evaluate.sampling import draw_sample
     from judgelab.limits import checked_arguments
@@ -385,8 +415,10 @@ def sample(data: Any, budget: float, *, judgments: Any = None, aspect: str | Non
 
     items = as_items(data)
     judged = None
-    if judgments is not None:
-        judged = as_judgments(judgments, field=field, labels=VERDICTS if items[0].kind == "pairwise" else None)
+    if judgments is not None:  # comparisons: a verdict outside a/b/tie is named with its line
+        labels = VERDICTS if items[0].kind == "pairwise" else None
+        judged = (_judgments_of_files(judgments, field, labels) if isinstance(judgments, (list, tuple))
+                  and all(is_path(one) for one in judgments) else as_judgments(judgments, field=field, labels=labels))
     excluded = _human_ids(exclude, "exclude")[0] if exclude is not None else None
     drawn_sample, drawn, units = draw_sample(items, budget, judged, aspect=aspect, judge=judge, active=active, mix=mix,
                                              exclude=excluded, seed=seed)
@@ -394,6 +426,14 @@ def sample(data: Any, budget: float, *, judgments: Any = None, aspect: str | Non
     if out is not None:
         result.write(out)
     return result
+
+
+def _judgments_of_files(files: Sequence[Any], field: str | None, labels: Any) -> list:
+    """Several judges' verdicts, one file each: a verdict that names no judge is named by its file."""
+    from judgelab.data.io import load_judgments
+
+    return [j if j.judge is not None or len(files) == 1 else j.model_copy(update={"judge": str(path)})
+            for path in files for j in load_judgments(path, field=field, labels=labels)]
 
 
 # -- glue the verbs share ---------------------------------------------------------------------------------

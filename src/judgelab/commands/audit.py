@@ -12,7 +12,6 @@ from rich.table import Table
 
 from judgelab.commands._common import CONCURRENCY_HELP, FROM_HELP, PARTIAL_HELP, TIMEOUT_HELP
 from judgelab.commands._numbers import checked
-from judgelab.errors import ConfigError
 
 
 def register(app: typer.Typer) -> None:
@@ -60,48 +59,20 @@ def audit(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of tables.")] = False,
 ) -> None:
     """Measure a pairwise judge's biases (position, ties, verbosity, self-preference) with intervals."""
-    from judgelab.audit import audit as audit_verdicts
-    from judgelab.audit import read_comparisons, read_human_labels, read_verdicts
+    from judgelab.api.verbs import audit as audit_judge
+    from judgelab.audit.table import AuditReport
     from judgelab.commands._common import console
-    from judgelab.metrics.bootstrap import check_resamples
 
-    if not 0 < confidence < 1:
-        raise ConfigError("--confidence must be between 0 and 1")
-    check_resamples(bootstrap, confidence, "bootstrap")  # its intervals are percentile ones
-    if source is not None and probe is not None:
-        raise ConfigError("--probe judges judgelab comparison items (JSON lines); --from reads another tool's verdicts")
-    if judgments is None and probe is None and source is None:
-        from judgelab.data.sources import detect_source
-
-        source = detect_source(data)
-        if source is None:
-            raise ConfigError("give --judgments (a judge's verdicts) or --probe (run the probes), or both; or --from "
-                              "when --data is another tool's output")
-    if (config is not None or model is not None) and probe is None:
-        raise ConfigError("--config and --model are for the probes: give --probe swap,pad,reformat")
-    from judgelab.audit.probes import probe_names, probe_run
-
-    probes = probe_names(probe, "--probe")
-    verdicts = None
-    if source is not None:
-        comparisons, verdicts = _source_inputs(data, judgments, source, field, swapped_field, judge, partial)
-    else:
-        comparisons = read_comparisons(data)
-    if human is not None:
-        comparisons = read_human_labels(human, comparisons)
+    found = audit_judge(data, judgments, source=source, partial=partial, field=field, swapped_field=swapped_field,
+                        judge=judge, human=human, family=family, baseline=baseline, probes=probe, config=config,
+                        model=model, model_name=model_name, limit=limit, cache=cache, cache_path=cache_path,
+                        concurrency=concurrency, timeout=timeout, bootstrap=bootstrap, seed=seed, confidence=confidence)
+    report = found if found.verdicts_audited else None
+    probe_results = found.probes or None
     output: dict = {}
-    report = None
-    if verdicts is None and judgments is not None:
-        verdicts = read_verdicts(judgments, field=field, swapped_field=swapped_field, judge=judge)
-    if verdicts is not None:
-        report = audit_verdicts(verdicts, comparisons, family=family, baseline=baseline, n_resamples=bootstrap,
-                                seed=seed, confidence=confidence)
-        output["audit"] = report.to_dict()
-    probe_results = None
-    if probes:
-        probe_results = probe_run(data, probes, config=config, limit=limit, confidence=confidence, model=model,
-                                  model_name=model_name, cache=cache, cache_path=cache_path,
-                                  concurrency=concurrency, timeout=timeout)
+    if report is not None:
+        output["audit"] = AuditReport.to_dict(report)
+    if probe_results is not None:
         output["probes"] = {name: result.to_dict() for name, result in probe_results.items()}
     if as_json:
         typer.echo(json.dumps(output, indent=2))
@@ -117,22 +88,6 @@ def audit(
             console.print(f"not measured: {escape(line)}")
     if probe_results is not None:
         console.print(_probe_table(probe_results, confidence))
-
-
-def _source_inputs(data, judgments, source, field, swapped_field, judge, partial=False):
-    """Another tool's comparisons and its judge's verdicts (both orders where it judged both); with
-    --judgments, that file's verdicts on the tool's comparisons."""
-    from judgelab.audit.inputs import comparisons_of, read_verdicts, verdicts_of
-    from judgelab.commands._common import read_inputs
-
-    if judgments is None and (field or swapped_field):
-        raise ConfigError(f"--field and --swapped-field say where a judgments file keeps its verdicts; {source} "
-                          "output has none to read that way: choose among its judges with --judge")
-    items, judged = read_inputs(data, None, source, partial=partial)
-    comparisons = comparisons_of(items)
-    if judgments is not None:
-        return comparisons, read_verdicts(judgments, field=field, swapped_field=swapped_field, judge=judge)
-    return comparisons, verdicts_of(judged, judge, str(data))
 
 
 def _interval(ci, digits: int = 3) -> str:

@@ -476,35 +476,15 @@ def sample(
         return
     if out is None:
         raise ConfigError("give --out: the file to write the drawn ids to")
-    drawn_sample, drawn, units = _draw(data, judgments, aspect, judge, field, budget, active, mix, exclude, seed)
-    from judgelab.evaluate import write_sample
+    from judgelab.api.verbs import sample as draw_sample
 
-    header = drawn_sample.header
-    write_sample(out, drawn_sample.ids, drawn_sample.probabilities, header)
-    pairs = units.kind == "comparisons"
-    console.print(f"{len(drawn_sample.ids)} {header['units']} drawn ({drawn_sample.method}, {len(drawn.sizes)} "
-                  f"{'strata' if units.kind != 'queries' else 'stratum'}{' (pairs of systems)' if pairs else ''}: "
-                  f"{', '.join(map(str, drawn.sizes[:12]))}{' ...' if len(drawn.sizes) > 12 else ''}) "
+    drawn = draw_sample(data, budget, judgments=judgments if active else None, aspect=aspect, judge=judge, field=field,
+                        active=active, mix=mix, exclude=exclude, seed=seed, out=out)
+    units, sizes = drawn.header["units"], list(drawn.sizes.values())
+    console.print(f"{len(drawn.ids)} {units} drawn ({drawn.method}, {len(sizes)} "
+                  f"{'strata' if units != 'queries' else 'stratum'}{' (pairs of systems)' if units == 'comparisons' else ''}: "
+                  f"{', '.join(map(str, sizes[:12]))}{' ...' if len(sizes) > 12 else ''}) "
                   f"-> {escape(str(out))}")
-
-
-def _draw(data, judgments, aspect, judge, field, budget, active, mix, exclude, seed):
-    from judgelab.data.io import load_items, load_judgments
-    from judgelab.data.item import VERDICTS
-    from judgelab.evaluate import read_sample
-    from judgelab.evaluate.sampling import draw_sample
-
-    items = load_items(data)
-    judged = None
-    if active and judgments is not None:  # comparisons: a verdict outside a/b/tie is named with its line
-        comparisons = bool(items) and items[0].kind == "pairwise"
-        files = judgments if isinstance(judgments, list) else [judgments]
-        judged = [j if j.judge is not None or len(files) == 1 else j.model_copy(update={"judge": str(path)})
-                  for path in files for j in load_judgments(path, field=field,
-                                                            labels=VERDICTS if comparisons else None)]
-    excluded = read_sample(exclude).ids if exclude is not None else None
-    return draw_sample(items, budget, judged, aspect=aspect, judge=judge, active=active, mix=mix, exclude=excluded,
-                       seed=seed)
 
 
 def _print_spend(console, data, judgments, judge, aspect, field, human, human_ids, spend: float,

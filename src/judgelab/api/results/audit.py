@@ -18,6 +18,7 @@ class Audit(AuditReport):
     ``row(name)``, ``not_measured``, and ``probes`` ({probe: ProbeResult}) when probes ran."""
 
     probes: dict[str, ProbeResult] = field(default_factory=dict)
+    verdicts_audited: bool = True  # False: probes only, no judge's verdicts were given
 
     @classmethod
     def of(cls, report: AuditReport | None, probes: dict[str, ProbeResult], n_items: int,
@@ -25,7 +26,8 @@ class Audit(AuditReport):
         if report is not None:
             return wrap(cls, report, probes=probes)
         return cls(judge=None, n_items=n_items, both_orders=False, confidence=confidence,
-                   not_measured=["biases from the judge's verdicts: none given (probes only)"], probes=probes)
+                   not_measured=["biases from the judge's verdicts: none given (probes only)"], probes=probes,
+                   verdicts_audited=False)
 
     def to_dict(self) -> dict[str, Any]:
         return super().to_dict() | {"probes": {name: result.to_dict() for name, result in self.probes.items()}}
