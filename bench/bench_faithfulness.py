@@ -60,18 +60,26 @@ def measure(dataset: str, run: Path) -> dict:
 def rows(result: dict, model: str) -> list[list[str]]:
     def cell(estimate: dict) -> str:
         ci = estimate.get("ci")
-        return f"{estimate['value']:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")
+        if estimate.get("value") is None:
+            return "-"
+        return f"{estimate['value']:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci and None not in ci else "")
+
+    def difference(found: dict) -> str:
+        ci = found.get("ci")
+        if found.get("difference") is None:
+            return "-"
+        return f"{found['difference']:+.3f}" + (f" [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci and None not in ci else "")
 
     counts = result["coverage"]
-    judged = f"{result['n']} of {counts.get('items', '?')} (unparsable {counts.get('unparsable', 0)})"
+    judged = (f"{counts['n_used']} of {counts['n_items']} (unparsable {counts['n_unparsable']}, "
+              f"errors {counts['n_error']})")
     out = [[result["dataset"], f"faithfulness, {model}", judged,
             *(cell(result["judge"][s]) for s in STATISTICS)]]
     differences = result["difference"]
     out.append([result["dataset"], "UniEval (published), same items", str(result["n"]),
                 *(cell(differences[s]["baseline"]) for s in STATISTICS)])
     out.append([result["dataset"], "judge - UniEval (paired)", str(result["n"]),
-                *(f"{differences[s]['difference']:+.3f} [{differences[s]['ci'][0]:+.3f}, {differences[s]['ci'][1]:+.3f}]"
-                  for s in STATISTICS)])
+                *(difference(differences[s]) for s in STATISTICS)])
     return out
 
 
