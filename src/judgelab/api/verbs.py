@@ -132,14 +132,12 @@ def meta(data: Any, judgments: Any = None, *, source: str | None = None, partial
     from judgelab.metrics import meta_evaluate
     from judgelab.metrics.align import require_human_values
     from judgelab.metrics.bootstrap import check_resamples
+    from judgelab.metrics.evaluate import check_meta_options
 
     checked_arguments(bootstrap=("Resamples", bootstrap), seed=("Seed", seed), confidence=("Coverage", confidence))
     if bootstrap:  # 0: no intervals
         check_resamples(bootstrap, confidence, term("bootstrap"))
-    for name, value, choices in (("ties", ties, ("half", "wrong")),
-                                 ("alpha_level", alpha_level, ("ordinal", "nominal", "interval"))):
-        if value not in choices:
-            raise ConfigError(f"{term(name)} {value!r}: choose {' or '.join([', '.join(choices[:-1]), choices[-1]])}")
+    check_meta_options(ties, alpha_level)  # before any input is read
     if out is not None:
         from judgelab.report import check_meta_folder
 
@@ -406,7 +404,13 @@ def sample(data: Any, budget: float, *, judgments: Any = None, aspect: str | Non
     file). The draw is the ``human_ids`` of :func:`evaluate` and :func:`compare` once labelled; ``out`` (or
     ``.write(path)``) writes it as the sample file the command line reads."""
     from judgelab.api.results import Sample
-    from judgelab.data.given import as_items, as_judgments, is_path
+    from judgelab.data.given import (
+        as_items,
+        as_judgments,
+        judgments_by_judge,
+        named_by_where,
+        several_judgments,
+    )
     from judgelab.data.item import VERDICTS
     from judgelab.evaluate.sampling import draw_sample
     from judgelab.limits import checked_arguments
@@ -417,8 +421,8 @@ def sample(data: Any, budget: float, *, judgments: Any = None, aspect: str | Non
     judged = None
     if judgments is not None:  # comparisons: a verdict outside a/b/tie is named with its line
         labels = VERDICTS if items[0].kind == "pairwise" else None
-        judged = (_judgments_of_files(judgments, field, labels) if isinstance(judgments, (list, tuple))
-                  and all(is_path(one) for one in judgments) else as_judgments(judgments, field=field, labels=labels))
+        judged = (named_by_where(judgments_by_judge(judgments, field=field, labels=labels))
+                  if several_judgments(judgments) else as_judgments(judgments, field=field, labels=labels))
     excluded = _human_ids(exclude, "exclude")[0] if exclude is not None else None
     drawn_sample, drawn, units = draw_sample(items, budget, judged, aspect=aspect, judge=judge, active=active, mix=mix,
                                              exclude=excluded, seed=seed)
@@ -426,14 +430,6 @@ def sample(data: Any, budget: float, *, judgments: Any = None, aspect: str | Non
     if out is not None:
         result.write(out)
     return result
-
-
-def _judgments_of_files(files: Sequence[Any], field: str | None, labels: Any) -> list:
-    """Several judges' verdicts, one file each: a verdict that names no judge is named by its file."""
-    from judgelab.data.io import load_judgments
-
-    return [j if j.judge is not None or len(files) == 1 else j.model_copy(update={"judge": str(path)})
-            for path in files for j in load_judgments(path, field=field, labels=labels)]
 
 
 # -- glue the verbs share ---------------------------------------------------------------------------------

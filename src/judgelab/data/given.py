@@ -100,6 +100,13 @@ def judgments_by_judge(data: Any, *, field: str | None = None,
     return out
 
 
+def named_by_where(by_where: Mapping[str, Iterable[Judgment]]) -> list[Judgment]:
+    """Several judges' verdicts (``{where: judgments}``) as one list, a verdict that names no judge named by where
+    it came from, so that the judges stay apart (a folder's judgments.jsonl, an active draw among judges)."""
+    return [j if j.judge is not None else j.model_copy(update={"judge": str(where)})
+            for where, found in by_where.items() for j in found]
+
+
 def _record(row: Any, position: int) -> dict[str, Any]:
     if not isinstance(row, Mapping):
         raise DataError(f"expected a dict (or an Item/Judgment), got {type(row).__name__}", LIST, position)

@@ -99,8 +99,7 @@ def load_items(source: PathLike | pd.DataFrame, *, kind: ItemKind | None = None)
             columns.update(dict.fromkeys(record))
         item = validate_item(record, where, line)
         if item.id in first_line:
-            raise DataError(f"duplicate id {item.id!r} (first used on line {first_line[item.id]})",
-                            where, line, "id")
+            raise duplicate_id(item.id, first_line[item.id], where, line)
         first_line[item.id] = line
         if kind is not None and item.kind != kind:
             raise DataError(f"expected a {kind} item, got a {item.kind} one", where, line, _KIND_FIELD[kind])
@@ -109,6 +108,11 @@ def load_items(source: PathLike | pd.DataFrame, *, kind: ItemKind | None = None)
         raise DataError("no items", where)
     warn_unused_names(where, columns, items)
     return Dataset._trusted(items, name=name)
+
+
+def duplicate_id(ident: str, first_line: int, where: str, line: int, note: str = "") -> DataError:
+    """The error for an id a file uses a second time, naming both lines (every reader of items says it so)."""
+    return DataError(f"duplicate id {ident!r} (first used on line {first_line}){note}", where, line, "id")
 
 
 def validate_item(record: dict[str, Any], where: str, line: int) -> Item:

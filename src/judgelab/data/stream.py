@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from judgelab.data.io import (  # one reader, so errors read the same
+    duplicate_id,
     iter_jsonl,
     nest_dotted,
     open_binary,
@@ -84,7 +85,7 @@ def distinct_ids(items: Iterable[tuple[int, Any]], where: str, *, id_of: Callabl
             ident = id_of(item)
             earlier = seen.first_line(ident, line)
             if earlier != line:
-                raise DataError(f"duplicate id {ident!r} (first used on line {earlier}){note}", where, line, "id")
+                raise duplicate_id(ident, earlier, where, line, note)
             yield item
     finally:
         seen.close()

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from judgelab.data.io import (
+    duplicate_id,
     iter_jsonl,
     iter_judgments,
     judges_named,
@@ -38,7 +39,7 @@ from judgelab.data.judgment import Judgment
 from judgelab.data.labels import PREFERENCES
 from judgelab.data.stream import streamable
 from judgelab.errors import DataError
-from judgelab.metrics.align import several_judges
+from judgelab.metrics.align import judged_twice, several_judges
 
 #: Items validated in full and kept for the warning about unknown columns (as ``data.stream.head`` keeps).
 HEAD_ITEMS = 1000
@@ -136,13 +137,12 @@ def _read_rows(path: Path) -> tuple[list[ComparisonRow], dict[str, int]]:
 
 def _check_comparison(item: Item, position: dict[str, int], lines: array, where: str, line: int) -> None:
     if item.id in position:
-        raise DataError(f"duplicate id {item.id!r} (first used on line {lines[position[item.id]]})", where, line, "id")
+        raise duplicate_id(item.id, lines[position[item.id]], where, line)
     if item.kind != "pairwise":
         raise DataError(f"a {item.kind} item among comparisons between systems: evaluate one kind at a time",
                         where, line)
     if item.system_a is None:
-        raise DataError(f"item {item.id!r} names no systems: ranking systems needs system_a and system_b on every "
-                        "comparison", where, line, "system_a")
+        raise names_no_systems(item.id, where, line)
 
 
 def _read_verdicts(path: Path, position: dict[str, int], judge: str | None,
@@ -167,7 +167,7 @@ def _read_verdicts(path: Path, position: dict[str, int], judge: str | None,
             continue
         preference, seen = columns.get(name) or columns.setdefault(name, (np.full(n, np.nan), np.zeros(n, bool)))
         if seen[k]:
-            raise _twice(judgment.item_id)
+            raise judged_twice(judgment.item_id)
         seen[k] = True
         value = judge_preference(judgment)
         preference[k] = np.nan if value is None else value
@@ -177,10 +177,16 @@ def _read_verdicts(path: Path, position: dict[str, int], judge: str | None,
         if name in columns:
             preference, seen = columns[name]
             if (taken & seen).any():  # a judgment with no judge's name and one with it, for one comparison
-                raise _twice(next(i for i, k in position.items() if taken[k] and seen[k]))
+                raise judged_twice(next(i for i, k in position.items() if taken[k] and seen[k]))
             verdicts[seen] = preference[seen]
             taken |= seen
     return verdicts, sum(unknown[name] for name in chosen)
+
+
+def names_no_systems(item_id: str, where: str | None = None, line: int | None = None) -> DataError:
+    """The error for a comparison that names no systems, where systems are ranked."""
+    return DataError(f"item {item_id!r} names no systems: ranking systems needs system_a and system_b on every "
+                     "comparison", where, line, "system_a" if where else None)
 
 
 def _chosen_judges(names: set[str], judge: str | None) -> list[str | None]:
@@ -196,9 +202,4 @@ def _chosen_judges(names: set[str], judge: str | None) -> list[str | None]:
     return [None, *names]
 
 
-def _twice(item_id: str) -> DataError:
-    return DataError(f"two judgments for item {item_id!r}; keep one per item (or set 'aspect'/'judge' to tell them "
-                     "apart)")
-
-
-__all__ = ["ComparisonRow", "ComparisonTable", "judge_preference", "read_comparison_table"]
+__all__ = ["ComparisonRow", "ComparisonTable", "judge_preference", "names_no_systems", "read_comparison_table"]

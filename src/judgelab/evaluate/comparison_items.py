@@ -14,7 +14,7 @@ from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
 from judgelab.data.labels import PREFERENCES
 from judgelab.errors import ConfigError
-from judgelab.evaluate.comparison_file import ComparisonTable, judge_preference
+from judgelab.evaluate.comparison_file import ComparisonTable, judge_preference, names_no_systems
 from judgelab.evaluate.panel import is_panel, panel
 from judgelab.evaluate.preferences import Comparisons, PreferenceReport, comparisons, leaderboard, preferences
 from judgelab.evaluate.sample_file import SampleFile
@@ -52,7 +52,7 @@ def comparison_data(items: Iterable[Item] | ComparisonTable, judgments: Iterable
     (``judgments`` unused: a large file read in one pass, evaluate/comparison_file.py)."""
     if isinstance(items, ComparisonTable):
         rows: list[Any] = items.rows
-        sets, columns, unknown = None, [items.verdicts], items.unknown_judgments
+        sets, columns, unknown = None, [items.verdicts], [items.unknown_judgments]
     else:
         rows = list(items)
         sets, columns, unknown = _judge_columns(rows, judgments, judge)
@@ -68,7 +68,7 @@ def comparison_data(items: Iterable[Item] | ComparisonTable, judgments: Iterable
     data = replace(comparisons([i.system_a for i in rows], [i.system_b for i in rows], columns[0], values,
                                probability=probability), order=order)
     coverage = {"units": data.n, "judged": int(data.judged.sum()), "without_verdict": int((~data.judged).sum()),
-                "unknown_judgments": unknown[0] if sets else unknown}
+                "unknown_judgments": unknown[0]}
     if sets:
         judges = np.array([preferences(column, data.n, one.name) for column, one in zip(columns, sets, strict=True)]).T
         data = replace(data, judges=judges, judge_names=tuple(one.name for one in sets))
@@ -79,20 +79,17 @@ def comparison_data(items: Iterable[Item] | ComparisonTable, judgments: Iterable
 
 def _judge_columns(items: list[Item], judgments: Iterable[Judgment], judge: str | None):
     """(a panel's judges or None, each judge's preference per item, each judge's verdicts for unknown ids)."""
-    from judgelab.errors import DataError
     from judgelab.metrics.align import judgments_by_item, select_judgments
 
     unnamed = next((item for item in items if item.system_a is None), None)
     if unnamed is not None:
-        raise DataError(f"item {unnamed.id!r} names no systems: ranking systems needs system_a and system_b on "
-                        "every comparison")
+        raise names_no_systems(unnamed.id)
     ids = {item.id for item in items}
     sets = panel(judgments, judge, None) if is_panel(judgments, judge) else None
     found = [judgments_by_item(one.judgments, ids) for one in sets] if sets else [
         judgments_by_item(select_judgments(judgments, None, judge), ids)]
     columns = [[judge_preference(by_item.get(item.id)) for item in items] for by_item, _ in found]
-    unknown = [count for _, count in found]
-    return sets, columns, unknown if sets else unknown[0]
+    return sets, columns, [count for _, count in found]
 
 
 def _sample_probabilities(items: list[Item], sample: SampleFile | None,

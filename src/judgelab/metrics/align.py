@@ -117,11 +117,16 @@ def judgments_by_item(judgments: list[Judgment], known_ids: set[str]) -> tuple[d
         if judgment.item_id not in known_ids:
             unknown += 1
         elif judgment.item_id in by_item:
-            raise DataError(f"two judgments for item {judgment.item_id!r}; keep one per item "
-                            "(or set 'aspect'/'judge' to tell them apart)")
+            raise judged_twice(judgment.item_id)
         else:
             by_item[judgment.item_id] = judgment
     return by_item, unknown
+
+
+def judged_twice(item_id: str) -> DataError:
+    """The error for two verdicts of one judge on one item (every reader that matches verdicts to items)."""
+    return DataError(f"two judgments for item {item_id!r}; keep one per item (or set 'aspect'/'judge' to tell them "
+                     "apart)")
 
 
 def judge_value(judgment: Judgment, kind: str) -> Any:

@@ -11,7 +11,7 @@ import numpy as np
 
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
-from judgelab.errors import ConfigError, DataError
+from judgelab.errors import ConfigError, DataError, term
 from judgelab.metrics.align import Aligned, Coverage, align
 from judgelab.metrics.compare import Comparison, compare_pairwise, compare_scores
 from judgelab.metrics.ir import read_runs
@@ -54,6 +54,18 @@ class MetaReport:
         return head | plain(self.sections) | {"dropped_groups": dropped, "bootstrap": bootstrap}
 
 
+#: Krippendorff's alpha levels meta takes, in the order its messages list them.
+ALPHA_LEVELS = ("ordinal", "nominal", "interval")
+
+
+def check_meta_options(ties: str, alpha_level: str) -> None:
+    """``ties`` and ``alpha_level`` among their choices, else a ConfigError naming them as the caller knows them:
+    what :func:`meta_evaluate` checks, and ``jl.meta`` before it reads any input."""
+    for name, value, choices in (("ties", ties, TIES), ("alpha_level", alpha_level, ALPHA_LEVELS)):
+        if value not in choices:
+            raise ConfigError(f"{term(name)} {value!r}: choose {', '.join(choices[:-1])} or {choices[-1]}")
+
+
 def meta_evaluate(dataset: Iterable[Item], judgments: Iterable[Judgment], *, aspect: str | None = None,
                   preset: str | None = None, judge: str | None = None, levels: Sequence[str] | None = None,
                   runs: str | os.PathLike | Mapping[str, list] | None = None, n_resamples: int = 1000,
@@ -77,8 +89,7 @@ def meta_evaluate(dataset: Iterable[Item], judgments: Iterable[Judgment], *, asp
     aligned = align(dataset, judgments, aspect=aspect, judge=judge)
     if runs is not None and not isinstance(runs, Mapping):
         runs = read_runs(runs)
-    if ties not in TIES:
-        raise ConfigError(f"ties {ties!r}: choose {' or '.join(TIES)}")
+    check_meta_options(ties, alpha_level)
     options = Options(levels=tuple(levels) if levels else None, runs=runs, n_resamples=n_resamples, seed=seed,
                       confidence=confidence, alpha_level=alpha_level, ties=ties)
     sections = build_sections(aligned, preset, options)

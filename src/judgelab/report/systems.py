@@ -79,10 +79,9 @@ def write_systems_report(out_dir: str | Path, items: Iterable[Item] | None, judg
 def _one_file(judgments) -> list[Judgment]:
     """Every verdict, for the folder's judgments.jsonl: several judges' (``{where: verdicts}``) each named by
     its judge (where it came from, when a verdict names none), so the file reads back judge by judge."""
-    if not isinstance(judgments, Mapping):
-        return list(judgments)
-    return [j if j.judge is not None else j.model_copy(update={"judge": str(where)})
-            for where, found in judgments.items() for j in found]
+    from judgelab.data.given import named_by_where
+
+    return named_by_where(judgments) if isinstance(judgments, Mapping) else list(judgments)
 
 
 def _of_judges(judgments: list[Judgment], judge: str | list[str] | None) -> list[Judgment]:
