@@ -121,3 +121,20 @@ def test_unpaired_fallback_is_said(unshared):
                    "--bootstrap", "200")
     assert done.returncode == 0, done.stderr
     assert "pairing: unpaired: the two systems share 0 input(s)" in " ".join(done.stdout.split())
+
+
+def test_fail_undecided_fails_a_gate_its_few_labels_cannot_decide():
+    """A newcomer's 8 questions: beta is 2.4 points worse by the humans, but 8 labelled pairs give a betting
+    interval that reaches above the margin. The default passes with a 'not decided' warning; --fail-undecided
+    (a non-inferiority gate) exits 1 and says why."""
+    from pathlib import Path
+
+    own = Path(__file__).resolve().parents[1] / "data" / "own_small"
+    args = ("compare", "--data", own / "answers.jsonl", "--judgments", own / "judgments.jsonl", "--human-ids", "all",
+            "--baseline", "alpha", "--candidate", "beta", "--margin", "0.1")
+    default = run_cli(*args)
+    assert default.returncode == 0 and "not decided" in " ".join(default.stdout.split())
+    strict = run_cli(*args, "--fail-undecided")
+    text = " ".join(strict.stdout.split())
+    assert strict.returncode == 1, strict.stderr
+    assert "FAIL" in text and "not shown within the margin" in text and "--fail-undecided passes only" in text

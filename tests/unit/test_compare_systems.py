@@ -52,6 +52,19 @@ def test_decision_at_the_margin(low, high, margin, higher, expected):
     assert decide(low, high, margin, higher) == expected
 
 
+@pytest.mark.parametrize(("low", "high", "higher", "expected"), [
+    (-0.5, 0.2, True, "undecided"),  # holds -0.5, worse than -margin: not shown within the margin
+    (-0.1, 0.2, True, "not worse"),  # the bound exactly at -margin is within it
+    (-0.5, -0.2, True, "worse"),
+    (0.05, 0.2, True, "better"),
+    (-0.2, 0.5, False, "undecided"),
+    (-0.2, 0.1, False, "not worse"),
+])
+def test_fail_undecided_passes_only_an_interval_within_the_margin(low, high, higher, expected):
+    assert decide(low, high, 0.1, higher, fail_undecided=True) == expected
+    assert decide(low, high, 0.1, higher) == ("not worse" if expected == "undecided" else expected)
+
+
 def test_margin_boundary_through_compare_systems():
     items, judgments = simulate(shift=-0.4, seed=1)
     first = compare_systems(items, judgments, baseline="base", candidate="cand", n_resamples=300)

@@ -60,6 +60,13 @@ def test_items_that_answer_the_same_question_are_paired_by_its_text():
     on_these_items = compare_systems(items, judgments(), baseline="alpha", candidate="beta", margin=0.1,
                                      aspect="helpfulness", human_ids="all", target="items")
     assert not on_these_items.passed and on_these_items.high == pytest.approx(-2.375)  # every item labelled: exact
+    strict = compare_systems(items, judgments(), baseline="alpha", candidate="beta", margin=0.1, aspect="helpfulness",
+                             human_ids="all", fail_undecided=True)  # a gate that asks for evidence of no regression
+    assert strict.decision == "undecided" and not strict.passed
+    assert (strict.low, strict.high) == (gate.low, gate.high) and "undecided" in strict.junit_xml()
+    reverse = compare_systems(items, judgments(), baseline="beta", candidate="alpha", margin=0.1,
+                              aspect="helpfulness", human_ids="all", fail_undecided=True)
+    assert reverse.decision == "undecided"  # +2.375, but 8 labels' betting interval reaches below -0.1 as well
 
 
 def test_a_scale_the_labels_span_is_read_off_them_and_said():

@@ -278,12 +278,14 @@ def compare(data: Any, judgments: Any = None, *, baseline: str, candidate: str, 
             alpha: float = 0.05, higher_is_better: bool = True, estimator: GateEstimator = "auto", pairing: Pairing = "auto",
             source: str | None = None, aspect: str | None = None, judge: str | None = None, field: str | None = None,
             human: Any = None, human_ids: Any = None, calibration: Calibration = "auto", target: Target = "population",
-            bootstrap: int = 1000, seed: int = 0, sequential: bool = False) -> Comparison:
+            bootstrap: int = 1000, seed: int = 0, sequential: bool = False, fail_undecided: bool = False) -> Comparison:
     """Is the ``candidate`` system worse than the ``baseline`` (``judgelab compare``)? ``candidate - baseline``
     with its ``1 - alpha`` interval, paired on the inputs both answer (``group_id``), corrected with the human
     labels when there are some (``human``, ``human_ids`` as in :func:`evaluate`); ``.passed`` is False only when
     the candidate is significantly worse by more than ``margin``. ``sequential``: labels gathered in rounds
-    (confidence sequences). ``.plan(regression)``: labels needed to catch a regression of that size."""
+    (confidence sequences). ``fail_undecided``: ``.passed`` only when the interval shows the candidate no worse
+    than ``margin`` (a non-inferiority test: an interval too wide to tell fails, as ``"undecided"``).
+    ``.plan(regression)``: labels needed to catch a regression of that size."""
     from judgelab.api.results import Comparison, wrap
     from judgelab.evaluate.two_systems import compare_systems
     from judgelab.limits import checked_arguments
@@ -297,7 +299,8 @@ def compare(data: Any, judgments: Any = None, *, baseline: str, candidate: str, 
     result = compare_systems(items, judged, baseline=baseline, candidate=candidate, margin=margin, alpha=alpha,
                              higher_is_better=higher_is_better, estimator=estimator, pairing=pairing, aspect=aspect,
                              judge=judge, human=labels, human_ids=ids, sample=sample_file, calibration=calibration,
-                             target=target, n_resamples=bootstrap, seed=seed, sequential=sequential)
+                             target=target, n_resamples=bootstrap, seed=seed, sequential=sequential,
+                             fail_undecided=fail_undecided)
     return wrap(Comparison, result)
 
 

@@ -78,6 +78,11 @@ def compare(
     plan: Annotated[float | None, typer.Option(
         "--plan", callback=checked("Positive"), help="Also say how many labels would catch a regression of this "
         "size (on the score's scale, beyond --margin) with 80% power, from the labels so far.")] = None,
+    fail_undecided: Annotated[bool, typer.Option(
+        "--fail-undecided", help="Also exit 1 when the interval cannot tell: pass only when it shows the candidate "
+                                 "no worse than --margin (a non-inferiority test; with few labels this fails until "
+                                 "enough are labelled, where the default passes with a 'not decided' warning).")
+    ] = False,
     require_card: Annotated[Path | None, typer.Option(
         "--require-card", help="Gate only on a judge this card (judgelab meta --card) certifies: its judge, its "
                                "config, and every --floor met by an exact lower bound; else exit 2 saying why and how "
@@ -86,7 +91,8 @@ def compare(
         "--floor", help="With --require-card: the floors, e.g. tpr=0.8,tnr=0.8 (two classes), recall=0.7 (every "
                         "class), kappa=0.6.")] = "tpr=0.8,tnr=0.8",
 ) -> None:
-    """Candidate - baseline with its interval; exit 1 when the candidate is significantly worse by more than --margin."""
+    """Candidate - baseline with its interval; exit 1 when the candidate is significantly worse by more than --margin
+    (with --fail-undecided: unless it is shown no worse than that)."""
     from judgelab.api.verbs import compare as compare_systems
     from judgelab.commands._common import console
     from judgelab.files import writable_file
@@ -104,7 +110,8 @@ def compare(
     result = compare_systems(data, judgments, baseline=baseline, candidate=candidate, margin=margin, alpha=alpha,
                              higher_is_better=higher_is_better, estimator=estimator, pairing=pairing, aspect=aspect,
                              judge=judge, field=field, human=human, human_ids=human_ids, calibration=calibration,
-                             target=target, bootstrap=bootstrap, seed=seed, sequential=sequential)
+                             target=target, bootstrap=bootstrap, seed=seed, sequential=sequential,
+                             fail_undecided=fail_undecided)
     planned = result.plan(plan) if plan is not None else None
     _publish(result, junit, markdown)
     if as_json:

@@ -82,7 +82,7 @@ class Comparison:
     margin: float
     alpha: float
     higher_is_better: bool
-    decision: str  # "worse" (fails), "not worse" or "better"
+    decision: str  # "worse" or "undecided" (both fail; "undecided" only with fail_undecided), "not worse", "better"
     aspect: str | None = None
     warnings: tuple[str, ...] = field(default_factory=tuple)
     # comparisons between systems: "head-to-head" or "via others" (None: pointwise, paired or not)
@@ -121,7 +121,7 @@ class Comparison:
 
     @property
     def passed(self) -> bool:
-        return self.decision != "worse"
+        return self.decision not in ("worse", "undecided")
 
     @property
     def design(self) -> str:
@@ -139,6 +139,10 @@ class Comparison:
         beyond = "<" if self.higher_is_better else ">"
         if self.decision == "worse":
             verdict = f"worse by more than the margin ({side} bound {bound:+.4g} {beyond} {limit:+.4g})"
+        elif self.decision == "undecided":
+            other, low_side = ("lower", self.low) if self.higher_is_better else ("upper", self.high)
+            verdict = (f"not shown within the margin ({other} bound {low_side:+.4g} {beyond} {limit:+.4g}; "
+                       f"{term('fail_undecided')} asks for that)")
         elif self.decision == "better":
             other = "lower" if self.higher_is_better else "upper"
             verdict = f"better ({other} bound {self.low if self.higher_is_better else self.high:+.4g} excludes 0)"
@@ -175,7 +179,8 @@ class Comparison:
                                       name=_xml(f"{self.candidate} not worse than {self.baseline} (margin {self.margin:g})"))
         details = _xml(self.details())
         if not self.passed:
-            failure = ElementTree.SubElement(case, "failure", message=_xml(self.summary()), type="regression")
+            failure = ElementTree.SubElement(case, "failure", message=_xml(self.summary()),
+                                             type="regression" if self.decision == "worse" else "undecided")
             failure.text = details
         ElementTree.SubElement(case, "system-out").text = details
         root = ElementTree.Element("testsuites")
@@ -197,7 +202,7 @@ class Comparison:
 
     def markdown(self) -> str:
         """A short summary for a CI job page (e.g. ``$GITHUB_STEP_SUMMARY``)."""
-        mark = {"worse": ":x: worse", "not worse": ":white_check_mark: not worse",
+        mark = {"worse": ":x: worse", "undecided": ":x: undecided", "not worse": ":white_check_mark: not worse",
                 "better": ":white_check_mark: better"}[self.decision]
         rows = [("decision", mark), *self.rows()[1:]]
         # names come from data a pull request can change: every text but the decision's own mark is escaped
@@ -214,15 +219,20 @@ def _xml(text: object) -> str:
     return printable(text, keep="\t\n")
 
 
-def decide(low: float, high: float, margin: float, higher_is_better: bool = True) -> str:
+def decide(low: float, high: float, margin: float, higher_is_better: bool = True,
+           fail_undecided: bool = False) -> str:
     """``worse`` when the interval lies beyond ``-margin`` on the bad side, ``better`` when it excludes
-    0 on the good side, ``not worse`` otherwise (a bound exactly at the limit does not fail)."""
+    0 on the good side, ``not worse`` otherwise (a bound exactly at the limit does not fail).
+    ``fail_undecided``: a non-inferiority test instead, ``undecided`` (a failure) when the interval still
+    holds differences worse than ``-margin``: the gate passes only on evidence that the candidate is not worse."""
     if not higher_is_better:
         low, high = -high, -low
     if high < -margin:
         return "worse"
     if low > 0:
         return "better"
+    if fail_undecided and low < -margin:
+        return "undecided"
     return "not worse"
 
 
@@ -233,7 +243,8 @@ def compare_systems(items: Iterable[Item], judgments: Iterable[Judgment], *, bas
                     judge: str | None = None, human: Mapping[str, Any] | None = None,
                     human_ids: Iterable[str] | str | None = None, sample: SampleFile | None = None,
                     calibration: str = "auto", target: str = "population", n_resamples: int = 1000, seed: int = 0,
-                    skewness_correction: bool = True, sequential: bool = False) -> Comparison:
+                    skewness_correction: bool = True, sequential: bool = False,
+                    fail_undecided: bool = False) -> Comparison:
     """Estimate ``candidate - baseline`` and decide whether the candidate is worse by more than ``margin``.
 
     Inputs as :func:`judgelab.evaluate.evaluate` takes them (``human``: {item id: value};
@@ -244,7 +255,9 @@ def compare_systems(items: Iterable[Item], judgments: Iterable[Judgment], *, bas
     ``target``, ``skewness_correction``: as in :mod:`judgelab.evaluate.estimators`. ``sequential``:
     the labels were gathered in rounds and looked at (optional stopping): the interval is a confidence
     sequence over the labels in the order they were given, valid however the labelling was stopped
-    (:mod:`judgelab.evaluate.sequential`).
+    (:mod:`judgelab.evaluate.sequential`). ``fail_undecided``: fail also when the interval cannot tell, i.e.
+    pass only when it shows the candidate no worse than ``margin`` (a non-inferiority test; with few labels
+    this fails until enough are labelled, where the default passes with a "not decided" warning).
     """
     _check_options(baseline, candidate, margin, alpha, estimator, pairing)
     items, kind = items_of_one_kind(items)
@@ -252,7 +265,7 @@ def compare_systems(items: Iterable[Item], judgments: Iterable[Judgment], *, bas
         return _compare_comparisons(items, judgments, baseline=baseline, candidate=candidate, margin=margin,
                                     alpha=alpha, higher_is_better=higher_is_better, estimator=estimator,
                                     pairing=pairing, judge=judge, human=human, human_ids=human_ids, sample=sample,
-                                    target=target, seed=seed, sequential=sequential)
+                                    target=target, seed=seed, sequential=sequential, fail_undecided=fail_undecided)
     if kind != "pointwise":
         raise ConfigError(f"compare takes items with a system_id or comparisons between systems; these are {kind} "
                           "items (compare TREC runs with judgelab evaluate --runs)")
@@ -287,9 +300,10 @@ def compare_systems(items: Iterable[Item], judgments: Iterable[Judgment], *, bas
     if built.coverage.get("without_verdict"):
         warnings.append(f"{built.coverage['without_verdict']} of {len(kept)} items have no judge verdict "
                         "(left out of the judge's means)")
-    decision = decide(low, high, margin, higher_is_better)
+    decision = decide(low, high, margin, higher_is_better, fail_undecided)
     undecided = _undecided(value, margin, higher_is_better, n_labelled, kind) if decision == "not worse" else None
     warnings += [undecided] if undecided else []
+    warnings += [_undecided_fails()] if decision == "undecided" else []
     return Comparison(baseline, candidate, value, low, high, chosen, estimator_reason, paired, pairing_reason, n,
                       n_labelled, margin, alpha, higher_is_better, decision, built.aspect, tuple(warnings),
                       se=_finite(se), interval=SEQUENCE if sequential else kind)
@@ -305,6 +319,12 @@ def _undecided(value: float, margin: float, higher_is_better: bool, n_labelled: 
            "of labels, wide);" if kind == "betting" and n_labelled < T_MIN_LABELS else "")
     return (f"not decided: the estimate is worse than the margin, but its interval also holds differences that are "
             f"not;{why} label more (compare --plan REGRESSION says how many would catch a regression that size)")
+
+
+def _undecided_fails() -> str:
+    return (f"failed as undecided: the interval still holds differences worse than the margin, and "
+            f"{term('fail_undecided')} passes only when it does not; label more ({term('plan()', '--plan')} says how "
+            "many would catch a regression of a given size)")
 
 
 SEQUENCE = "confidence-sequence"  # Comparison.interval under --sequential
@@ -324,7 +344,7 @@ PAIRWISE_JUDGE_WARNING = ("judge-only has no bias correction: without human labe
 def _compare_comparisons(items: list[Item], judgments: Iterable[Judgment], *, baseline: str, candidate: str,
                          margin: float, alpha: float, higher_is_better: bool, estimator: str, pairing: str,
                          judge: str | None, human, human_ids, sample: SampleFile | None, target: str,
-                         seed: int, sequential: bool = False) -> Comparison:
+                         seed: int, sequential: bool = False, fail_undecided: bool = False) -> Comparison:
     """The gate on comparisons: head-to-head (the candidate's win rate against the baseline minus
     1/2, ties half) where the two meet, else via the other systems (the difference of their win
     probabilities). Estimators and intervals are :mod:`judgelab.evaluate.preferences`'."""
@@ -373,9 +393,11 @@ def _compare_comparisons(items: list[Item], judgments: Iterable[Judgment], *, ba
                         "(left out of judge-only, a tie in the corrected estimate)")
     if interval_why:
         why += f"; {interval_why}"
+    decision = decide(low, high, margin, fail_undecided=fail_undecided)
+    warnings += [_undecided_fails()] if decision == "undecided" else []
     return Comparison(baseline, candidate, float(value), float(low), float(high), chosen, estimator_reason,
                       basis == "head-to-head", why, n, n_labelled, margin, alpha, True,
-                      decide(low, high, margin), None, tuple(warnings), basis=basis, measure=measure,
+                      decision, None, tuple(warnings), basis=basis, measure=measure,
                       interval=SEQUENCE if sequential else interval, se=_finite(se))
 
 
