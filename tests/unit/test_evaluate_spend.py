@@ -79,3 +79,75 @@ def test_a_budget_short_of_ten_labels_a_system_plans_nothing():
     pilot = draw(problem, 0.2, seed=1).design
     plan = plan_spend(problem, pilot, budget=20, judge_costs={"sharp": 0.0, "blind": 0.0}, label_cost=0.5)
     assert plan.best is None and plan.options == [] and "humans alone" in plan.left_out
+
+
+# -- comparisons between systems ---------------------------------------------------------------------------
+def arena(seed=0, n=6000, systems=6):
+    """Comparisons whose human preference follows a latent quality difference; 'sharp' sees it, 'blind' not."""
+    from judgelab.evaluate.preferences import comparisons
+
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, systems, n)
+    b = (a + rng.integers(1, systems, n)) % systems
+    edge = 0.25 * (a - b) + rng.normal(0, 1.5, n)  # per comparison: which answer is better, and by how much
+    human = (rng.random(n) < 1 / (1 + np.exp(-3 * edge))).astype(float)
+    sharp = np.where(edge + rng.normal(0, 0.4, n) > 0, 1.0, 0.0)
+    blind = rng.integers(0, 2, n).astype(float)
+    data = comparisons(a.astype(str), b.astype(str), sharp, human)
+    return replace(data, judges=np.column_stack([sharp, blind]), judge_names=("sharp", "blind"))
+
+
+def pilot_of(data, size, seed):
+    mask = np.zeros(data.n, dtype=bool)
+    mask[np.random.default_rng(seed).choice(data.n, size, replace=False)] = True
+    return replace(data, human=np.where(mask, data.human, np.nan))
+
+
+def test_comparisons_a_judge_that_sees_the_better_answer_is_bought_and_a_coin_is_not():
+    from judgelab.evaluate.spend import plan_spend_comparisons
+
+    full = arena()
+    plan = plan_spend_comparisons(pilot_of(full, 400, 1), budget=600, judge_costs={"sharp": 0.01, "blind": 0.001},
+                                  label_cost=0.5)
+    assert plan.best.judges == ("sharp",)
+    humans = next(o for o in plan.options if not o.judges)
+    assert plan.best.width < 0.85 * humans.width
+    coin = next(o for o in plan.options if o.judges == ("blind",))
+    assert coin.width >= 0.99 * humans.width
+    costly = plan_spend_comparisons(pilot_of(full, 400, 1), budget=600, judge_costs={"sharp": 0.09, "blind": 0.0},
+                                    label_cost=0.5)  # 540 of the 600 on the judge: 120 labels, under 10 a system
+    assert "sharp" not in costly.best.judges
+
+
+def test_comparisons_the_predicted_width_is_the_width_the_plan_gets():
+    from judgelab.evaluate.preferences import estimate
+    from judgelab.evaluate.spend import plan_spend_comparisons
+
+    full = arena(seed=3)
+    plan = plan_spend_comparisons(pilot_of(full, 300, 4), budget=500, judge_costs={"sharp": 0.01, "blind": 0.01},
+                                  label_cost=0.5)
+    chosen = replace(full, judges=None, judge_names=())  # the judge column is 'sharp'
+    assert plan.best.judges == ("sharp",)
+    widths = [np.mean(np.diff(estimate(pilot_of(chosen, plan.best.labels, 100 + k), "corrected", seed=k).ci))
+              for k in range(40)]
+    assert abs(np.mean(widths) / plan.best.width - 1) < 0.15
+
+
+def test_a_spend_plan_on_comparison_items_reads_their_judges_and_refuses_runs(tmp_path):
+    from judgelab.data import Item, Judgment
+    from judgelab.evaluate.spend import plan_spend_for
+
+    full = arena(n=3000)
+    names = full.systems
+    items = [Item(id=f"c{k}", system_a=names[full.a[k]], system_b=names[full.b[k]], instruction="q",
+                  output_a="x", output_b="y", label="a" if full.human[k] == 1 else "b") for k in range(full.n)]
+    judged = [Judgment(item_id=f"c{k}", judge="sharp", label="a" if full.judges[k, 0] == 1 else "b")
+              for k in range(full.n)]
+    ids = [f"c{k}" for k in range(0, full.n, 10)]
+    plan = plan_spend_for(items, judged, budget=400, judge_costs={"sharp": 0.01}, label_cost=0.5, human_ids=ids)
+    assert plan.best is not None and plan.best.judges == ("sharp",)
+    with pytest.raises(ConfigError, match="pilot"):
+        plan_spend_for(items, judged, budget=400, judge_costs={"sharp": 0.01}, label_cost=0.5)
+    queries = [Item(id="r1", qid="q1", docid="d1", query="q", passage="p", label=1)]
+    with pytest.raises(ConfigError, match="system_id or comparisons"):
+        plan_spend_for(queries, [], budget=10, judge_costs={}, label_cost=0.5, human_ids="all")

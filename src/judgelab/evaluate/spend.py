@@ -33,6 +33,7 @@ from judgelab.errors import ConfigError, term
 from judgelab.evaluate.design import Design
 from judgelab.evaluate.estimators import corrected, human_only
 from judgelab.evaluate.intervals import T_GUARD, T_MIN_LABELS, rule
+from judgelab.evaluate.preferences import NO_VERDICT, Comparisons, estimate, stacked_preference
 from judgelab.evaluate.problem import Problem
 from judgelab.evaluate.sampling import allocate
 from judgelab.metrics.betting import betting_interval
@@ -95,41 +96,63 @@ def plan_spend(problem: Problem, design: Design, *, budget: float, judge_costs: 
     names = problem.judge_names or ("judge",)
     _check_costs(names, judge_costs, label_cost, budget)
     sizes = problem.sizes
+    labels_of = [problem.human[design.labelled & problem.present[:, s], s] for s in range(len(sizes))]
+    return _plan(_Units(problem.systems, problem.n_units, int(sizes.sum()), lambda n: allocate(sizes, n),
+                        problem.scale, labels_of),
+                 names, lambda judges: _pilot(problem, design, judges, names, seed), budget=budget,
+                 judge_costs=judge_costs, label_cost=label_cost, confidence=confidence, seed=seed,
+                 spread=_relative_error(labels_of))
+
+
+@dataclass(frozen=True)
+class _Units:
+    """What a plan is made of: the systems, the units a judge runs on (``n_units`` calls each), how many
+    can be labelled, how a number of labels falls to the systems, and each system's pilot labels (its
+    betting widths are resampled from them)."""
+
+    systems: tuple[str, ...]
+    n_units: int
+    most_labels: int
+    per_system: Any  # labels -> labels per system (an array)
+    scale: tuple[float, float] | None
+    pilot_labels: list[np.ndarray]
+
+
+def _plan(units: _Units, names: tuple[str, ...], pilot_of, *, budget: float, judge_costs: dict[str, float],
+          label_cost: float, confidence: float, seed: int, spread: float) -> SpendPlan:
+    """Every set of judges priced and its width predicted (the module docstring); the narrowest chosen."""
     pilots: dict[tuple[str, ...], _Pilot] = {}
 
     def option(judges: tuple[str, ...], spend: float = budget) -> SpendOption | None:
         if judges not in pilots:
-            pilots[judges] = _pilot(problem, design, judges, names, seed)
-        cost = sum(judge_costs[j] for j in judges) * problem.n_units
-        labels = int((spend - cost) // label_cost) if label_cost > 0 else int(sizes.sum())
-        labels = min(labels, int(sizes.sum()))
-        if labels < T_MIN_LABELS * len(sizes):
+            pilots[judges] = pilot_of(judges)
+        cost = sum(judge_costs[j] for j in judges) * units.n_units
+        labels = min(int((spend - cost) // label_cost), units.most_labels)
+        if labels < T_MIN_LABELS * len(units.systems):
             return None
-        per_system = allocate(sizes, labels)
-        if per_system.min() < T_MIN_LABELS:
+        per_system = units.per_system(labels)
+        if per_system.min() < T_MIN_LABELS:  # a betting interval's width at so few labels: no pilot predicts it
             return None
+        bets = _betting_widths(units, per_system, confidence, seed)
         pilot = pilots[judges]
-        quantile = stats.t.isf(T_GUARD * (1 - confidence) / 2, per_system - 1)  # the t branch's, per system
+        quantile = stats.t.isf(T_GUARD * (1 - confidence) / 2, np.maximum(per_system - 1, 1))  # the t branch's
 
-        def mean_width(factor: float) -> float:
-            t_width = 2 * quantile * np.sqrt(factor * pilot.per_label / per_system + pilot.fixed)
-            return float(np.mean(np.where(np.isfinite(bets), bets, t_width)))
+        def widths(factor: float) -> np.ndarray:
+            t_width = 2 * quantile * np.sqrt(np.maximum(factor * pilot.per_label / per_system + pilot.fixed, 0.0))
+            return np.where(np.isfinite(bets), bets, t_width)
 
-        bets = _betting_widths(problem, design, per_system, confidence, seed)
         low, high = (max(1 + z * spread, 0.05) for z in (-RANGE_Z, RANGE_Z))
-        width = np.where(np.isfinite(bets), bets, 2 * quantile * np.sqrt(pilot.per_label / per_system + pilot.fixed))
+        width = widths(1.0)
         return SpendOption(judges, labels, cost, labels * label_cost, float(np.mean(width)), tuple(width.tolist()),
-                           (mean_width(low), mean_width(high)))
-
-    spread = _relative_error(problem, design)
+                           (float(np.mean(widths(low))), float(np.mean(widths(high)))))
 
     candidates = _candidates(names, option)
     tried = {judges: option(judges) for judges in candidates}
     found = sorted((o for o in tried.values() if o is not None), key=lambda o: o.width)
     left_out = [_name(judges) for judges, o in tried.items() if o is None]
     best = _simplest_near(found)
-    next_money = _next_money(best, names, judge_costs, label_cost, problem.n_units, option) if best else []
-    return SpendPlan(budget, problem.systems, best, found, next_money, left_out)
+    next_money = _next_money(best, names, judge_costs, label_cost, units.n_units, option) if best else []
+    return SpendPlan(budget, units.systems, best, found, next_money, left_out)
 
 
 #: Plans whose predicted width is within this share of the narrowest count as tied: the fewest judges, then
@@ -185,24 +208,25 @@ def _pilot(problem: Problem, design: Design, judges: tuple[str, ...], names: tup
 BET_RESAMPLES = 20
 
 
-def _betting_widths(problem: Problem, design: Design, per_system: np.ndarray, confidence: float,
-                    seed: int) -> np.ndarray:
+def _betting_widths(units: _Units, per_system: np.ndarray, confidence: float, seed: int) -> np.ndarray:
     """Per system: the median width of betting intervals on ``per_system`` labels resampled from its pilot
     labels, where :func:`judgelab.evaluate.intervals.rule` would give it one; NaN where it gives t. A betting
     interval's width follows no variance (a corrected estimate there is the labels' own, whatever judges)."""
     out = np.full(len(per_system), np.nan)
-    if problem.scale is None:
+    if units.scale is None:
         return out
     rng = np.random.default_rng([seed, 23])
     for s, n in enumerate(per_system):
-        labels = problem.human[design.labelled & problem.present[:, s], s]
+        labels = units.pilot_labels[s]
         labels = labels[np.isfinite(labels)]
-        if len(labels) < 2 or rule(np.full(int(n), labels.mean()), problem.scale, True) != "betting":
+        size = max(int(n), 1)
+        if len(labels) < 2:
             continue
-        bets = [betting_interval(rng.choice(labels, int(n)), problem.scale, confidence=confidence)
+        if rule(np.full(size, labels.mean()), units.scale, True) != "betting":
+            continue
+        bets = [betting_interval(rng.choice(labels, size), units.scale, confidence=confidence)
                 for _ in range(BET_RESAMPLES)]
-        widths = [bet.high - bet.low for bet in bets]
-        out[s] = float(np.median(widths))
+        out[s] = float(np.median([bet.high - bet.low for bet in bets]))
     return out
 
 
@@ -210,13 +234,12 @@ def _betting_widths(problem: Problem, design: Design, per_system: np.ndarray, co
 RANGE_Z = 1.2816
 
 
-def _relative_error(problem: Problem, design: Design) -> float:
+def _relative_error(pilot_labels: list[np.ndarray]) -> float:
     """The relative standard error of a variance pooled from the pilot's labels, centred within systems:
     sqrt((kurtosis - (n - 3) / (n - 1)) / n), the kurtosis measured (a rating with a long tail has a noisy
     variance), not taken as a normal's 3."""
-    labelled = design.labelled[:, None] & problem.present & np.isfinite(problem.human)
-    values = np.where(labelled, problem.human, np.nan)
-    centred = (values - np.nanmean(values, axis=0))[labelled]
+    kept = [labels[np.isfinite(labels)] for labels in pilot_labels]
+    centred = np.concatenate([labels - labels.mean() for labels in kept if len(labels)] or [np.zeros(0)])
     n = len(centred)
     if n < 4 or not np.any(centred):
         return 1.0
@@ -260,6 +283,55 @@ def _next_money(best: SpendOption, names: tuple[str, ...], judge_costs: dict[str
     return out
 
 
+def plan_spend_comparisons(data: Comparisons, *, budget: float, judge_costs: dict[str, float], label_cost: float,
+                           confidence: float = 0.95, seed: int = 0) -> SpendPlan:
+    """:func:`plan_spend` for comparisons between systems (the win probability, ties half): each judge runs on
+    every comparison, people label comparisons drawn stratified by pair (``judgelab sample``), and a system
+    takes part in its share of them. With ``lambda`` and the judges' combination the pilot's corrected
+    estimate uses, system s with ``n_s`` labels of ``N_s`` comparisons has the variance
+    ``s2_residual / n_s + (s2_human - s2_residual) / N_s`` (its side scores' variances over its labelled
+    comparisons: preferences.py's population variance ``(1 - f) s2_residual / n_s + f s2_human / n_s``, f the
+    share labelled), each pulled toward the value pooled over systems as for items."""
+    names = data.judge_names or ("judge",)
+    _check_costs(names, judge_costs, label_cost, budget)
+    columns = data.judges if data.judges is not None else data.judge[:, None]
+    sizes = (np.bincount(data.a, minlength=len(data.systems))
+             + np.bincount(data.b, minlength=len(data.systems))).astype(float)
+    labelled = data.labelled
+    human_sides = [_side_scores(data, data.human, s, labelled) for s in range(len(data.systems))]
+
+    def pilot_of(judges: tuple[str, ...]) -> _Pilot:
+        residual = human_sides
+        if judges:
+            chosen = columns[:, [names.index(j) for j in judges]]
+            one = replace(data, judges=chosen, judge_names=judges) if len(judges) > 1 else replace(
+                data, judge=chosen[:, 0], judges=None, judge_names=())
+            judge = stacked_preference(one, seed) if len(judges) > 1 else one.judge
+            judge = np.where(np.isfinite(judge), judge, NO_VERDICT)
+            lam = float(estimate(replace(one, judge=judge, judges=None, judge_names=()), "corrected",
+                                 system_intervals="t", seed=seed).info["judge_weight"])
+            residual = [h - lam * _side_scores(data, judge, s, labelled) for s, h in enumerate(human_sides)]
+        counts = np.array([len(h) for h in human_sides], dtype=float)
+        per_label = _toward_pooled(np.array([_variance(r) for r in residual]), counts)
+        human = _toward_pooled(np.array([_variance(h) for h in human_sides]), counts)
+        return _Pilot(per_label, (human - per_label) / np.maximum(sizes, 1.0))
+
+    units = _Units(data.systems, data.n, data.n, lambda n: n * sizes / data.n, (0.0, 1.0), human_sides)
+    return _plan(units, names, pilot_of, budget=budget, judge_costs=judge_costs, label_cost=label_cost,
+                 confidence=confidence, seed=seed, spread=_relative_error(human_sides))
+
+
+def _side_scores(data: Comparisons, preference: np.ndarray, system: int, rows: np.ndarray) -> np.ndarray:
+    """System ``system``'s score on each of ``rows`` it takes part in: the preference for it (a's preference
+    on its a-side, 1 - it on its b-side), the side score preferences.py averages into a win probability."""
+    on_a, on_b = rows & (data.a == system), rows & (data.b == system)
+    return np.concatenate([preference[on_a], 1 - preference[on_b]])
+
+
+def _variance(values: np.ndarray) -> float:
+    return float(np.var(values, ddof=1)) if len(values) > 1 else math.nan
+
+
 def _check_costs(names: tuple[str, ...], judge_costs: dict[str, float], label_cost: float, budget: float) -> None:
     unknown = sorted(set(judge_costs) - set(names))
     if unknown:
@@ -293,13 +365,16 @@ def plan_spend_for(items, judgments, *, budget: float, judge_costs: dict[str, fl
     from judgelab.metrics.align import items_of_one_kind
 
     items, kind = items_of_one_kind(items)
+    if kind == "pairwise":
+        return _plan_comparisons_for(items, judgments, budget=budget, judge_costs=judge_costs, label_cost=label_cost,
+                                     judge=judge, human=human, human_ids=human_ids, sample=sample,
+                                     confidence=confidence, seed=seed)
     if kind != "pointwise":
-        raise ConfigError(f"a spend plan is for pointwise items with system_id; these are {kind} items")
+        raise ConfigError(f"a spend plan is for items with system_id or comparisons between systems; these are "
+                          f"{kind} items")
     built = _item_problem(items, judgments, aspect, judge, human, human_ids, scale)
     if built.labelled is None or not built.labelled.any():
-        raise ConfigError(f"a spend plan reads a pilot: give the labels so far ({term('human')} or "
-                          f"{term('human_ids')}; a small "
-                          "random sample, judgelab sample --budget 0.1)")
+        raise ConfigError(_no_pilot())
     problem = built.problem
     if problem.judges is None:
         problem = problem.with_judges(problem.judge[..., None], [_single_name(judgments, judge)])
@@ -307,6 +382,25 @@ def plan_spend_for(items, judgments, *, budget: float, judge_costs: dict[str, fl
     costs = resolve_costs(problem.judge_names, judge_costs)
     return plan_spend(problem, design, budget=budget, judge_costs=costs, label_cost=label_cost,
                       confidence=confidence, seed=seed)
+
+
+def _plan_comparisons_for(items, judgments, *, budget, judge_costs, label_cost, judge, human, human_ids, sample,
+                          confidence, seed) -> SpendPlan:
+    from judgelab.evaluate.comparison_items import comparison_data
+
+    data, _, _, _ = comparison_data(items, judgments, judge=judge, human=human, human_ids=human_ids, sample=sample)
+    if not data.labelled.any():
+        raise ConfigError(_no_pilot())
+    if data.judges is None:
+        data = replace(data, judges=data.judge[:, None], judge_names=(_single_name(judgments, judge),))
+    costs = resolve_costs(data.judge_names, judge_costs)
+    return plan_spend_comparisons(data, budget=budget, judge_costs=costs, label_cost=label_cost,
+                                  confidence=confidence, seed=seed)
+
+
+def _no_pilot() -> str:  # built when raised: term() reads the caller's naming
+    return (f"a spend plan reads a pilot: give the labels so far ({term('human')} or {term('human_ids')}; a small "
+            "random sample, judgelab sample --budget 0.1)")
 
 
 def _single_name(judgments, judge) -> str:
