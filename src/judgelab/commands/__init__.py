@@ -36,6 +36,7 @@ _COMMAND_MODULES = [
     ("judgelab.commands.audit", "app"),
     ("judgelab.commands.combine", "app"),
     ("judgelab.commands.cascade", "app"),
+    ("judgelab.commands.turns", "app"),
 ]
 
 
