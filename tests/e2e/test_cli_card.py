@@ -50,7 +50,7 @@ def test_a_card_of_another_judge_or_a_bad_floor_is_refused(tmp_path):
     assert run_cli("meta", "--data", OWN / "answers.jsonl", "--judgments", named_judgments(tmp_path, "j2"),
                    "--bootstrap", "0", "--card", card).returncode == 0
     other = gate(named_judgments(tmp_path, "j1"), card, "--judge", "j1", "--floor", "kappa=0.01")
-    assert other.returncode == 2 and "is judge 'j2''s, not 'j1''s" in other.stderr
+    assert other.returncode == 2 and "the card of judge 'j2', not of 'j1'" in other.stderr
     bad = gate(named_judgments(tmp_path, "j2"), card, "--floor", "tpr=1.5")
     assert bad.returncode == 2 and "--floor tpr='1.5': give a number in (0, 1)" in bad.stderr
     missing = gate(named_judgments(tmp_path, "j2"), tmp_path / "nowhere")
@@ -78,3 +78,41 @@ def test_the_pytest_helper_requires_the_card_as_the_cli_does(tmp_path):
                          require_card=card, floor="recall=0.3")
     assert assert_not_worse(OWN / "answers.jsonl", judged, baseline="gamma", candidate="alpha", human_ids="all",
                             require_card=card, floor="kappa=0.01").passed
+
+
+def _comparisons(tmp_path: Path, judge: str, texts: tuple[str, str] = ("x", "y")) -> tuple[Path, Path]:
+    """Twelve comparisons (one with HTML in a system name) and a judge's verdicts on them in both orders."""
+    rows = [{"id": f"c{k}", "instruction": "q", "output_a": texts[0] * (k + 1), "output_b": texts[1],
+             "system_a": "<b>m1</b>" if k == 0 else "m1", "system_b": "m2", "label": "ab"[k % 2]} for k in range(12)]
+    verdicts = [{"item_id": f"c{k}", "judge": judge, "label": "a" if k % 3 else "b",
+                 "extra": {"verdicts": {"original": "a" if k % 3 else "b", "swapped": "b" if k % 4 else "a"}}}
+                for k in range(12)]
+    data, judged = tmp_path / "pairs.jsonl", tmp_path / f"{judge}.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    judged.write_text("".join(json.dumps(r) + "\n" for r in verdicts))
+    return data, judged
+
+
+def test_audit_writes_the_judges_biases_into_its_card_and_refuses_another_judges(tmp_path):
+    data, judged = _comparisons(tmp_path, "j1")
+    card = tmp_path / "card"
+    made = run_cli("meta", "--data", data, "--judgments", judged, "--bootstrap", "0", "--card", card)
+    assert made.returncode == 0, made.stderr
+    audited = run_cli("audit", "--data", data, "--judgments", judged, "--bootstrap", "200", "--card", card)
+    assert audited.returncode == 0, audited.stderr
+    written = json.loads((card / "card.json").read_text())
+    assert written["agreement"]["labels"] == 12  # what meta wrote is kept
+    rows = {(r["section"], r["name"]) for r in written["biases"]["audit"]["rows"]}
+    assert ("position", "flip rate") in rows and written["biases"]["written"]
+    page = (card / "card.html").read_text()
+    assert "Biases (judgelab audit" in page and "flip rate" in page
+
+    (tmp_path / "o").mkdir()
+    _, other = _comparisons(tmp_path / "o", "j2")
+    before = (card / "card.json").read_text()
+    refused = run_cli("audit", "--data", data, "--judgments", other, "--judge", "j2", "--bootstrap", "200",
+                      "--card", card)
+    assert refused.returncode == 2 and "the card of judge 'j1', not of 'j2'" in refused.stderr
+    assert (card / "card.json").read_text() == before  # nothing written on error
+    missing = run_cli("audit", "--data", data, "--judgments", judged, "--card", tmp_path / "nowhere")
+    assert missing.returncode == 2 and "meta --card" in missing.stderr

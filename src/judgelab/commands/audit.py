@@ -57,6 +57,9 @@ def audit(
     seed: Annotated[int, typer.Option("--seed", callback=checked("Seed"), help="Seed of the bootstrap.")] = 0,
     confidence: Annotated[float, typer.Option("--confidence", callback=checked("Coverage"), help="Level of the intervals.")] = 0.95,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of tables.")] = False,
+    card: Annotated[Path | None, typer.Option(
+        "--card", help="Also write these figures into the judge's card (the folder judgelab meta --card wrote), "
+                       "its biases section (docs/cards.md).")] = None,
 ) -> None:
     """Measure a pairwise judge's biases (position, ties, verbosity, self-preference) with intervals."""
     from judgelab.api.verbs import audit as audit_judge
@@ -66,7 +69,8 @@ def audit(
     found = audit_judge(data, judgments, source=source, partial=partial, field=field, swapped_field=swapped_field,
                         judge=judge, human=human, family=family, baseline=baseline, probes=probe, config=config,
                         model=model, model_name=model_name, limit=limit, cache=cache, cache_path=cache_path,
-                        concurrency=concurrency, timeout=timeout, bootstrap=bootstrap, seed=seed, confidence=confidence)
+                        concurrency=concurrency, timeout=timeout, bootstrap=bootstrap, seed=seed, confidence=confidence,
+                        card=card)
     report = found if found.verdicts_audited else None
     probe_results = found.probes or None
     output: dict = {}
@@ -74,6 +78,8 @@ def audit(
         output["audit"] = AuditReport.to_dict(report)
     if probe_results is not None:
         output["probes"] = {name: result.to_dict() for name, result in probe_results.items()}
+    if card is not None:
+        output["card"] = str(card)
     if as_json:
         typer.echo(json.dumps(output, indent=2))
         return
@@ -88,6 +94,8 @@ def audit(
             console.print(f"not measured: {escape(line)}")
     if probe_results is not None:
         console.print(_probe_table(probe_results, confidence))
+    if card is not None:
+        console.print(f"card: {escape(str(card))} (biases added)", soft_wrap=True)
 
 
 def _interval(ci, digits: int = 3) -> str:

@@ -6,6 +6,8 @@
     agreement   labels it rests on, class recalls with exact lower bounds and Jeffreys intervals, TPR/TNR
                 with two classes, Cohen's kappa and its base rate (judgelab.metrics.card)
     meta        the dataset-level correlations meta computed, with their intervals
+    biases      what ``judgelab audit --card DIR`` measured of the same judge (position, ties, verbosity,
+                self-preference, probes), each with its interval: for people to read; no floor gates on it
 """
 
 from __future__ import annotations
@@ -95,7 +97,32 @@ def card_page(card: Mapping[str, Any]) -> str:
             f"<h1>Judge card: {_e(who.get('judge') or 'unnamed judge')}</h1><table>{listed}</table>"
             "<h2>Agreement with people, class by class</h2>" + table +
             "<p>A gate (<code>judgelab compare --require-card</code>) certifies the judge when each floor it sets "
-            "is met by the exact lower bound, not the recall.</p></body></html>")
+            "is met by the exact lower bound, not the recall.</p>" + _biases_section(card.get("biases"))
+            + "</body></html>")
+
+
+def _biases_section(biases: Mapping[str, Any] | None) -> str:
+    """The audit's rows (statistic, value, interval, n, how to read it) and the probes' flip rates."""
+    if not biases:
+        return ("<h2>Biases</h2><p>Not measured: <code>judgelab audit ... --card DIR</code> adds the judge's "
+                "position, verbosity and self-preference figures here.</p>")
+    audit, probes = biases.get("audit") or {}, biases.get("probes") or {}
+    rows = "".join(f"<tr><td>{_e(r['section'])}: {_e(r['name'])}</td><td>{_f(r.get('value'))}</td>"
+                   f"<td>{_ci(r.get('ci'))}</td><td>{_e(r.get('n'))}</td><td>{_e(r.get('reading') or '')}</td></tr>"
+                   for r in audit.get("rows") or [])
+    rows += "".join(f"<tr><td>probe {_e(name)}: flip rate</td><td>{_f((found.get('flip_rate') or {}).get('value'))}"
+                    f"</td><td>{_ci((found.get('flip_rate') or {}).get('ci'))}</td><td>"
+                    f"{_e((found.get('flip_rate') or {}).get('n', ''))}</td><td>share of pairs whose verdict the "
+                    "probe's change flips</td></tr>" for name, found in probes.items())
+    level = audit.get("confidence") or biases.get("confidence") or 0.95
+    missing = "".join(f"<li>{_e(line)}</li>" for line in audit.get("not_measured") or [])
+    return (f"<h2>Biases (judgelab audit, written {_e(biases.get('written', '-'))})</h2>"
+            f"<table><tr><th>statistic</th><th>value</th><th>{level:.0%} interval</th><th>n</th><th>reading</th></tr>"
+            f"{rows}</table>" + (f"<p>Not measured:</p><ul>{missing}</ul>" if missing else ""))
+
+
+def _ci(ci: Any) -> str:
+    return "-" if not ci or any(v is None for v in ci) else f"{ci[0]:.3f} - {ci[1]:.3f}"
 
 
 def _e(value: Any) -> str:
@@ -118,15 +145,7 @@ def require_card(path: str | Path, floors: str | Mapping[str, float], *, judge: 
 
     wanted = parse_floors(floors)
     card = read_card(path)
-    who = card.get("identity") or {}
-    run = source_run(judgments_file)
-    if judge and who.get("judge") and judge != who["judge"]:
-        raise ConfigError(f"the card at {path} is judge {who['judge']!r}'s, not {judge!r}'s: write this judge's card "
-                          "with judgelab meta --card")
-    if run.get("judge_digest") and who.get("judge_digest") and run["judge_digest"] != who["judge_digest"]:
-        raise ConfigError(f"the card at {path} was written for a judge config with digest {who['judge_digest']}; "
-                          f"these judgments come from one with digest {run['judge_digest']} (the prompt or settings "
-                          "changed since): write a new card")
+    _check_same_judge(card, path, judge, judgments_file)
     found = card["agreement"]
     try:  # a card edited by hand: its fields as meta --card writes them, else named
         classes = None if found.get("classes") is None else [
@@ -145,4 +164,31 @@ def require_card(path: str | Path, floors: str | Mapping[str, float], *, judge: 
     return {"card": str(path), "floors": wanted, "certified": True}
 
 
-__all__ = ["CARD_FILES", "build_card", "card_page", "read_card", "require_card", "write_card"]
+def _check_same_judge(card: Mapping[str, Any], path: str | Path, judge: str | None,
+                      judgments_file: str | Path | None) -> None:
+    """The card must be this judge's: its name (when both are known) and its config's digest (when both are)."""
+    who = card.get("identity") or {}
+    run = source_run(judgments_file)
+    if judge and who.get("judge") and judge != who["judge"]:
+        raise ConfigError(f"the card at {path} is the card of judge {who['judge']!r}, not of {judge!r}: write this "
+                          "judge's card with judgelab meta --card")
+    if run.get("judge_digest") and who.get("judge_digest") and run["judge_digest"] != who["judge_digest"]:
+        raise ConfigError(f"the card at {path} was written for a judge config with digest {who['judge_digest']}; "
+                          f"these judgments come from one with digest {run['judge_digest']} (the prompt or settings "
+                          "changed since): write a new card")
+
+
+def add_biases(path: str | Path, biases: Mapping[str, Any], *, judge: str | None = None,
+               judgments_file: str | Path | None = None) -> Path:
+    """The card at ``path`` (written by ``judgelab meta --card``) with ``biases`` (``{"audit": AuditReport's
+    dict, "probes": {name: ProbeResult's dict}}``) in its ``biases`` section, replacing an earlier one; the
+    rest kept. Refused when the card is another judge's (as the gate refuses it). Returns card.json's path."""
+    card = read_card(path)
+    _check_same_judge(card, path, judge, judgments_file)
+    card["biases"] = {"written": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                      **{k: v for k, v in biases.items() if v}}
+    folder = Path(path)
+    return write_card(folder if folder.is_dir() else folder.parent, card)
+
+
+__all__ = ["CARD_FILES", "add_biases", "build_card", "card_page", "read_card", "require_card", "write_card"]
