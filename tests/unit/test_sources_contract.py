@@ -27,6 +27,8 @@ FIXTURES = {
     "alpaca-eval": ("alpaca-eval/alpaca-7b/weighted_alpaca_eval_gpt4_turbo/annotations.json", None),
     "arena-hard": ("arena-hard/gpt-4-1106-preview", "gpt-4-0613.jsonl"),
     "mt-bench": ("mt-bench/gpt-4_single.jsonl", None),
+    "otel": ("otel/spans.jsonl", None),
+    "mlflow": ("mlflow/traces.jsonl", None),
 }
 HOSTILE = {
     "empty": b"",
