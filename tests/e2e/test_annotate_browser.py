@@ -16,6 +16,7 @@ import pytest
 from scipy.stats import spearmanr
 
 from judgelab.annotate.task import build_task
+from judgelab.annotate.view import STEP_ARGUMENTS
 from judgelab.data import load_items, save_items
 from judgelab.data.labels import load_labels, read_labels
 from tests.e2e.annotate_server import (
@@ -737,3 +738,138 @@ def test_progress_history_and_the_done_page_fit_the_window(browser, viewport, tm
         assert _broken_tokens(browser, "#done code") == []
         assert _overflow(browser, width) == []
         save_screenshot(browser, tmp_path, f"annotate-done-{name}.png")
+
+
+# -- issue #48 item 3: conversations, retrieved passages and agent runs ----------------------------------------------
+#: The shipped conversation with a tool call, an answer with three titled passages, and an agent's run of three
+#: steps (one with a long unbroken URL, which must wrap, not widen the page).
+CALL_LINE = 'calls search_notes({"query": "cake orders"})'
+LONG_URL = "https://example.org/" + "a-very-long-unbroken-path-segment" * 4
+
+
+def _rich_items(folder: Path) -> Path:
+    shipped = Path(str(files("judgelab") / "examples" / "conversations.jsonl")).read_text().splitlines()
+    chat = next(row for row in map(json.loads, shipped) if row["id"] == "order-v1")
+    rag = {"id": "rag-1", "source": "When can I pick up bread on a weekend, and do you bake spelt?",
+           "output": "On Saturday from 7:00 to 18:00 and on Sunday from 8:00 to 12:00 [hours]. Yes: the spelt loaf, "
+                     "baked every morning [spelt].",
+           "contexts": [{"id": "hours", "title": "Opening hours", "source": "notes/hours.md",
+                         "text": "Open Tuesday to Saturday, 7:00-18:00; Sunday 8:00-12:00; closed on Mondays."},
+                        {"id": "spelt", "title": "Breads", "text": "The spelt loaf is baked every morning; it "
+                                                                   "contains gluten."},
+                        {"id": "cakes", "title": "Orders", "text": "Cakes are ordered at least 48 hours ahead."}]}
+    run = {"id": "run-1", "source": "Is the bakery open on Monday? Check its site.",
+           "output": "No: it is closed on Mondays, and opens again on Tuesday at 7:00.",
+           "trajectory": [
+               {"tool": "search", "arguments": {"query": "bakery opening hours"}, "thought": "Find the bakery's site.",
+                "observation": f"1. {LONG_URL}"},
+               {"tool": "fetch_page", "arguments": {"url": LONG_URL}, "thought": "Read its hours.",
+                "observation": "Open Tuesday to Saturday, 7:00-18:00; closed on Mondays."},
+               {"tool": "answer", "arguments": None, "thought": "It says closed on Mondays.", "observation": None}]}
+    return write_jsonl(folder / "rich.jsonl", [chat, rag, run])
+
+
+def _rect(driver, selector: str) -> dict:
+    return driver.execute_script("const b = document.querySelector(arguments[0]).getBoundingClientRect();"
+                                 "return {left: b.left, right: b.right, top: b.top, bottom: b.bottom};", selector)
+
+
+def _beside_or_below(driver, name: str) -> None:
+    """The passages beside the answer on a laptop, below it on a phone."""
+    answer, passages = _rect(driver, ".with-passages > .answer"), _rect(driver, "#passages")
+    if name == "laptop":
+        assert passages["left"] >= answer["right"] and passages["top"] < answer["bottom"], (answer, passages)
+    else:
+        assert passages["top"] >= answer["bottom"], (answer, passages)
+
+
+def test_a_conversation_passages_and_a_trajectory_show_as_such_and_label_as_before(browser, viewport, tmp_path):
+    name, (width, _) = viewport
+    data = _rich_items(tmp_path)
+    chat = next(iter(load_items(data)))
+    out = tmp_path / "labels.jsonl"
+    with AnnotateServer("--data", data, "--aspect", "helpfulness", "--scale", "1-5", "--out", out,
+                        "--annotator", "uma") as server:
+        open_page(browser, server.url)
+        # the chat: one bubble per message, by role; the tool call on one line; the last reply the one to rate
+        bubbles = browser.find_elements("css selector", "#chat .bubble")
+        assert [b.get_attribute("data-role") for b in bubbles] == [m.role for m in chat.messages]
+        assert [b.find_element("css selector", ".speaker").get_attribute("textContent") for b in bubbles] == [
+            "system", "user", "assistant", "tool result · search_notes", "assistant"]
+        assert [c.text for c in browser.find_elements("css selector", "#chat .call")] == [CALL_LINE]
+        rated = browser.find_elements("css selector", "#chat .bubble.rated")
+        assert len(rated) == 1 and rated[0] == bubbles[-1] and "reply to rate" in rated[0].text
+        assert browser.find_element("id", "output").text == chat.output
+        assert not browser.find_elements("id", "source")  # the chat replaces its rendering as text
+        heads = [h.text for h in browser.find_elements("css selector", "#passages .passage-head")]
+        assert heads == ["[orders] Orders"]
+        _beside_or_below(browser, name)
+        assert _overflow(browser, width) == []
+        save_screenshot(browser, tmp_path, f"annotate-chat-{name}.png")
+        press(browser, "4")
+
+        # an answer and its passages, each with its id and title, beside it
+        heads = [h.text for h in browser.find_elements("css selector", "#passages .passage-head")]
+        assert heads == ["[hours] Opening hours", "[spelt] Breads", "[cakes] Orders"]
+        assert "notes/hours.md" in browser.find_element("id", "passages").text
+        assert not browser.find_elements("id", "context") and browser.find_element("id", "source").is_displayed()
+        _beside_or_below(browser, name)
+        assert _overflow(browser, width) == []
+        save_screenshot(browser, tmp_path, f"annotate-contexts-{name}.png")
+        press(browser, "5")
+
+        # the agent's run: its steps folded, one opened; the output after them
+        steps = browser.find_elements("css selector", "#trajectory details.step")
+        lines = [step.find_element("css selector", "summary").text for step in steps]
+        assert lines == ['Step 1: search({"query": "bakery opening hours"})',
+                         f"Step 2: fetch_page({json.dumps({'url': LONG_URL})[:STEP_ARGUMENTS - 1]}…)",  # cut
+                         "Step 3: answer()"], lines
+        assert not any(step.get_attribute("open") for step in steps)
+        observation = steps[1].find_element("css selector", ".observation")
+        assert not observation.is_displayed()
+        steps[1].find_element("css selector", "summary").click()
+        assert observation.is_displayed() and "closed on Mondays" in observation.text
+        assert LONG_URL in steps[1].text  # the whole arguments, inside
+        assert [bool(step.get_attribute("open")) for step in steps] == [False, True, False]
+        assert _rect(browser, "#output")["top"] > _rect(browser, "#trajectory")["bottom"]
+        assert _overflow(browser, width) == []
+        save_screenshot(browser, tmp_path, f"annotate-trajectory-{name}.png")
+        press(browser, "2")  # the keys work as before, the focus on a step's line
+        assert browser.find_elements("id", "done")
+        press(browser, "b")  # back: the answer shown, the step folded again
+        assert browser.find_element("css selector", ".choice.chosen").get_attribute("value") == "2"
+        assert browser.find_elements("css selector", "#trajectory details.step:not([open])")
+    assert [(label.item_id, label.value) for label in read_labels(out)] == [("order-v1", 4.0), ("rag-1", 5.0),
+                                                                           ("run-1", 2.0)]
+
+
+def test_markup_in_a_conversation_its_passages_and_steps_shows_as_text(browser, tmp_path):
+    closing = "</textarea><img src=x onerror=alert(3)>"
+    item = {"id": "x", "messages": [
+        {"role": "system", "content": SCRIPT},
+        {"role": "user", "content": closing},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "look<b>up</b>", "arguments": IMAGE}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": IMAGE},
+        {"role": "assistant", "content": f"{SCRIPT} done"}],
+        "contexts": [{"id": "<i>1</i>", "title": SCRIPT, "text": closing}],
+        "trajectory": [{"tool": "t<b>", "arguments": SCRIPT, "thought": closing, "observation": IMAGE}]}
+    data = write_jsonl(tmp_path / "markup.jsonl", [item])
+    with AnnotateServer("--data", data, "--aspect", "overall", "--scale", "1-5", "--out",
+                        tmp_path / "labels.jsonl", "--annotator", "val") as server:
+        browser.get_log("performance")
+        open_page(browser, server.url)
+        browser.find_element("css selector", "#trajectory summary").click()
+        texts = [b.text for b in browser.find_elements("css selector", "#chat .text")]
+        assert texts == [SCRIPT, closing, IMAGE, f"{SCRIPT} done"]
+        assert browser.find_element("css selector", "#chat .call").text == f"calls look<b>up</b>({IMAGE})"
+        assert browser.find_element("css selector", "#passages .passage-head").text == f"[<i>1</i>] {SCRIPT}"
+        assert closing in browser.find_element("id", "passages").text
+        assert f"Step 1: t<b>({SCRIPT})" in browser.find_element("id", "trajectory").text
+        assert browser.execute_script("return document.querySelectorAll('#item script, #item img, #item b, "
+                                      "#item i, #item textarea').length") == 0
+        assert browser.find_element("id", "note").get_attribute("value") == ""  # the note field is whole
+        assert _no_alert(browser)
+        assert not [r for r in requests_made(browser) if r["url"].endswith("/x")]
+        press(browser, "3")
+    assert [label.value for label in read_labels(tmp_path / "labels.jsonl")] == [3.0]

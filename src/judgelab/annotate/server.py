@@ -61,6 +61,7 @@ from judgelab.annotate.task import (
     check_name,
     unshown_text,
 )
+from judgelab.annotate.view import item_view
 from judgelab.data.item import Item
 from judgelab.errors import ConfigError, term
 
@@ -325,7 +326,8 @@ class AnnotateApp:
         return self._render("item.html.j2", session, item=item, pos=pos, back=back, groups=groups,
                             chosen=groups[0].chosen, skipped=bool(previous) and all(a.skipped for a in previous.values()),
                             note=notes[0] if notes else "",
-                            sections=sections(item), left=left, right=right, progress=self.store.progress(annotator),
+                            sections=sections(item), view=item_view(item), left=left, right=right,
+                            progress=self.store.progress(annotator),
                             unshown=unshown_text(item), context_field=CONTEXT_FIELDS[item.kind][0],
                             judgment=self.task.judgments.get(item.id), answer_id=secrets.token_urlsafe(16),
                             shown_at=f"{time.time():.3f}")
