@@ -7,6 +7,7 @@ from judgelab.judges.faithfulness import FaithfulnessJudge  # noqa: F401 - regis
 from judgelab.judges.likelihood import LikelihoodJudge  # noqa: F401 - registers the "likelihood" kind
 from judgelab.judges.pairwise import PairwiseJudge
 from judgelab.judges.prompted import PromptedJudge
+from judgelab.judges.requirements import RequirementsJudge  # noqa: F401 - registers the 'requirements' kind
 from judgelab.judges.similarity import SimilarityJudge  # noqa: F401 - registers the "similarity" kind
 from judgelab.judges.trained import TrainedJudge  # noqa: F401 - registers the "trained" kind
 from judgelab.judges.trema import TremaJudge  # noqa: F401 - registers the 'trema' kind

@@ -23,23 +23,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field
 
 from judgelab.data.conversation import render_contexts
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
-from judgelab.errors import RequestError
-from judgelab.judges.base import JudgeConfig, OnJudgment, usage_of
-from judgelab.limits import MaxTokens, Seed, Temperature
+from judgelab.judges.base import OnJudgment
+from judgelab.judges.checklist import ChecklistJudge, ItemState, parse_numbered, replies_to
 from judgelab.llm.client import Client
-from judgelab.llm.types import Request, Usage
+from judgelab.llm.types import Request
 from judgelab.prompts.render import environment
 
 if TYPE_CHECKING:
     from judgelab.judges.contract import ContractExample
 
 Verdict = Literal["supported", "contradicted", "not found"]
-VerifyMode = Literal["batch", "each"]
 Message = dict[str, str]
 
 
@@ -65,23 +63,15 @@ def evidence_of(item: Item) -> Evidence | None:
 
 
 @dataclass
-class _Checked:
-    """One item's way through the two stages; ``failure`` holds why it has no score, once it has none."""
+class _Checked(ItemState):
+    """One item's way through the two stages: its evidence, the claims listed, how many past ``max_claims``."""
 
-    item: Item
     evidence: Evidence | None = None
     claims: list[str] = field(default_factory=list)
     dropped: int = 0
-    verdicts: list[Verdict | None] = field(default_factory=list)
-    replies: dict[str, str] = field(default_factory=dict)
-    usage: Usage = field(default_factory=Usage)
-    failure: tuple[Literal["error", "unparsable"], str] | None = None
-
-    def fail(self, status: Literal["error", "unparsable"], reason: str) -> None:
-        self.failure = self.failure or (status, reason)
 
 
-class FaithfulnessJudge(JudgeConfig):
+class FaithfulnessJudge(ChecklistJudge):
     """Claim-level faithfulness: the share of the answer's claims its evidence supports."""
 
     registry_name: ClassVar[str] = "faithfulness"
@@ -90,22 +80,8 @@ class FaithfulnessJudge(JudgeConfig):
     #: The human score the judgments are compared with (``consistency`` on QAGS).
     aspect: str = "faithfulness"
     #: At most this many claims are checked per answer (the first ones listed); the prompt asks for no more.
+    #: ``verify``, ``scale`` (the share supported mapped onto it), the sampling: ChecklistJudge's.
     max_claims: int = Field(default=10, ge=1, le=100)
-    #: ``batch``: all claims of an item in one verification call; ``each``: one call per claim.
-    verify: VerifyMode = "batch"
-    #: [low, high]: the share supported mapped linearly onto it; None keeps the share (0-1).
-    scale: tuple[float, float] | None = None
-    temperature: Temperature = 0.0
-    #: Reply budget of each call (the claims list, the verdicts).
-    max_tokens: MaxTokens = 512
-    seed: Seed = 0
-
-    @field_validator("scale")
-    @classmethod
-    def _ordered_scale(cls, scale: tuple[float, float] | None) -> tuple[float, float] | None:
-        if scale is not None and not scale[0] < scale[1]:
-            raise ValueError(f"scale {list(scale)} must be [low, high] with low < high")
-        return scale
 
     def run(self, items: Sequence[Item], client: Client, on_judgment: OnJudgment | None = None) -> list[Judgment]:
         states = [self._start(item) for item in items]
@@ -130,7 +106,7 @@ class FaithfulnessJudge(JudgeConfig):
 
     # -- stages ----------------------------------------------------------------------------------
     def _start(self, item: Item) -> _Checked:
-        state = _Checked(item, evidence_of(item))
+        state = _Checked(item, evidence=evidence_of(item))
         if item.kind != "pointwise" or not (item.output or "").strip():
             state.fail("error", "the faithfulness judge checks the claims of an item's output, and this item has none")
         elif state.evidence is None:
@@ -141,7 +117,7 @@ class FaithfulnessJudge(JudgeConfig):
         pending = [state for state in states if state.failure is None]
         requests = [self._request(_template("claims").prompt(s.evidence.question, s.item.output, self.max_claims),
                                   self.max_claims) for s in pending]
-        for state, text in zip(pending, self._ask(client, pending, requests, "claim extraction"), strict=True):
+        for state, text in zip(pending, replies_to(client, pending, requests, "claim extraction"), strict=True):
             if text is None:
                 continue
             state.replies["claims"] = text
@@ -154,7 +130,7 @@ class FaithfulnessJudge(JudgeConfig):
         verify = _template("verify")
         requests = [self._request(verify.batch(s.evidence.name, s.evidence.text, s.claims), len(s.claims))
                     for s in states]
-        for state, text in zip(states, self._ask(client, states, requests, "verification"), strict=True):
+        for state, text in zip(states, replies_to(client, states, requests, "verification"), strict=True):
             if text is None:
                 continue
             state.replies["verification"] = text
@@ -167,31 +143,13 @@ class FaithfulnessJudge(JudgeConfig):
         requests = [self._request(verify.one(s.evidence.name, s.evidence.text, s.claims[k])) for s, k in asks]
         for state in states:
             state.verdicts = [None] * len(state.claims)
-        for (state, k), text in zip(asks, self._ask(client, [s for s, _ in asks], requests, "verification"), strict=True):
+        for (state, k), text in zip(asks, replies_to(client, [s for s, _ in asks], requests, "verification"),
+                                    strict=True):
             if text is not None:
                 state.replies[f"claim {k + 1}"] = text
                 state.verdicts[k] = verdict_in(text)
         for state in states:
             _fail_without_verdicts(state)
-
-    def _request(self, prompt: str, items_listed: int | None = None) -> Request:
-        """A user prompt; a reply that lists items stops where it would start item ``items_listed + 1``
-        (small models go on numbering until the token budget is spent)."""
-        stop = (f"\n{items_listed + 1}.",) if items_listed else ()
-        return Request(messages=({"role": "user", "content": prompt},), temperature=self.temperature,
-                       max_tokens=self.max_tokens, stop=stop, seed=self.seed)
-
-    def _ask(self, client: Client, states: list[_Checked], requests: list[Request], stage: str) -> list[str | None]:
-        """One reply per request, in one batch; a failed call is its item's error (its text None)."""
-        texts: list[str | None] = []
-        for state, outcome in zip(states, client.complete_all(requests, errors="return") if requests else [], strict=True):
-            if isinstance(outcome, RequestError):
-                state.fail("error", f"{stage} failed: {outcome}")
-                texts.append(None)
-            else:
-                state.usage = state.usage + usage_of(outcome)
-                texts.append(outcome[0].text)
-        return texts
 
     # -- judgments ---------------------------------------------------------------------------------
     def _judgment(self, state: _Checked) -> Judgment:
@@ -201,8 +159,7 @@ class FaithfulnessJudge(JudgeConfig):
                       raw="\n".join(f"[{stage}] {text}" for stage, text in state.replies.items()), extra=self._extra(state))
         if state.failure:
             return Judgment(status="unparsable", reason=state.failure[1], **common)
-        low, high = self.scale or (0.0, 1.0)
-        return Judgment(score=low + (high - low) * _supported_share(state),
+        return Judgment(score=self._scaled(_supported_share(state)),
                         explanation=explanation_of(state.claims, state.verdicts), **common)
 
     def _extra(self, state: _Checked) -> dict[str, Any]:
@@ -262,20 +219,7 @@ def verdict_in(text: str) -> Verdict | None:
 def parse_verdicts(text: str, count: int) -> list[Verdict | None]:
     """Claim k's verdict from the line numbered k (the first such line); a reply without numbers gives
     its verdicts in order only when it gives exactly ``count``. None where a claim has no verdict."""
-    numbered: list[Verdict | None] = [None] * count
-    in_order: list[Verdict] = []
-    for line in (text or "").splitlines():
-        verdict = verdict_in(line)
-        if verdict is None:
-            continue
-        number = _NUMBERED.match(line)
-        if number is None:
-            in_order.append(verdict)
-        elif 0 < int(number.group(1)) <= count and numbered[int(number.group(1)) - 1] is None:
-            numbered[int(number.group(1)) - 1] = verdict
-    if all(verdict is None for verdict in numbered) and len(in_order) == count:
-        return list(in_order)
-    return numbered
+    return parse_numbered(text, count, verdict_in, _NUMBERED)
 
 
 def explanation_of(claims: Sequence[str], verdicts: Sequence[Verdict | None]) -> str:
