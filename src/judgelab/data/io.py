@@ -30,7 +30,7 @@ import zlib
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
@@ -223,9 +223,9 @@ def judges_named(judge: str, names: Iterable[str], where: str | None = None) -> 
     return chosen
 
 
-def open_binary(path: PathLike) -> IO[bytes]:
+def open_binary(path: PathLike) -> io.BufferedIOBase:
     """A file opened for reading bytes, gunzipped when it ends in ``.gz``; a DataError if it cannot be."""
-    path = regular_file(path)
+    path = regular_file(Path(path))
     try:
         return gzip.open(path, "rb") if path.suffix.lower() == ".gz" else open(path, "rb")  # noqa: SIM115
     except OSError as exc:
@@ -620,10 +620,16 @@ def _json_array_rows(data: bytes, where: str) -> Iterator[tuple[int, Any]]:
                         where, line) from None
     decoder = json.JSONDecoder()
     ws = re.compile(r"\s*")
-    pos = ws.match(text, text.index("[") + 1).end()
+
+    def past_space(start: int) -> int:
+        space = ws.match(text, start)
+        assert space is not None  # \s* matches anywhere, the empty string at least
+        return space.end()
+
+    pos = past_space(text.index("[") + 1)
     line, counted = 1, 0
     if text.startswith("]", pos):
-        pos = ws.match(text, pos + 1).end()
+        pos = past_space(pos + 1)
     else:
         while True:
             line += text.count("\n", counted, pos)
@@ -637,11 +643,11 @@ def _json_array_rows(data: bytes, where: str) -> Iterator[tuple[int, Any]]:
             if text.find("\\u", pos, end) >= 0:
                 _no_lone_surrogate(value, where, line)
             yield line, value
-            pos = ws.match(text, end).end()
+            pos = past_space(end)
             if text.startswith(",", pos):
-                pos = ws.match(text, pos + 1).end()
+                pos = past_space(pos + 1)
             elif text.startswith("]", pos):
-                pos = ws.match(text, pos + 1).end()
+                pos = past_space(pos + 1)
                 break
             else:
                 raise DataError("bad JSON (expected ',' or ']' after an array element)", where,
@@ -669,11 +675,11 @@ def _csv_rows(data: bytes, where: str, delimiter: str, schema: _Schema, *, check
         with contextlib.suppress(csv.Error, StopIteration):
             reader = csv.reader(io.StringIO(data.decode("utf-8", "surrogateescape"), newline=""),
                                 delimiter=delimiter)
-            header = next(reader)
+            names = next(reader)
             for cells in reader:
                 hit = next((i for i, c in enumerate(cells) if _SURROGATE.search(c)), None)
                 if hit is not None:
-                    column = header[hit] if hit < len(header) else None
+                    column = names[hit] if hit < len(names) else None
                     break
         start = err.start - (data.rfind(b"\n", 0, err.start) + 1)
         raise DataError(f"not valid UTF-8: byte 0x{data[err.start]:02x} at column {start + 1}; save the "

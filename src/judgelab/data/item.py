@@ -270,8 +270,9 @@ class Item(BaseModel):
             return (float(low), float(high))
         return self.scale
 
-    def human_score(self, aspect: str) -> float | None:
-        """The human score for ``aspect``; for relevance items the graded label."""
+    def human_score(self, aspect: str | None) -> float | None:
+        """The human score for ``aspect``; for relevance items the graded label (None: there is none, or no
+        aspect is named)."""
         if aspect in self.scores:
             return self.scores[aspect]
         if self.kind == "relevance" and isinstance(self.label, int) and aspect in ("relevance", "label"):

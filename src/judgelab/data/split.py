@@ -11,11 +11,12 @@ independent of the order of items in the file (groups are sorted by name before 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
 from judgelab.data.dataset import Dataset
+from judgelab.data.item import Item
 
 _TRIALS = 32  # shuffles tried per split; the closest to the target sizes wins
 
@@ -36,7 +37,7 @@ def split_by_group(dataset: Dataset, fractions: Sequence[float] | Mapping[str, f
     result = {}
     for k, split in enumerate(named):
         chosen = {names[i] for i, a in enumerate(assignment) if a == k}
-        part = dataset.filter(lambda item, chosen=chosen: item.group in chosen)
+        part = dataset.filter(_in_groups(chosen))
         result[split] = part.renamed(f"{dataset.name}-{split}" if dataset.name else split)
     return result
 
@@ -52,9 +53,16 @@ def kfold_by_group(dataset: Dataset, k: int = 5, *, seed: int = 0) -> list[tuple
     folds = []
     for fold in range(k):
         test = {names[i] for i, a in enumerate(assignment) if a == fold}
-        folds.append((dataset.filter(lambda item, test=test: item.group not in test),
-                      dataset.filter(lambda item, test=test: item.group in test)))
+        folds.append((dataset.filter(_outside_groups(test)), dataset.filter(_in_groups(test))))
     return folds
+
+
+def _in_groups(groups: set[str]) -> Callable[[Item], bool]:
+    return lambda item: item.group in groups
+
+
+def _outside_groups(groups: set[str]) -> Callable[[Item], bool]:
+    return lambda item: item.group not in groups
 
 
 def _named(fractions: Sequence[float] | Mapping[str, float]) -> dict[str, float]:

@@ -64,7 +64,7 @@ def _turn_scores(item: Item, replies: int) -> list[dict[str, Any]]:
     if not isinstance(given, list) or len(given) != replies:
         got = f"{len(given)} entries" if isinstance(given, list) else type(given).__name__
         raise DataError(f"{where}: one entry per assistant reply ({replies}) is needed, got {got}")
-    out = []
+    out: list[dict[str, Any]] = []
     for n, entry in enumerate(given, 1):
         if entry is None:
             out.append({})

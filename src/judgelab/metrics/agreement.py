@@ -138,7 +138,7 @@ def label_agreement(human, judge, groups=None, *, level_of_measurement: AlphaLev
     values = _reference_values(human, judge, level_of_measurement, cuts)
 
     codes, group_labels = (np.arange(len(human)), None) if groups is None else group_codes(groups)
-    n_groups = len(human) if groups is None else len(group_labels)
+    n_groups = len(human) if group_labels is None else len(group_labels)
     cell = np.searchsorted(labels, human) * len(labels) + np.searchsorted(labels, judge)
     per_group = np.zeros((n_groups, len(labels) ** 2))
     np.add.at(per_group, (codes, cell), 1.0)

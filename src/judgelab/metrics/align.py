@@ -179,7 +179,8 @@ def require_human_values(items: list[Item], aspect: str | None, where: str | os.
         return  # mixed kinds: align says so
     reason = no_human_values(items, aspect)
     if reason:
-        raise DataError(reason, where, None, human_field(items[0].kind, aspect))
+        raise DataError(reason, None if where is None else str(where), None,
+                        human_field(items[0].kind, aspect))
 
 
 def items_of_one_kind(items: Iterable[Item]) -> tuple[list[Item], str]:

@@ -199,8 +199,8 @@ class RunningSequence:
         """Between grid points ``cell`` and ``cell + 1`` (one rejected, one kept): the kept end on a finer grid
         (conservative: the excluded neighbour of the first kept fine point)."""
         if self._fine.get(lower, (None,))[0] != cell:
-            fine = np.linspace(self._grid.means[cell], self._grid.means[cell + 1], REFINE + 1)
-            capitals = _Capitals(fine, self.alpha, self.population, self.truncation)
+            means = np.linspace(self._grid.means[cell], self._grid.means[cell + 1], REFINE + 1)
+            capitals = _Capitals(means, self.alpha, self.population, self.truncation)
             done = 0
             for part, bets, drawn in self._blocks:  # the bets already taken, not taken again
                 capitals.advance(part, bets, drawn, done)

@@ -20,18 +20,35 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 from statsmodels.stats.proportion import proportion_confint
 
 from judgelab.data.item import TIE_ALIASES as PUBLISHED_TIES
-from judgelab.metrics.bootstrap import GroupBootstrap, group_codes, percentile_ci
+from judgelab.metrics.bootstrap import GroupBootstrap, Resampling, group_codes, percentile_ci
 from judgelab.metrics.compare import paired_difference
 from judgelab.metrics.results import Estimate
 
 #: Labels that mean a tie: "tie" and the published aliases the data layer reads as one.
 TIE_ALIASES = frozenset({"tie", *PUBLISHED_TIES})
+#: None as a numpy operand: numpy turns a bare None into this array, and its type stubs refuse a bare None.
+_NONE = np.array(None)
+
+
+class _Sample(TypedDict):
+    """The fields the estimates of one sample share (``Estimate(..., **common)``)."""
+
+    level: str
+    n: int
+    n_groups: int | None
+
+
+class _Stated(_Sample):
+    """The fields the estimates of one statistic share: the sample's, the statistic and its rule."""
+
+    statistic: str
+    rule: str | None
 
 
 # -- inputs -----------------------------------------------------------------------------------
@@ -59,12 +76,13 @@ def both_order_verdict(verdict: Sequence[Any], verdict_swapped: Sequence[Any]) -
     """The position correction: the verdict both orders agree on, a tie where they disagree, None
     where either is missing. Averaging the two orders' preferences gives the same credit."""
     first, second = as_verdicts(verdict, "verdict"), as_verdicts(verdict_swapped, "verdict_swapped")
-    return np.where(~has_verdict(first, second), None, np.where(first == second, first, "tie")).astype(object)
+    return np.where(~has_verdict(first, second), _NONE,
+                    np.where(first == second, first, "tie")).astype(object)
 
 
 def has_verdict(*verdicts: np.ndarray) -> np.ndarray:
     """Where every one of the verdict arrays has a verdict."""
-    return np.logical_and.reduce([np.not_equal(v, None) for v in verdicts])
+    return np.logical_and.reduce([np.not_equal(v, _NONE) for v in verdicts])
 
 
 # -- shares with intervals --------------------------------------------------------------------
@@ -82,8 +100,8 @@ def share(hits: np.ndarray, trials: np.ndarray, statistic: str, groups=None, *, 
     hit_sums = np.bincount(codes, weights=hits, minlength=n_groups)
     trial_sums = np.bincount(codes, weights=trials, minlength=n_groups)
     total = float(trial_sums.sum())
-    common = {"statistic": statistic, "level": "dataset", "n": int(total), "rule": rule,
-              "n_groups": None if labels is None else len(labels)}
+    common: _Stated = {"statistic": statistic, "level": "dataset", "n": int(total), "rule": rule,
+                       "n_groups": None if labels is None else len(labels)}
     if total == 0:
         return Estimate(value=float("nan"), reason="nothing to count", **common)
     def resampled(counts: np.ndarray) -> np.ndarray:
@@ -93,6 +111,7 @@ def share(hits: np.ndarray, trials: np.ndarray, statistic: str, groups=None, *, 
     resamples = GroupBootstrap(n_groups, n_resamples, seed).replicate(resampled)
     value = float(hit_sums.sum() / total)
     single_trials = groups is None and np.all(np.isin(trials, (0.0, 1.0))) and np.all(np.isin(hits, (0.0, 1.0)))
+    ci: tuple[float, float] | None
     if single_trials:
         lo, hi = proportion_confint(hit_sums.sum(), total, alpha=1 - confidence, method="wilson")
         ci = (float(lo), float(hi))
@@ -120,7 +139,7 @@ def position_bias_both_orders(verdict: Sequence[Any], verdict_swapped: Sequence[
     both = has_verdict(first, second)
     first, second = first[both], second[both]
     groups = None if groups is None else np.asarray(groups, dtype=object)[both]
-    options = {"n_resamples": n_resamples, "seed": seed, "confidence": confidence}
+    options: Resampling = {"n_resamples": n_resamples, "seed": seed, "confidence": confidence}
     ones = np.ones(len(first))
     picks_first = (first == "a").astype(float) + (second == "b")
     decisive = (first != "tie").astype(float) + (second != "tie")
@@ -155,7 +174,7 @@ def position_bias_one_order(judge: Sequence[Any], human: Sequence[Any], groups=N
     judge_v, human_v = _paired_verdicts(judge, human)
     keep = has_verdict(judge_v, human_v)
     groups = _kept(groups, keep)
-    options = {"n_resamples": max(n_resamples, 1), "seed": seed, "confidence": confidence}
+    options: Resampling = {"n_resamples": max(n_resamples, 1), "seed": seed, "confidence": confidence}
     judge_rate = first_position_rate(judge_v[keep], groups, **options)
     human_rate = first_position_rate(human_v[keep], groups, **options)
     return {"judge_first_position_rate": judge_rate, "human_first_position_rate": human_rate,
@@ -174,7 +193,7 @@ def tie_rates(judge: Sequence[Any], human: Sequence[Any] | None = None, groups=N
               seed: int = 0, confidence: float = 0.95) -> dict[str, Any]:
     """How often the judge says "tie", and, with human verdicts on the same comparisons, how often
     they do and the paired difference (judge minus humans)."""
-    options = {"n_resamples": n_resamples, "seed": seed, "confidence": confidence}
+    options: Resampling = {"n_resamples": n_resamples, "seed": seed, "confidence": confidence}
     if human is None:
         verdicts = as_verdicts(judge, "judge")
         given = has_verdict(verdicts)
@@ -216,7 +235,7 @@ def self_preference(judge: Sequence[Any], human: Sequence[Any], system_a: Sequen
         return (verdicts == own_side) + 0.5 * (verdicts == "tie")
 
     units = _kept(groups, keep)
-    options = {"n_resamples": max(n_resamples, 1), "seed": seed, "confidence": confidence}
+    options: Resampling = {"n_resamples": max(n_resamples, 1), "seed": seed, "confidence": confidence}
     ones = np.ones(int(keep.sum()))
     judge_rate = share(own_credit(judge_v[keep]), ones, "own_family_win_share", units, rule="ties count half",
                        **options)
@@ -271,8 +290,8 @@ def _length_coefficient(response: np.ndarray, length: np.ndarray, covariate: np.
         keep &= np.isfinite(covariate)
     columns = [_standardized(length[keep])] + ([] if covariate is None else [covariate[keep]])
     fitted = _fit(response[keep], columns, _kept(groups, keep), binary=binary, confidence=confidence)
-    common = {"statistic": "length_coefficient", "level": "dataset", "n": int(keep.sum()), "rule": unit,
-              "n_groups": None if groups is None else len(set(_kept(groups, keep)))}
+    common: _Stated = {"statistic": "length_coefficient", "level": "dataset", "n": int(keep.sum()),
+                       "rule": unit, "n_groups": None if groups is None else len(set(_kept(groups, keep)))}
     if isinstance(fitted, str):
         return Estimate(value=float("nan"), reason=fitted, **common)
     value, ci = fitted[1]
@@ -319,7 +338,7 @@ def _fit(response: np.ndarray, columns: list[np.ndarray], groups, *, binary: boo
     return [(float(value), (float(lo), float(hi))) for value, (lo, hi) in zip(result.params, intervals, strict=True)]
 
 
-def length_controlled_win_rate(preference: Sequence[float], length_candidate: Sequence[float],
+def length_controlled_win_rate(preference: Sequence[float] | np.ndarray, length_candidate: Sequence[float],
                                length_baseline: Sequence[float], groups=None, *, n_resamples: int = 1000,
                                seed: int = 0, confidence: float = 0.95) -> dict[str, Estimate]:
     """AlpacaEval 2's length-controlled win rate beside the raw one (Dubois et al. 2024).
@@ -345,11 +364,13 @@ def length_controlled_win_rate(preference: Sequence[float], length_candidate: Se
                 seed=seed, confidence=confidence, rule="ties count half")
     fitted = _fit(preference[keep], [np.tanh(_standardized(delta[keep]))], kept_groups, binary=True,
                   confidence=confidence)
-    common = {"level": "dataset", "n": raw.n, "n_groups": raw.n_groups}
+    common: _Sample = {"level": "dataset", "n": raw.n, "n_groups": raw.n_groups}
     if isinstance(fitted, str):
-        nan = {"value": float("nan"), "reason": fitted}
-        return {"win_rate": raw, "length_controlled_win_rate": Estimate("length_controlled_win_rate", **nan, **common),
-                "length_coefficient": Estimate("length_coefficient", **nan, **common)}
+        nan = float("nan")
+        return {"win_rate": raw,
+                "length_controlled_win_rate": Estimate("length_controlled_win_rate", value=nan, reason=fitted,
+                                                       **common),
+                "length_coefficient": Estimate("length_coefficient", value=nan, reason=fitted, **common)}
     (theta, (theta_lo, theta_hi)), (phi, phi_ci) = fitted
 
     def sigmoid(x: float) -> float:

@@ -17,6 +17,7 @@ import os
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import TypedDict
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -26,6 +27,14 @@ from judgelab.errors import ConfigError, term
 # Resamples per block. Per-block arrays are (block x items): 20 x 100k x 8 bytes = 16 MB stays
 # under glibc's 32 MB mmap threshold, so buffers are reused instead of page-faulted in each time.
 BLOCK = 20
+
+
+class Resampling(TypedDict):
+    """The bootstrap keywords the metrics take, passed on together (``f(..., **options)``)."""
+
+    n_resamples: int
+    seed: int
+    confidence: float
 
 
 @dataclass(frozen=True)

@@ -160,7 +160,8 @@ def _read_file(source: str | os.PathLike, judges: Sequence[str], field: str | No
     if not loaded:
         raise DataError("no judgments", str(source))
     lines = [line for line, _ in _open_rows(path, _JUDGMENTS, verdict_at=field)[1]]  # the rows load_judgments read
-    names = [_pick(name, loaded, str(source)) for name in judges] or list(dict.fromkeys(j.judge for j in loaded))
+    names: list[str | None] = ([_pick(name, loaded, str(source)) for name in judges]
+                               or list(dict.fromkeys(j.judge for j in loaded)))
     out = []
     for name in names:
         chosen = [k for k, j in enumerate(loaded) if j.judge == name]
@@ -234,7 +235,7 @@ class _Coded:
         return isinstance(self.classes[0], str)
 
     def values(self) -> np.ndarray:
-        return np.array([PREFERENCES[c] if self.comparisons else float(c) for c in self.classes])
+        return np.array([PREFERENCES[c] if isinstance(c, str) else float(c) for c in self.classes])
 
 
 def _code(judges: list[JudgeVerdicts], round_scores: bool) -> _Coded:
@@ -315,7 +316,7 @@ def _class_list(used: set[Class]) -> tuple[Class, ...]:
     """The classes: the verdicts given (comparisons: a and b always, tie if given); at least two."""
     if any(isinstance(v, str) for v in used):
         return tuple(v for v in VERDICTS if v in used or v in ("a", "b"))
-    grades = sorted(used)
+    grades = sorted(v for v in used if not isinstance(v, str))  # all of them: none is a verdict here
     return tuple(grades if len(grades) > 1 else [grades[0], grades[0] + 1])
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from judgelab.metrics.bootstrap import percentile_ci, two_sided_p_value
+from judgelab.metrics.bootstrap import Resampling, percentile_ci, two_sided_p_value
 from judgelab.metrics.correlation import METHODS, correlations, groups_both_score
 from judgelab.metrics.pairwise import Ties, pairwise_accuracy
 from judgelab.metrics.results import Estimate, json_number
@@ -104,11 +104,12 @@ def compare_scores(human, judge, baseline, groups=None, systems=None, *, levels:
             keep = both.copy()
             keep[both] = usable
             note = _groups_note(np.asarray(groups, dtype=object)[keep], dropped)
-        options = {"levels": [level], "methods": methods, "n_resamples": n_resamples, "seed": seed,
-                   "confidence": confidence}
+        options: Resampling = {"n_resamples": n_resamples, "seed": seed, "confidence": confidence}
         subset = [None if ids is None else np.asarray(ids, dtype=object)[keep] for ids in (groups, systems)]
-        before = correlations(human[keep], baseline[keep], *subset, **options)[level]
-        after = correlations(human[keep], judge[keep], *subset, **options)[level]
+        before = correlations(human[keep], baseline[keep], *subset, levels=[level], methods=methods,
+                              **options)[level]
+        after = correlations(human[keep], judge[keep], *subset, levels=[level], methods=methods,
+                             **options)[level]
         out[level] = {method: paired_difference(before[method], after[method], confidence, note) for method in methods}
     return out
 

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 from scipy import stats
 
-from judgelab.metrics.bootstrap import GroupBootstrap, group_codes, percentile_ci
+from judgelab.metrics.bootstrap import GroupBootstrap, Resampling, group_codes, percentile_ci
 from judgelab.metrics.results import (
     CONSTANT_HUMAN,
     CONSTANT_JUDGE,
@@ -231,19 +231,19 @@ def correlations(human, judge, groups=None, systems=None, *, levels: Sequence[st
                  methods: Sequence[str] = METHODS, n_resamples: int = 1000, seed: int = 0,
                  confidence: float = 0.95) -> dict[str, dict[str, Estimate]]:
     """Every requested level: ``{level: {method: Estimate}}``. All levels resample the same groups."""
-    options = {"methods": methods, "n_resamples": n_resamples, "seed": seed, "confidence": confidence}
+    options: Resampling = {"n_resamples": n_resamples, "seed": seed, "confidence": confidence}
     out: dict[str, dict[str, Estimate]] = {}
     for level in levels:
         if level == "dataset":
-            out[level] = dataset_level(human, judge, groups, **options)
+            out[level] = dataset_level(human, judge, groups, methods=methods, **options)
         elif level == "group":
             if groups is None:
                 raise ValueError("the group level needs groups")
-            out[level] = group_level(human, judge, groups, **options)
+            out[level] = group_level(human, judge, groups, methods=methods, **options)
         elif level == "system":
             if systems is None:
                 raise ValueError("the system level needs system ids")
-            out[level] = system_level(human, judge, systems, groups, **options)
+            out[level] = system_level(human, judge, systems, groups, methods=methods, **options)
         else:
             raise ValueError(f"unknown level {level!r}; choose from {', '.join(LEVELS)}")
     return out

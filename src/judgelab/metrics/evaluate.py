@@ -12,10 +12,11 @@ import numpy as np
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
 from judgelab.errors import ConfigError, DataError, term
+from judgelab.metrics.agreement import AlphaLevel
 from judgelab.metrics.align import Aligned, Coverage, align
 from judgelab.metrics.compare import Comparison, compare_pairwise, compare_scores
 from judgelab.metrics.ir import read_runs
-from judgelab.metrics.pairwise import TIES
+from judgelab.metrics.pairwise import TIES, Ties
 from judgelab.metrics.presets import Options, available_levels, build_sections, swapped_verdicts
 from judgelab.metrics.results import FEWER_THAN_2, Estimate, skipped_by_reason
 
@@ -69,8 +70,9 @@ def check_meta_options(ties: str, alpha_level: str) -> None:
 def meta_evaluate(dataset: Iterable[Item], judgments: Iterable[Judgment], *, aspect: str | None = None,
                   preset: str | None = None, judge: str | None = None, levels: Sequence[str] | None = None,
                   runs: str | os.PathLike | Mapping[str, list] | None = None, n_resamples: int = 1000,
-                  seed: int = 0, confidence: float = 0.95, alpha_level: str = "ordinal", ties: str = "half",
-                  baseline: Iterable[Judgment] | None = None, baseline_judge: str | None = None) -> MetaReport:
+                  seed: int = 0, confidence: float = 0.95, alpha_level: AlphaLevel = "ordinal",
+                  ties: Ties = "half", baseline: Iterable[Judgment] | None = None,
+                  baseline_judge: str | None = None) -> MetaReport:
     """Compare a judge with the humans on the items both rated.
 
     ``dataset``: items (a ``Dataset`` or any iterable of ``Item``). ``judgments``: one per item

@@ -13,6 +13,7 @@ both leaderboards average over the same queries.
 from __future__ import annotations
 
 import math
+import os
 import re
 import zlib
 from collections.abc import Iterable, Mapping
@@ -33,7 +34,8 @@ from judgelab.metrics.results import Estimate, json_number
 RUN_SUFFIXES = (".gz", ".run", ".txt", ".trec")  # stripped from file names to name runs
 
 
-def qrels_from_labels(qids: Iterable[str], docids: Iterable[str], labels: Iterable) -> list[ir_measures.Qrel]:
+def qrels_from_labels(qids: Iterable[object], docids: Iterable[object], labels: Iterable
+                      ) -> list[ir_measures.Qrel]:
     """Qrels from parallel id and graded-label arrays; labels must be whole numbers."""
     qrels = []
     for qid, docid, label in zip(qids, docids, labels, strict=True):
@@ -52,7 +54,7 @@ def _run_name(path: Path) -> str:
     return name
 
 
-def read_runs(directory: str | Path) -> dict[str, list[ir_measures.ScoredDoc]]:
+def read_runs(directory: str | os.PathLike) -> dict[str, list[ir_measures.ScoredDoc]]:
     """Every TREC run file in ``directory`` (``qid Q0 docid rank score tag``, optionally gzipped),
     keyed by file name without its ``.run``/``.gz`` suffixes."""
     directory = Path(directory)
@@ -72,7 +74,8 @@ def read_runs(directory: str | Path) -> dict[str, list[ir_measures.ScoredDoc]]:
 def _read_run(path: Path) -> list[ir_measures.ScoredDoc]:
     """A run file's lines, each checked (``ir_measures.read_trec_run`` names no line and lets a rank
     ``x``, a NaN score, a document listed twice for a query or a NUL in an id through)."""
-    docs, seen = [], {}
+    docs: list[ir_measures.ScoredDoc] = []
+    seen: dict[tuple[str, str], int] = {}  # (qid, docid): the line it is first on
     for number, line in text_lines(path):  # line by line under the input bound: a gzip bomb stops at it
         parts = line.split()
         if not parts:

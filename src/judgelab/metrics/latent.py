@@ -25,9 +25,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
+import numpy.typing as npt
 from scipy.special import logsumexp
 
 MISSING = -1
@@ -96,7 +97,9 @@ def family_dawid_skene(codes: np.ndarray, n_classes: int, *, families: Sequence[
     falls in one family the model is not identified: the fit is then Dawid-Skene's, with a note."""
     codes = _checked(codes, n_classes)
     n_judges = codes.shape[1]
-    dependence, merges, notes = None, (), ()
+    dependence = None
+    merges: tuple[dict[str, Any], ...] = ()  # as select_families gives them
+    notes: tuple[str, ...] = ()
     if families is None:
         dependence = judge_dependence(codes, n_classes)
         families, merges = select_families(codes, n_classes, dependence, min_dependence=min_dependence)
@@ -196,7 +199,8 @@ def _e_step(params, onehot: np.ndarray, seen: np.ndarray, families):
     families of several, each item's posterior over the family's opinion."""
     priors, tops, members = params
     log_tops = [np.log(t) for t in tops]
-    log_family, log_opinion = [], []
+    log_family: list[np.ndarray] = []
+    log_opinion: list[np.ndarray | None] = []  # None for a family of one
     for family, lt in zip(families, log_tops, strict=True):
         if len(family) == 1:  # log P(verdict | c), 0 where the judge gave none
             log_family.append(onehot[:, family[0]] @ lt.T)
@@ -209,13 +213,16 @@ def _e_step(params, onehot: np.ndarray, seen: np.ndarray, families):
     norm = logsumexp(log_joint, axis=1, keepdims=True)
     log_posterior = log_joint - norm
     posterior = np.exp(log_posterior)
-    counts, opinions = [], []
+    counts: list[np.ndarray] = []
+    opinions: list[np.ndarray | None] = []
     for family, lt, lo, lf in zip(families, log_tops, log_opinion, log_family, strict=True):
         if lo is None:
             counts.append(posterior.T @ onehot[:, family[0]])
             opinions.append(None)
             continue
-        observed = seen[:, list(family)].any(axis=1)  # a family with no verdict on an item adds no counts
+        # a family with no verdict on an item adds no counts; any() over an axis of a 2-d array is an array
+        # (numpy's stubs cannot tell the dimensions: a scalar, they say, or an array)
+        observed = cast("npt.NDArray[np.bool_]", seen[:, list(family)].any(axis=1))
         r = np.exp(log_posterior[:, :, None] + lt[None] + lo[:, None, :] - lf[:, :, None]) * observed[:, None, None]
         counts.append(r.sum(axis=0))
         opinions.append(r.sum(axis=1))
@@ -297,7 +304,7 @@ def _complete(families: Sequence[Sequence[int]], n_judges: int) -> tuple[tuple[i
     if len(set(listed)) != len(listed) or any(not 0 <= j < n_judges for j in listed):
         raise ValueError(f"families: each judge (0..{n_judges - 1}) at most once")
     given = [tuple(sorted(int(j) for j in family)) for family in families if len(family)]
-    rest = [(j,) for j in range(n_judges) if j not in set(listed)]
+    rest: list[tuple[int, ...]] = [(j,) for j in range(n_judges) if j not in set(listed)]
     return tuple(sorted(given + rest, key=lambda f: f[0]))
 
 

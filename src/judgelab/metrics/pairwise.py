@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
+from typing import Literal, TypedDict
 
 import numpy as np
 
@@ -21,6 +21,16 @@ Ties = Literal["half", "wrong"]
 TIES = ("half", "wrong")
 #: How each ``ties`` rule is stated next to the accuracy it produced (tables, JSON ``rule``).
 TIE_RULES = {"half": "ties count half", "wrong": "ties count wrong"}
+
+
+class _Agreement(TypedDict):
+    """The fields pairwise agreement's estimate has, whether its value is defined or not."""
+
+    statistic: str
+    level: str
+    n: int
+    n_groups: int
+    skipped: tuple[Skipped, ...]
 
 
 def _group_agreement(human: np.ndarray, judge: np.ndarray) -> tuple[int, int]:
@@ -50,8 +60,8 @@ def pairwise_agreement(human, judge, groups, *, average: Average = "pairs", n_re
         matches[g], pairs[g] = _group_agreement(human[members], judge[members])
     used = pairs > 0
     skipped = tuple(Skipped(str(labels[g]), FEWER_THAN_2) for g in np.flatnonzero(~used))
-    common = {"statistic": "pairwise_agreement", "level": "group", "n": int(pairs.sum()),
-              "n_groups": int(used.sum()), "skipped": skipped}
+    common: _Agreement = {"statistic": "pairwise_agreement", "level": "group", "n": int(pairs.sum()),
+                          "n_groups": int(used.sum()), "skipped": skipped}
     if not used.any():
         return Estimate(value=float("nan"), reason="no group with 2 or more items", **common)
     if average == "pairs":
@@ -91,8 +101,9 @@ def accuracy_credit(preferred, verdict, ties: Ties = "half") -> np.ndarray:
     return credit
 
 
-def pairwise_accuracy(preferred: Sequence[str], verdict: Sequence[str], verdict_swapped: Sequence[str] | None = None,
-                      groups=None, *, ties: Ties = "half", n_resamples: int = 1000, seed: int = 0,
+def pairwise_accuracy(preferred: Sequence[str] | np.ndarray, verdict: Sequence[str] | np.ndarray,
+                      verdict_swapped: Sequence[str] | np.ndarray | None = None, groups=None, *,
+                      ties: Ties = "half", n_resamples: int = 1000, seed: int = 0,
                       confidence: float = 0.95) -> dict[str, Estimate]:
     """Accuracy of pairwise verdicts ("a" / "b" / "tie") against the preferred output.
 

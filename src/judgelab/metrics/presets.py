@@ -26,11 +26,12 @@ from typing import Any
 import numpy as np
 
 from judgelab.errors import ConfigError, DataError, DataWarning
-from judgelab.metrics.agreement import MAX_LABELS, label_agreement
+from judgelab.metrics.agreement import MAX_LABELS, AlphaLevel, label_agreement
 from judgelab.metrics.align import Aligned
+from judgelab.metrics.bootstrap import Resampling
 from judgelab.metrics.correlation import LEVELS, METHODS, correlations
 from judgelab.metrics.ir import leaderboard, qrels_from_labels
-from judgelab.metrics.pairwise import pairwise_accuracy, pairwise_agreement
+from judgelab.metrics.pairwise import Average, Ties, pairwise_accuracy, pairwise_agreement
 from judgelab.metrics.results import combine
 
 HPSS_PER_SOURCE_DATASETS = ("summeval",)  # HPSS Appendix A: sample level for SummEval only
@@ -44,11 +45,11 @@ class Options:
     n_resamples: int = 1000
     seed: int = 0
     confidence: float = 0.95
-    alpha_level: str = "ordinal"
-    ties: str = "half"  # pairwise accuracy: what a tie verdict earns (metrics.pairwise.TIES)
+    alpha_level: AlphaLevel = "ordinal"
+    ties: Ties = "half"  # pairwise accuracy: what a tie verdict earns (metrics.pairwise.TIES)
 
     @property
-    def bootstrap(self) -> dict[str, Any]:
+    def bootstrap(self) -> Resampling:
         return {"n_resamples": self.n_resamples, "seed": self.seed, "confidence": self.confidence}
 
 
@@ -117,7 +118,7 @@ def leaderboard_section(aligned: Aligned, options: Options) -> Sections:
     return {"leaderboard": leaderboard(options.runs, human_qrels, judge_qrels, **options.bootstrap)}
 
 
-def pairwise_agreement_section(aligned: Aligned, options: Options, average: str = "pairs") -> Sections:
+def pairwise_agreement_section(aligned: Aligned, options: Options, average: Average = "pairs") -> Sections:
     if not aligned.groups_have_pairs():
         return {}
     return {"pairwise_agreement": pairwise_agreement(aligned.human, aligned.judge, aligned.groups,

@@ -97,12 +97,14 @@ def combine(estimates: list[Estimate], statistic: str, reduce, confidence: float
     theirs rather than their total (AEOLLM's mean over subtasks)."""
     values = np.array([e.value for e in estimates])
     resamples = None
-    if all(e.resamples is not None for e in estimates):
-        resamples = reduce(np.stack([e.resamples for e in estimates]), axis=0)
+    replicates = [e.resamples for e in estimates if e.resamples is not None]
+    if len(replicates) == len(estimates):
+        resamples = reduce(np.stack(replicates), axis=0)
     n_groups = [e.n_groups for e in estimates]
     if same_sample:
         n, groups = estimates[0].n, n_groups[0]
     else:
-        n, groups = sum(e.n for e in estimates), None if None in n_groups else sum(n_groups)
+        counted = [g for g in n_groups if g is not None]
+        n, groups = sum(e.n for e in estimates), sum(counted) if len(counted) == len(n_groups) else None
     return Estimate(statistic=statistic, level=estimates[0].level, value=float(reduce(values)),
                     ci=percentile_ci(resamples, confidence), n=n, n_groups=groups, resamples=resamples)

@@ -73,7 +73,7 @@ def read_source(path: str | os.PathLike, source: str | None = None, *, partial: 
                               "say which with --from")
     module = _module(source)
     if not Path(path).exists():
-        raise DataError("no such file or folder", path)
+        raise DataError("no such file or folder", str(path))
     return module.read(Path(path), partial=partial)
 
 
@@ -97,7 +97,7 @@ def read_inputs(data: Any, judgments: Any = None, source: str | None = None, *, 
     ``partial``: as :func:`read_source` takes it."""
     from judgelab.data.given import as_items, as_judgments, is_path, judgments_by_judge, several_judgments
 
-    judged: list[Judgment] | None = None
+    judged: list[Judgment] | dict[str, list[Judgment]] | None = None
     notes: tuple[str, ...] = ()
     if isinstance(data, SourceData):
         items, judged, source, notes = data.items, data.judgments, data.source, data.notes
@@ -121,6 +121,6 @@ def read_inputs(data: Any, judgments: Any = None, source: str | None = None, *, 
     if judgments is not None:
         # comparisons between systems: a verdict outside a/b/tie is named with its line as it is read
         comparisons = bool(items) and items[0].kind == "pairwise" and items[0].system_a is not None
-        read = judgments_by_judge if several_judgments(judgments) else as_judgments
-        judged = read(judgments, field=field, labels=VERDICTS if comparisons else None)
+        load = judgments_by_judge if several_judgments(judgments) else as_judgments
+        judged = load(judgments, field=field, labels=VERDICTS if comparisons else None)
     return Inputs(items, judged or [], source, notes)

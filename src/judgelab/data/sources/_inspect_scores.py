@@ -37,6 +37,15 @@ def to_float(value: Any) -> float | None:
     return number if math.isfinite(number) else None
 
 
+def _read(value: Any) -> float:
+    """``to_float`` of a value given to :func:`reduce`, whose caller has checked that it reads as a number; a
+    TypeError (as comparing or adding up a None would raise) if it does not."""
+    number = to_float(value)
+    if number is None:
+        raise TypeError(f"{value!r} is not a value Inspect reads as a number")
+    return number
+
+
 def unscored(value: Any) -> bool:
     """Inspect's unscored sentinel (NaN), or a null in its place."""
     return value is None or (isinstance(value, float) and math.isnan(value))
@@ -56,12 +65,12 @@ def reduce(reducer: str, values: list[Any]) -> Any:
         value, count = Counter(kept).most_common(1)[0]  # ties: the first seen, as Counter keeps them
         return value if reducer == "mode" or 2 * count > len(values) else math.nan  # majority: of every epoch
     if reducer == "max":
-        return max(kept, key=to_float)
-    floats = [to_float(value) for value in kept]
+        return max(kept, key=_read)
+    floats = [_read(value) for value in kept]
     if reducer in ("mean", "median"):
         return (statistics.mean if reducer == "mean" else statistics.median)(floats)
-    name, k = _WITH_K.fullmatch(reducer).groups()  # type: ignore[union-attr]
-    return _with_k(name, int(k), len(floats), sum(value >= _THRESHOLD for value in floats))  # type: ignore[operator]
+    name, k = _WITH_K.fullmatch(reducer).groups()  # type: ignore[union-attr]  # a known() reducer: it matches
+    return _with_k(name, int(k), len(floats), sum(value >= _THRESHOLD for value in floats))
 
 
 def _with_k(name: str, k: int, total: int, correct: int) -> float:

@@ -124,6 +124,7 @@ def text(value: Any) -> str:
 
 _KINDS = ((bool, "true/false"), (str, "a string"), (dict, "an object"), (list, "an array"),
           ((int, float), "a number"), (type(None), "null"))
+_EXAMPLES: tuple[object, ...] = (False, "", {}, [], 0, None)  # a value of each JSON kind, in _KINDS' order
 
 
 def kind_of(value: Any) -> str:
@@ -138,8 +139,7 @@ def typed(value: Any, kinds: type | tuple[type, ...], where: str, name: str, lin
     wanted = kinds if isinstance(kinds, tuple) else (kinds,)
     if isinstance(value, wanted) and (bool in wanted or not isinstance(value, bool)):
         return value
-    expected = " or ".join(kind_of(example) for example in (False, "", {}, [], 0, None)
-                           if isinstance(example, wanted))
+    expected = " or ".join(kind_of(example) for example in _EXAMPLES if isinstance(example, wanted))
     raise DataError(f"{name} is {kind_of(value)}: expected {expected}", where, line)
 
 

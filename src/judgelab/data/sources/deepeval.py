@@ -24,6 +24,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from judgelab.data.item import Item
+from judgelab.data.judgment import Judgment
 from judgelab.data.sources import SourceData
 from judgelab.data.sources._read import (
     Part,
@@ -60,7 +62,7 @@ def read(path: Path, *, partial: bool = False) -> SourceData:
     return SourceData(NAME, items, judgments, tuple(notes))
 
 
-def _run(path: Path):
+def _run(path: Path) -> tuple[list[Item], list[Judgment]]:
     where = str(path)
     run = typed(json_document(path), dict, where, "the run")
     need(run, ("testCases",), where, None, EXPECTED)

@@ -180,8 +180,8 @@ def _samples(log: Path, header: dict[str, Any], samples: list[Any]):
         raise DataError(f"no samples (status {header.get('status')!r}): expected {EXPECTED}", where)
     parsed = [_sample(sample, k, header, where) for k, sample in enumerate(samples)]
     config = header["eval"].get("config")
-    epochs = max([config.get("epochs") if isinstance(config, dict) and isinstance(config.get("epochs"), int)
-                  else 1] + [one["epoch"] for one in parsed])
+    given = config.get("epochs") if isinstance(config, dict) else None
+    epochs = max([given if isinstance(given, int) else 1] + [one["epoch"] for one in parsed])
     reducers = _reducers(config, epochs, where) if epochs > 1 else []
     runs: dict[Any, list[dict[str, Any]]] = {}
     for k, one in enumerate(parsed):  # one epoch: each sample is its own item, a repeated one named as such
