@@ -53,10 +53,12 @@ class SystemsReport:
             return ranks_of(value), unknown, unknown
         return self.pairs[estimator].rank_intervals(value)
 
-    #: what one label is on the effective-labels scale (PreferenceReport: a comparison labels two systems)
-    label_share = 1.0
+    @property
+    def label_share(self) -> float:
+        """What one label is on the effective-labels scale (PreferenceReport: a comparison labels two systems)."""
+        return 1.0
 
-    def effective_labels(self) -> dict[str, float] | None:
+    def effective_labels(self) -> dict[str, float | None] | None:
         """Per system: how many human labels alone would give the corrected interval's width
         (n x var(human-only) / var(corrected)); None for a system whose intervals are not both t (a
         betting interval's width is set by the scale, not by the variance); None without labels."""

@@ -91,7 +91,7 @@ def calibrate(stages: Sequence[Stage], human: Sequence[Any], labelled: np.ndarra
         confidence = np.asarray(stage.confidence, dtype=float)
         has = open_ & np.isfinite(confidence) & np.array([v is not None for v in stage.verdicts])
         rows = np.flatnonzero(has & labelled)
-        correct = np.array([stage.verdicts[r] == human[r] for r in rows], dtype=bool)
+        correct = np.array([stage.verdicts[r] == human[r] for r in rows.tolist()], dtype=bool)
         threshold = _threshold(confidence[rows], correct, alpha, level)
         answers = has & (confidence >= threshold)
         by[answers] = k

@@ -71,8 +71,9 @@ def pairwise(estimates: SystemEstimates, alpha: float | None = None) -> Pairs:
     elif methods is not None:
         low, high, p = _per_system_pairs(estimates, difference)
     elif estimates.cov is not None and not estimates.info.get("intervals_declined"):
-        p, se = t_tests(difference, estimates.cov, estimates.df)
-        half = stats.t.ppf(0.5 + estimates.confidence / 2, estimates.df) * se
+        cov, df = _analytic(estimates)
+        p, se = t_tests(difference, cov, df)
+        half = stats.t.ppf(0.5 + estimates.confidence / 2, df) * se
         low, high = difference - half, difference + half
     else:  # no spread to test with, or too few labelled queries for tests to hold their level
         low = high = p = np.full((size, size), np.nan)
@@ -88,15 +89,18 @@ def _per_system_pairs(estimates: SystemEstimates, difference: np.ndarray):
     curves = estimates.info.get("curves")
     confidence = estimates.confidence
     with np.errstate(invalid="ignore"):
-        p, se = t_tests(difference, estimates.cov, estimates.df)
+        cov, df = _analytic(estimates)
+        p, se = t_tests(difference, cov, df)
         p = np.minimum(1.0, p / T_GUARD)
-        half = stats.t.ppf(1 - T_GUARD * (1 - confidence) / 2, np.maximum(estimates.df, 1.0)) * se
+        half = stats.t.ppf(1 - T_GUARD * (1 - confidence) / 2, np.maximum(df, 1.0)) * se
     low, high = difference - half, difference + half
     for s in range(size):
         for t in range(s + 1, size):
             if methods[s] is None or methods[t] is None:
                 low[s, t] = high[s, t] = p[s, t] = np.nan
             elif methods[s] in BETTING_KINDS or methods[t] in BETTING_KINDS:
+                if curves is None:  # a betting system comes with its curves: the AttributeError None.pvalue raises
+                    raise AttributeError("a system with a betting interval needs its p-value curves")
                 p[s, t] = difference_pvalue(curves.pvalue[s], curves.pvalue[t])
                 low[s, t], high[s, t] = difference_interval(curves.pvalue[s], curves.pvalue[t], curves.grid,
                                                             1 - confidence)
@@ -107,6 +111,16 @@ def _per_system_pairs(estimates: SystemEstimates, difference: np.ndarray):
         length = curves.grid[-1] - curves.grid[0]
         low, high = np.clip(low, -length, length), np.clip(high, -length, length)
     return low, high, p
+
+
+def _analytic(estimates: SystemEstimates) -> tuple[np.ndarray, np.ndarray]:
+    """The covariance and degrees of freedom :func:`t_tests` reads; the error it would raise without them
+    (np.diag of None: a ValueError; Student's t at None degrees of freedom: a TypeError)."""
+    if estimates.cov is None:
+        raise ValueError("t tests need the estimates' covariance")
+    if estimates.df is None:
+        raise TypeError("t tests need the differences' degrees of freedom")
+    return estimates.cov, estimates.df
 
 
 def t_tests(difference: np.ndarray, cov: np.ndarray, df: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -113,7 +113,8 @@ def _read_rows(path: Path) -> tuple[list[ComparisonRow], dict[str, int]]:
     rows: list[ComparisonRow] = []
     position: dict[str, int] = {}
     lines = array("q")  # the line each comparison was on: a duplicate id names both
-    names: dict[str, str] = {}  # one string per system name and verdict, shared by the rows
+    # one string per system name and verdict, shared by the rows (typed as an item's label, str or int, may be)
+    names: dict[str | int, str | int] = {}
     columns: dict[str, None] = {}
     head: list[Item] = []
     for line, record in iter_jsonl(path, whole=True):
@@ -128,7 +129,8 @@ def _read_rows(path: Path) -> tuple[list[ComparisonRow], dict[str, int]]:
             head.append(item)
         shared = [None if text is None else names.setdefault(text, text)
                   for text in (item.system_a, item.system_b, item.label)]
-        rows.append(ComparisonRow(item.id, *shared))
+        # _check_comparison and the item's own check: both systems named, the label a verdict or None
+        rows.append(ComparisonRow(item.id, *shared))  # type: ignore[arg-type]
     if not rows:
         raise DataError("no items", where)
     warn_unused_names(where, columns, head)

@@ -67,8 +67,8 @@ def comparison_data(items: Iterable[Item] | ComparisonTable, judgments: Iterable
         order = np.array([place.get(item.id, np.inf) for item in rows], dtype=float)
     data = replace(comparisons([i.system_a for i in rows], [i.system_b for i in rows], columns[0], values,
                                probability=probability), order=order)
-    coverage = {"units": data.n, "judged": int(data.judged.sum()), "without_verdict": int((~data.judged).sum()),
-                "unknown_judgments": unknown[0]}
+    coverage: dict[str, Any] = {"units": data.n, "judged": int(data.judged.sum()),
+                                "without_verdict": int((~data.judged).sum()), "unknown_judgments": unknown[0]}
     if sets:
         judges = np.array([preferences(column, data.n, one.name) for column, one in zip(columns, sets, strict=True)]).T
         data = replace(data, judges=judges, judge_names=tuple(one.name for one in sets))
@@ -109,12 +109,20 @@ def _sample_probabilities(items: list[Item], sample: SampleFile | None,
     probability[[position[i] for i in sample.ids]] = sample.probabilities
     by_pair = (sample.header or {}).get("strata") == "pair"
     if by_pair and sample.method == "stratified" and human is not None:
-        pairs = group_codes([pair_stratum(i.system_a, i.system_b) for i in items])[0]
+        pairs = group_codes([_pair(i) for i in items])[0]
         labelled = np.array([value is not None for value in human])
         share = np.bincount(pairs, labelled) / np.bincount(pairs)
         probability = np.where(labelled, share[pairs], np.nan)
     return probability, {"stratified": "stratified by pair", "active": "active within pairs"}.get(
         sample.method, sample.method) if by_pair else sample.method
+
+
+def _pair(item: Item) -> str:
+    """:func:`pair_stratum` of a comparison; comparison_data has refused one that names no systems (a TypeError
+    here, as sorting a None with a name would raise)."""
+    if item.system_a is None or item.system_b is None:
+        raise TypeError(f"comparison {item.id!r} names no systems")
+    return pair_stratum(item.system_a, item.system_b)
 
 
 def _human_preferences(items: list[Item], human: Mapping[str, float] | None, human_ids):
@@ -149,6 +157,8 @@ def _human_preferences(items: list[Item], human: Mapping[str, float] | None, hum
             if human_ids == "all":
                 continue
             raise DataError(f"listed comparison {item_id!r} has no human verdict (label)")
+        if not isinstance(item.label, str):  # a comparison's label is a verdict: the KeyError PREFERENCES gives
+            raise KeyError(item.label)
         values[position[item_id]] = PREFERENCES[item.label]
     return values, "items' own labels"
 

@@ -39,7 +39,7 @@ fixed linear predictor), so the shared part is verified against it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from scipy import special, stats
@@ -229,7 +229,11 @@ def _labels_own_where(fixed: SystemEstimates, own: SystemEstimates, census: np.n
     wider than the labels' own: :func:`_wider_than_labels`. ``info["every_unit_labelled"]`` and
     ``info["labels_own_narrower"]`` name them."""
     value, ci = np.where(census, own.value, fixed.value), np.where(census[:, None], own.ci, fixed.ci)
+    if fixed.cov is None or fixed.df is None:  # analytic estimates only: the AttributeError None.copy() raises
+        raise AttributeError("the corrected estimates have no covariance or degrees of freedom")
     cov, df = fixed.cov.copy(), fixed.df.copy()
+    if own.cov is None or own.df is None:  # the same of the labels' own: the TypeError indexing None raises
+        raise TypeError("the labels' own estimates have no covariance or degrees of freedom")
     for matrix, source in ((cov, own.cov), (df, own.df)):
         matrix[census, :] = source[census, :]
         matrix[:, census] = source[:, census]
@@ -339,14 +343,16 @@ def shrunk(fixed: SystemEstimates, judge_means: np.ndarray, *, rule: str = SHRIN
     For items only: runs sharing a handful of labelled queries have correlated corrections whose
     covariance that handful cannot estimate.
     """
-    variance = np.diag(fixed.cov)
+    cov = _covariance(fixed)
+    variance = np.diag(cov)
     usable = _shrinkable(fixed, judge_means)
     value = np.full(len(fixed.value), np.nan)
     ci = np.full((len(value), 2), np.nan)
+    reason: tuple[str | None, ...]
     if usable.sum() < MIN_SYSTEMS_TO_SHRINK:
         reason = tuple(r or f"shrinkage needs {MIN_SYSTEMS_TO_SHRINK} systems with labels" for r in fixed.reason)
         return replace(fixed, estimator="shrunk", value=value, ci=ci, reason=reason, cov=np.diag(np.full(len(value),
-                       np.nan)), df=np.full(fixed.cov.shape, np.inf), info={"tau2": None})
+                       np.nan)), df=np.full(cov.shape, np.inf), info={"tau2": None})
     fit = fay_herriot(fixed.value[usable], variance[usable], judge_means[usable], fixed.confidence, rule=rule)
     value[usable] = fit.value
     # the v_s are estimated (with the corrected estimates' degrees of freedom), not known as the model
@@ -363,7 +369,7 @@ def shrunk(fixed: SystemEstimates, judge_means: np.ndarray, *, rule: str = SHRIN
             # not confidence intervals: they hold on average over systems, not for each (bench/bench_per_system.py)
             "posterior_interval": [[json_number(low), json_number(high)] for low, high in ci]}
     return replace(fixed, estimator="shrunk", value=value, ci=np.full(ci.shape, np.nan), reason=reason,
-                   cov=np.diag(full_mse), df=fixed.df if fixed.df is not None else np.full(fixed.cov.shape, np.inf),
+                   cov=np.diag(full_mse), df=fixed.df if fixed.df is not None else np.full(cov.shape, np.inf),
                    info=info)
 
 
@@ -373,13 +379,20 @@ def shrunk_values(fixed: SystemEstimates, judge_means: np.ndarray, *, rule: str 
     usable = _shrinkable(fixed, judge_means)
     value = np.full(len(fixed.value), np.nan)
     if usable.sum() >= MIN_SYSTEMS_TO_SHRINK:
-        value[usable] = fay_herriot(fixed.value[usable], np.diag(fixed.cov)[usable], judge_means[usable],
+        value[usable] = fay_herriot(fixed.value[usable], np.diag(_covariance(fixed))[usable], judge_means[usable],
                                     rule=rule, interval=False).value
     return value
 
 
+def _covariance(fixed: SystemEstimates) -> np.ndarray:
+    """The covariance shrinkage reads; without one (judge-only estimates) the ValueError np.diag(None) raises."""
+    if fixed.cov is None:
+        raise ValueError("shrinkage needs the corrected estimates' covariance")
+    return fixed.cov
+
+
 def _shrinkable(fixed: SystemEstimates, judge_means: np.ndarray) -> np.ndarray:
-    variance = np.diag(fixed.cov)
+    variance = np.diag(_covariance(fixed))
     # a variance at rounding level (labels with no spread, e.g. 4e-34 among 1e-3s) is no information: left out
     tiny = 1e-12 * np.nanmedian(np.where(variance > 0, variance, np.nan)) if (variance > 0).any() else 0.0
     return np.isfinite(fixed.value) & (variance > tiny) & np.isfinite(judge_means)
@@ -598,7 +611,8 @@ def _linear(name: str, problem: Problem, design: Design, labelled: np.ndarray, o
         contributions.append(_cluster_covariance(problem, judge_term, z, weights))
         judge_variance = np.diag(contributions[-1]).copy()
         dfs.append(_cluster_df(problem))
-    cov = sum(contributions) if contributions else np.zeros((n_systems, n_systems))
+    # sum of a non-empty list of arrays: an array (typeshed's sum also allows its start, 0)
+    cov = cast(np.ndarray, sum(contributions)) if contributions else np.zeros((n_systems, n_systems))
     df = _satterthwaite(contributions, dfs) if contributions else np.full((n_systems, n_systems), np.nan)
     reason = tuple(None if k >= MIN_LABELS else f"{k} labelled unit{'s' if k != 1 else ''} (an interval needs "
                    f"{MIN_LABELS})" for k in n_labelled)

@@ -42,9 +42,10 @@ two (under the null they share a true value c, and each p-value is valid there).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property, partial
+from typing import TypedDict
 
 import numpy as np
 from scipy import stats
@@ -60,6 +61,15 @@ CURVE_POINTS = 401  # p-value curves over the scale, for differences between sys
 JUDGE_SPLITS = 41  # population target: values of the judge's mean tried when splitting a candidate value
 INTERVALS = ("auto", "betting", "t", "sequence")
 BETTING_KINDS = ("betting", "sequence")  # per-system constructions tested from their p-value curves
+
+
+class _BetOptions(TypedDict):
+    """The keywords a system's betting interval and its p-value curve share (``f(..., **options)``)."""
+
+    confidence: float
+    population: int | None
+    order_seed: int | None
+    anytime: bool
 
 
 class Curves:
@@ -126,7 +136,8 @@ def human_bet(labels: np.ndarray, scale: tuple[float, float], population: int | 
     ``seed``: shuffle the labels first (a sample drawn at once); None with ``anytime``: they are in the
     order they were collected, and the interval is the confidence sequence's, valid however the
     labelling was stopped."""
-    options = {"confidence": confidence, "population": population, "order_seed": seed, "anytime": anytime}
+    options: _BetOptions = {"confidence": confidence, "population": population, "order_seed": seed,
+                            "anytime": anytime}
     interval = betting_interval(labels, scale, **options)
     return Bet(float(np.mean(labels)), interval.low, interval.high,
                lambda: betting_pvalues(labels, scale, grid, **options))
@@ -145,7 +156,8 @@ def rectified_bet(labels: np.ndarray, predicted_labelled: np.ndarray, predicted_
     shift = float(g_all.mean())
     value = shift + float(residual.mean())
     if not population:  # items: the predictions' mean over the system's units is known exactly
-        options = {"confidence": confidence, "population": len(g_all), "order_seed": seed, "anytime": anytime}
+        options: _BetOptions = {"confidence": confidence, "population": len(g_all), "order_seed": seed,
+                                "anytime": anytime}
         interval = betting_interval(residual, bounds, **options)
         return Bet(value, max(lo, interval.low + shift), min(hi, interval.high + shift),
                    lambda: betting_pvalues(residual, bounds, grid - shift, **options))
@@ -221,7 +233,7 @@ class Chosen:
     curves: Curves | None
 
 
-def per_system(samples: list[Sample | None], value: np.ndarray, ci: np.ndarray, se: np.ndarray, df: np.ndarray,
+def per_system(samples: Sequence[Sample | None], value: np.ndarray, ci: np.ndarray, se: np.ndarray, df: np.ndarray,
                scale: tuple[float, float] | None, confidence: float, intervals: str, uniform: bool,
                seed: int) -> Chosen:
     """Each system's interval by :func:`rule` (``intervals="betting"``: always betting). ``value``/``se``/
@@ -251,12 +263,17 @@ def per_system(samples: list[Sample | None], value: np.ndarray, ci: np.ndarray, 
                 makers[s] = partial(t_curve, grid, value[s], se[s], df[s])
             continue
         # a sample drawn at once is shuffled (reproducibly); a sequence keeps the order it was labelled in
+        if scale is None or grid is None:  # intervals="betting"/"sequence" without a scale, which the callers
+            # refuse: the TypeError betting_interval's scale (or rectified_bet's unpacking of it) would raise
+            raise TypeError("a betting interval needs the labels' scale")
         order = None if sequential else int(np.random.default_rng([seed, s]).integers(2 ** 31))
         # the prediction-powered form only when asked for (intervals="betting"): with the few labels or the
         # skewed ones that send a system here, the rectifier's range cost more than its variance saved
         if sample.predicted_all is None or intervals != "betting":
             bet = human_bet(sample.labels, scale, sample.population, grid, confidence, order, sequential)
         else:
+            if sample.predicted_labelled is None:  # given with predicted_all: the TypeError np.clip(None) would raise
+                raise TypeError("a prediction-powered sample needs the predictions on its labelled units")
             bet = rectified_bet(sample.labels, sample.predicted_labelled, sample.predicted_all, scale,
                                 sample.population is None, grid, confidence, order, sequential)
         methods[s], value[s], ci[s], makers[s] = ("sequence" if sequential else "betting", bet.value,

@@ -120,6 +120,8 @@ def worth(problem: Problem, design: Design, human: SystemEstimates, combined: Sy
 
 def _judges(problem: Problem, keep: list[int]) -> Problem:
     """The problem judged by the judges ``keep`` only (one: a problem of one judge, as without a panel)."""
+    if problem.judges is None:  # a panel's problem has its judges: the TypeError indexing None raises
+        raise TypeError("the problem has no judges' values to choose from")
     if len(keep) == 1:
         return replace(problem, judge=problem.judges[..., keep[0]], judges=None, judge_names=())
     return problem.with_judges(problem.judges[..., keep], [problem.judge_names[k] for k in keep])

@@ -49,9 +49,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypedDict, cast
 
 import numpy as np
+import numpy.typing as npt
 from scipy import stats
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
@@ -161,8 +162,9 @@ class Comparisons:
         return kept if self.order is None else replace(kept, order=self.order[rows])
 
 
-def comparisons(system_a: Sequence, system_b: Sequence, judge: Sequence, human: Sequence | None = None,
-                labelled: Sequence[bool] | None = None, probability: Sequence[float] | None = None) -> Comparisons:
+def comparisons(system_a: Sequence, system_b: Sequence, judge: Sequence | np.ndarray,
+                human: Sequence | np.ndarray | None = None, labelled: Sequence[bool] | None = None,
+                probability: Sequence[float] | np.ndarray | None = None) -> Comparisons:
     """Checked comparisons. Verdicts: "a"/"b"/"tie" or a preference for a in [0, 1]; None/NaN: none.
     ``labelled``: which human verdicts count (the sample); without it every human verdict given does.
     ``probability``: the inclusion probability of each comparison in the labelled sample (an
@@ -194,7 +196,7 @@ def comparisons(system_a: Sequence, system_b: Sequence, judge: Sequence, human: 
     return Comparisons(systems, a, b, judge_pref, human_pref, _probabilities(probability, human_pref))
 
 
-def _probabilities(probability: Sequence[float] | None, human: np.ndarray) -> np.ndarray | None:
+def _probabilities(probability: Sequence[float] | np.ndarray | None, human: np.ndarray) -> np.ndarray | None:
     if probability is None:
         return None
     pi = np.asarray(probability, dtype=float)
@@ -206,7 +208,7 @@ def _probabilities(probability: Sequence[float] | None, human: np.ndarray) -> np
     return pi
 
 
-def preferences(verdicts: Sequence | None, n: int, who: str) -> np.ndarray:
+def preferences(verdicts: Sequence | np.ndarray | None, n: int, who: str) -> np.ndarray:
     """Preferences for a: "a" 1, "tie" 0.5, "b" 0, numbers in [0, 1] as they are, None/NaN missing.
 
     Each distinct value is read once (a million verdicts hold three or four)."""
@@ -365,13 +367,15 @@ def _per_system_means(estimates: SystemEstimates, data: Comparisons, sides: _Sid
         samples.append(Sample(human_side[rows], judge_side[rows] if lam > 0 else None,
                               judge_side[mine] if lam > 0 else None,
                               int(mine.sum()) if target == "items" else None))
-    df = np.diag(estimates.df)
+    df = _own_df(estimates)
     chosen = per_system(samples, estimates.value, estimates.ci, estimates.se, df, (0.0, 1.0), estimates.confidence,
                         system_intervals, data.probability is None, seed)
     reason = tuple(None if method in BETTING_KINDS else r for r, method in zip(estimates.reason, chosen.methods,
                                                                            strict=True))
     info = estimates.info | {"per_system": chosen.methods, "interval_rule": system_intervals, "curves": chosen.curves}
-    return replace(estimates, value=np.where(np.isfinite(estimates.value) | np.isin(chosen.methods, BETTING_KINDS),
+    # numpy reads the Nones into an object array; its stubs' ArrayLike leaves None out
+    methods = cast(npt.ArrayLike, chosen.methods)
+    return replace(estimates, value=np.where(np.isfinite(estimates.value) | np.isin(methods, BETTING_KINDS),
                                              chosen.value, np.nan), ci=chosen.ci, reason=reason, info=info)
 
 
@@ -406,6 +410,8 @@ def _bt_labelled(data: Comparisons, lam: float | None, target: str, confidence: 
     la, lb, human, judge_l = data.a[rows], data.b[rows], data.human[rows], judge[rows]
     share = data.shares()[rows]  # 1/n each for a uniform sample, else weighted by 1 / inclusion probability
     if lam is None:
+        if start is None:  # power tuning needs the judge-only strengths: the TypeError indexing None raises
+            raise TypeError("a corrected Bradley-Terry fit needs the judge-only strengths to tune lambda at")
         p0 = 1 / (1 + np.exp(-(start[la] - start[lb])))
         bread = laplacian_inverse(laplacian(k, data.a, data.b, _logistic_weight(start, data) / total))
         e_h, e_j = (p0 - human) * share, (p0 - judge_l) * share
@@ -438,12 +444,21 @@ def _bt_labelled(data: Comparisons, lam: float | None, target: str, confidence: 
     return estimates
 
 
+def _own_df(estimates: SystemEstimates) -> np.ndarray:
+    """Each system's degrees of freedom (the diagonal of ``df``); without them the ValueError np.diag(None)
+    raises."""
+    if estimates.df is None:
+        raise ValueError("the estimates have no degrees of freedom")
+    return np.diag(estimates.df)
+
+
 def _bt_per_system(estimates: SystemEstimates) -> SystemEstimates:
     """A label-based Bradley-Terry strength is no mean of bounded values, so it has no betting interval:
     its sandwich t interval, guarded as :mod:`judgelab.evaluate.intervals`'s t branch, from
     :data:`T_MIN_LABELS` labelled comparisons of the system on; fewer, no interval, and why."""
-    ci, reason, methods = estimates.ci.copy(), list(estimates.reason), []
-    df = np.diag(estimates.df)
+    ci, reason = estimates.ci.copy(), list(estimates.reason)
+    methods: list[str | None] = []
+    df = _own_df(estimates)
     for s, n in enumerate(estimates.n_labelled):
         if reason[s] is not None or not np.isfinite(estimates.value[s]):
             methods.append(None)
@@ -709,6 +724,8 @@ def _panel_worth(data: Comparisons, estimates: dict[str, SystemEstimates], optio
     out = {}
     for j, name in enumerate(names):
         others = [k for k in range(len(names)) if k != j]
+        if judges is None:  # a panel has its judges' columns: the TypeError indexing None raises
+            raise TypeError("a panel's worth needs its judges' preferences")
         alone = estimate(replace(data, judge=judges[:, j], judges=None), "corrected", **options)
         rest = replace(data, judge=judges[:, others[0]], judges=judges[:, others] if len(others) > 1 else None)
         without = estimate(rest, "corrected", **options)
@@ -723,6 +740,8 @@ def _panel_worth(data: Comparisons, estimates: dict[str, SystemEstimates], optio
 def _combination_weights(data: Comparisons) -> list[float | None]:
     """Each judge's coefficient in the least-squares combination over every labelled comparison."""
     rows = data.labelled
+    if data.judges is None:  # a panel has its judges' columns: the AttributeError None.shape raises
+        raise AttributeError("the combination weights need the judges' preferences")
     if rows.sum() < 2 * data.judges.shape[1] + 2:
         return [None] * data.judges.shape[1]
     judges = np.where(np.isfinite(data.judges), data.judges, NO_VERDICT)
@@ -730,6 +749,13 @@ def _combination_weights(data: Comparisons) -> list[float | None]:
     root = np.sqrt(data.shares()[rows])
     coef = np.linalg.lstsq(design * root[:, None], data.human[rows] * root, rcond=None)[0]
     return [json_number(c) for c in coef[1:]]
+
+
+class _Estimand(TypedDict):
+    """The estimand keywords of :func:`estimate`, passed on together (``estimate(..., **options)``)."""
+
+    estimand: str
+    baseline: str | None
 
 
 def recommend(data: Comparisons, judge_value: np.ndarray, *, estimand: str = "win-prob", baseline: str | None = None,
@@ -742,7 +768,7 @@ def recommend(data: Comparisons, judge_value: np.ndarray, *, estimand: str = "wi
         return Choice("shrunk", None, None, 0, "not checked: the labels were drawn with unequal probabilities")
     rows = np.flatnonzero(data.labelled)
     rng = np.random.default_rng(seed)
-    options = {"estimand": estimand, "baseline": baseline}
+    options: _Estimand = {"estimand": estimand, "baseline": baseline}
 
     def split() -> list[float]:
         first = np.zeros(data.n, dtype=bool)
@@ -837,7 +863,7 @@ def estimate(data: Comparisons, estimator: str, *, estimand: str = "win-prob", b
     sides = _Sides.of(data, base)
     out = _mean_judge(data, sides, confidence) if estimator == "judge" else _mean_labelled(
         data, sides, lam, target, confidence, estimator, system_intervals, seed)
-    return out if base is None else _without_baseline(out, base, baseline)
+    return out if base is None or baseline is None else _without_baseline(out, base, baseline)  # base: baseline's
 
 
 #: Folds of the judges' combination for comparisons: each labelled comparison's combined preference comes
@@ -850,6 +876,8 @@ def stacked_preference(data: Comparisons, seed: int = 0) -> np.ndarray:
     """Several judges' preferences combined into one, in [0, 1]: least squares of the human preference on
     theirs (a missing verdict read as a tie, as the corrected estimator reads one), cross-fitted over the
     labelled comparisons; every other comparison gets the folds' mean. Too few labels to fit: the plain mean."""
+    if data.judges is None:  # one judge: the TypeError np.isfinite(None) raises
+        raise TypeError("stacking needs several judges' preferences")
     judges = np.where(np.isfinite(data.judges), data.judges, NO_VERDICT)
     rows = np.flatnonzero(data.labelled)
     plain = judges.mean(axis=1)

@@ -27,8 +27,29 @@ from judgelab.errors import DataError
 from judgelab.metrics.bootstrap import group_codes
 
 
+class UnitRules:
+    """What reads only the ``units`` and ``kind`` of a problem, shared with what a draw chooses among
+    (:class:`judgelab.evaluate.sampling.Units`)."""
+
+    kind: str
+    units: tuple[str, ...]
+
+    @property
+    def n_units(self) -> int:
+        return len(self.units)
+
+    def index(self, ids) -> np.ndarray:
+        """Positions of unit ids; unknown ids are an error naming some of them."""
+        where = {unit: k for k, unit in enumerate(self.units)}
+        unknown = [i for i in ids if i not in where]
+        if unknown:
+            shown = ", ".join(map(repr, unknown[:5])) + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else "")
+            raise DataError(f"{len(unknown)} labelled id(s) are not {self.kind} of the data: {shown}")
+        return np.array([where[i] for i in ids], dtype=int)
+
+
 @dataclass(frozen=True)
-class Problem:
+class Problem(UnitRules):
     kind: str  # "items" or "queries"
     systems: tuple[str, ...]
     units: tuple[str, ...]
@@ -42,22 +63,9 @@ class Problem:
     judge_names: tuple[str, ...] = ()
 
     @property
-    def n_units(self) -> int:
-        return len(self.units)
-
-    @property
     def sizes(self) -> np.ndarray:
         """Units per system: the population each system's mean is taken over."""
         return self.present.sum(axis=0)
-
-    def index(self, ids) -> np.ndarray:
-        """Positions of unit ids; unknown ids are an error naming some of them."""
-        where = {unit: k for k, unit in enumerate(self.units)}
-        unknown = [i for i in ids if i not in where]
-        if unknown:
-            shown = ", ".join(map(repr, unknown[:5])) + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else "")
-            raise DataError(f"{len(unknown)} labelled id(s) are not {self.kind} of the data: {shown}")
-        return np.array([where[i] for i in ids], dtype=int)
 
     def with_human(self, human: np.ndarray) -> Problem:
         return replace(self, human=human)
@@ -73,6 +81,8 @@ class Problem:
     def filled_judges(self) -> np.ndarray:
         """``judges`` with each missing value filled with that judge's mean over the unit's system (over all
         its units, where a system has none), so that a judge says nothing where it gave no verdict."""
+        if self.judges is None:  # one judge (with_judges gives several): the TypeError np.nanmean of None raises
+            raise TypeError("filled_judges needs several judges' values (with_judges)")
         judges = np.where(self.present[..., None], self.judges, np.nan)
         with np.errstate(invalid="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # a judge without a verdict for a system

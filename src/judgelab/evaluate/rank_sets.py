@@ -64,6 +64,8 @@ def rank_sets(estimates: SystemEstimates, method: str = "auto", *, pairs: Pairs 
     if method == "holm":
         rank, best, worst = (pairs or pairwise(estimates)).rank_intervals(value)
         return RankSets(method, rank, best, worst, None)
+    if estimates.cov is None:  # bootstrap estimates (judge only): the ValueError np.diag(None) raises
+        raise ValueError(f"{method} rank sets need the estimates' covariance")
     valid = np.isfinite(value) & np.isfinite(np.diag(estimates.cov))
     cov = estimates.cov[np.ix_(valid, valid)]
     k = int(valid.sum())
@@ -102,6 +104,11 @@ def _rank_sets_per_system(estimates: SystemEstimates, method: str, pairs: Pairs,
             surely = mask & (pairs.p_value < alpha / n_pairs)
     else:
         sub = np.ix_(has, has)
+        if estimates.cov is None:  # t estimates carry it: below, indexing None raises a TypeError (one system
+            # with an interval: np.diag(None), a ValueError)
+            raise (TypeError if has.sum() > 1 else ValueError)("max-t rank sets need the estimates' covariance")
+        if estimates.df is None:  # and these: np.maximum(None, 1.0) raises a TypeError
+            raise TypeError("max-t rank sets need the differences' degrees of freedom")
         critical = simultaneous_critical(estimates.cov[sub], T_GUARD * alpha, "max-t", seed=seed, n_draws=n_draws) \
             if has.sum() > 1 else 0.0
         tail = 2 * stats.norm.sf(critical)

@@ -35,7 +35,7 @@ class SampleFile:
     ids: tuple[str, ...]
     probabilities: tuple[float, ...] | None  # None: a plain id list
     method: str = "stratified"
-    header: dict[str, str] | None = None
+    header: Mapping[str, object] | None = None  # read from a file: strings; from a draw: its numbers as they are
 
 
 def read_sample(path: str | Path) -> SampleFile:

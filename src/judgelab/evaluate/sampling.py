@@ -32,7 +32,7 @@ import numpy as np
 from judgelab.data.labels import PREFERENCES
 from judgelab.errors import ConfigError, term
 from judgelab.evaluate.design import Design
-from judgelab.evaluate.problem import Problem
+from judgelab.evaluate.problem import Problem, UnitRules
 from judgelab.evaluate.sample_file import MIN_PROBABILITY, SampleFile
 from judgelab.metrics.bootstrap import group_codes
 
@@ -67,15 +67,13 @@ def allocate(strata_sizes: np.ndarray, total: int, strata_name: str = "systems")
 
 
 @dataclass(frozen=True)
-class Units:
+class Units(UnitRules):  # n_units and index: a Problem's rules, which read ``units`` and ``kind`` only
     """What a draw chooses among: the units and their strata (a :class:`Problem` serves as well)."""
 
     kind: str  # "items", "queries" or "comparisons"
     units: tuple[str, ...]
     systems: tuple[str, ...]  # the strata's names: systems, or pairs of systems ("a vs b")
     strata: np.ndarray  # (U,) codes into ``systems``
-    n_units = Problem.n_units  # a Problem's rules, which read ``units`` and ``kind`` only
-    index = Problem.index
 
 
 def item_units(items) -> Units:

@@ -168,6 +168,8 @@ def decide_labels(question: Question, items, labels, scale: tuple[float, float] 
     for k, system in enumerate(systems):
         mine = [float(v) for i, v in first.items() if by_id[i].system_id == system]
         population = sum(1 for item in items if item.system_id == system)
+        if scale is None:  # the TypeError confidence_sequence's scale, or indexing None, would raise below
+            raise TypeError("which system is best needs the labels' scale")
         if mine:
             low, high = confidence_sequence(mine, scale, confidence=level, population=population)
             value[k], ci[k], counts[k] = np.mean(mine), (low[-1], high[-1]), len(mine)
@@ -179,12 +181,13 @@ def decide_labels(question: Question, items, labels, scale: tuple[float, float] 
 def decide_worse(question: Question, own: np.ndarray, population: int, sequence) -> Decision:
     limit = 0.5 - question.margin
     name = question.candidate
+    bounds: dict[str, tuple[float, float]]
     if len(own) == 0:
-        bounds = {name: (0.0, 1.0)}
+        bounds = {name: (0.0, 1.0)}  # type: ignore[dict-item]  # a worse question names its candidate
         return Decision("worse", False, f"no label yet on the {population} comparisons of {name} with "
                         f"{question.baseline}", question.confidence, bounds)
     low, high = sequence(own, (0.0, 1.0), confidence=question.confidence, population=population)
-    bounds = {name: (float(low[-1]), float(high[-1]))}
+    bounds = {name: (float(low[-1]), float(high[-1]))}  # type: ignore[dict-item]  # as above
     where = (f"{name}'s win rate against {question.baseline}: {own.mean():.3f}, confidence sequence "
              f"[{low[-1]:.3f}, {high[-1]:.3f}] after {len(own)} of {population} comparisons")
     if high[-1] < limit:

@@ -192,7 +192,7 @@ def _pilot(problem: Problem, design: Design, judges: tuple[str, ...], names: tup
         est = human_only(known, design, intervals="t", skewness_correction=False)
     else:
         keep = [names.index(j) for j in judges]
-        if problem.judges is None:
+        if known.judges is None:  # the problem's judges (with_human keeps them)
             chosen = known
         elif len(keep) == 1:
             chosen = replace(known, judge=known.judges[..., keep[0]], judges=None, judge_names=())

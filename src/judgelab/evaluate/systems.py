@@ -7,9 +7,9 @@ they were drawn, and returns the three estimators side by side with every pairwi
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypedDict, overload
 
 import numpy as np
 
@@ -53,6 +53,19 @@ MAX_LABELLED_SYSTEMS = 300
 #: few such tables): one larger than the input bound (JUDGELAB_MAX_INPUT_BYTES, 128 MiB by default:
 #: 16.7 million cells) is refused before it is built. 4,000 systems x 25 items each asked for 3 GB a table.
 CELL_BYTES = 8
+
+
+class _Fixing(TypedDict):
+    """The settings of the corrected estimate, passed on together (``corrected(..., **fixing)``, ``worth``)."""
+
+    calibration: str
+    target: str
+    variance: str
+    folds: int
+    seed: int
+    confidence: float
+    skewness_correction: bool
+    intervals: str
 
 
 def evaluate(items: Iterable[Item] | ComparisonTable, judgments: Iterable[Judgment], *, aspect: str | None = None,
@@ -113,6 +126,7 @@ def evaluate(items: Iterable[Item] | ComparisonTable, judgments: Iterable[Judgme
         raise ConfigError(f"{term('estimand')}, {term('baseline')}, {term('rank_method')} and {term('bt_intervals')} "
                           "are for comparisons between "
                           "systems (items with system_a and system_b)")
+    assert not isinstance(items, ComparisonTable)  # a table is comparisons: evaluated above
     if kind == "relevance":
         if runs is None:
             raise ConfigError(f"relevance items are evaluated per run: give {term('runs')} (a folder of TREC run "
@@ -136,8 +150,9 @@ def evaluate(items: Iterable[Item] | ComparisonTable, judgments: Iterable[Judgme
         estimates["human"] = human_only(labelled_problem, design, target=target, variance=variance,
                                         confidence=confidence, skewness_correction=skewness_correction,
                                         intervals=intervals, seed=seed)
-        fixing = {"calibration": calibration, "target": target, "variance": variance, "folds": folds, "seed": seed,
-                  "confidence": confidence, "skewness_correction": skewness_correction, "intervals": intervals}
+        fixing: _Fixing = {"calibration": calibration, "target": target, "variance": variance, "folds": folds,
+                           "seed": seed, "confidence": confidence, "skewness_correction": skewness_correction,
+                           "intervals": intervals}
         estimates["corrected"] = corrected(labelled_problem, design, labels_own=estimates["human"], **fixing)
         if labelled_problem.judges is not None:
             judges = worth(labelled_problem, design, estimates["human"], estimates["corrected"], **fixing)
@@ -223,6 +238,12 @@ class _Built:
     notes: dict[str, Any] = field(default_factory=dict)
 
 
+@overload
+def _design(problem: Problem, labelled: np.ndarray, sample: SampleFile | None,
+            order: np.ndarray | None = None) -> Design: ...
+@overload
+def _design(problem: Problem, labelled: np.ndarray | None, sample: SampleFile | None,
+            order: np.ndarray | None = None) -> Design | None: ...
 def _design(problem: Problem, labelled: np.ndarray | None, sample: SampleFile | None,
             order: np.ndarray | None = None) -> Design | None:
     if labelled is None:
@@ -365,7 +386,7 @@ def _item_labels(problem: Problem, items: list[Item], aspect: str | None, human,
         matrix = np.full(problem.n_units, np.nan)
         matrix[positions] = values
         labelled = np.isfinite(matrix)
-        notes = {"order": _order(problem.n_units, positions)}
+        notes: dict[str, Any] = {"order": _order(problem.n_units, positions)}
         if human_ids is not None and human_ids != ALL:
             drawn = np.zeros(problem.n_units, dtype=bool)
             drawn[problem.index(list(human_ids))] = True
@@ -395,7 +416,7 @@ def _item_labels(problem: Problem, items: list[Item], aspect: str | None, human,
     return labelled, None, "items' own scores", notes
 
 
-def _order(n_units: int, positions: np.ndarray) -> np.ndarray:
+def _order(n_units: int, positions: np.ndarray | Sequence[int]) -> np.ndarray:
     """Each unit's place in the order its label was given (inf: not labelled); a repeated id keeps its first."""
     order = np.full(n_units, np.inf)
     for place, unit in enumerate(positions):

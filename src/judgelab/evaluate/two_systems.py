@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypedDict
 from xml.etree import ElementTree
 
 import numpy as np
@@ -236,6 +236,23 @@ def decide(low: float, high: float, margin: float, higher_is_better: bool = True
     return "not worse"
 
 
+class _Settings(TypedDict):
+    """The settings the label-based estimators share (``human_only(..., **options)``, ``corrected``)."""
+
+    confidence: float
+    skewness_correction: bool
+    target: str
+    intervals: str
+
+
+class _Common(_Settings):
+    """What :func:`compare_systems` passes on alike to the paired and the unpaired estimate."""
+
+    n_resamples: int
+    seed: int
+    calibration: str
+
+
 # -- the public entry point --------------------------------------------------------------------------
 def compare_systems(items: Iterable[Item], judgments: Iterable[Judgment], *, baseline: str, candidate: str,
                     margin: float = 0.0, alpha: float = 0.05, higher_is_better: bool = True,
@@ -279,9 +296,9 @@ def compare_systems(items: Iterable[Item], judgments: Iterable[Judgment], *, bas
         check_resamples(n_resamples, 1 - alpha, f"{term('bootstrap')}, n_resamples")
     paired, pairing_reason = _pairing(kept, baseline, candidate, pairing, built.labelled if has_labels else None,
                                       chosen, sample)
-    common = {"n_resamples": n_resamples, "seed": seed, "confidence": 1 - alpha,
-              "skewness_correction": skewness_correction, "calibration": calibration, "target": target,
-              "intervals": "sequence" if sequential else "auto"}
+    common: _Common = {"n_resamples": n_resamples, "seed": seed, "confidence": 1 - alpha,
+                       "skewness_correction": skewness_correction, "calibration": calibration, "target": target,
+                       "intervals": "sequence" if sequential else "auto"}
     if paired:
         (value, low, high, n, n_labelled, reason, se, kind), own = _paired(kept, built, baseline, candidate, chosen,
                                                                            **common)
@@ -601,22 +618,22 @@ def _pairing(items: list[Item], baseline: str, candidate: str, requested: str, l
     if requested == "unpaired":
         return False, "chosen with --pairing unpaired: the two systems' estimates are independent"
     base, cand = _inputs_of(items, baseline), _inputs_of(items, candidate)
-    problem = None
     if base is None or cand is None:
-        problem = "a system answers the same input (group_id) more than once"
-    shared = sorted(set(base) & set(cand)) if problem is None else []
-    label_based = estimator != "judge" and labelled is not None
-    both = sum(bool(labelled[base[g]] and labelled[cand[g]]) for g in shared) if label_based else None
-    if problem is None and len(shared) < MIN_PAIRS:
+        return _unpairable("a system answers the same input (group_id) more than once", requested)
+    shared = sorted(set(base) & set(cand))
+    both = None  # label-based estimators: the shared inputs with both outputs labelled
+    if estimator != "judge" and labelled is not None:
+        both = sum(bool(labelled[base[g]] and labelled[cand[g]]) for g in shared)
+    label_based = both is not None
+    problem = None
+    if len(shared) < MIN_PAIRS:
         problem = f"the two systems share {len(shared)} input(s) (group_id); pairing needs {MIN_PAIRS}"
-    elif problem is None and label_based and both < MIN_PAIRS:
+    elif both is not None and both < MIN_PAIRS:
         problem = f"{both} shared input(s) have both outputs labelled; a paired interval needs {MIN_PAIRS}"
-    elif problem is None and label_based and sample is not None and sample.method != "stratified":
+    elif label_based and sample is not None and sample.method != "stratified":
         problem = f"the labels were drawn by a {sample.method} design, whose pair probabilities are not recorded"
     if problem is not None:
-        if requested == "paired":
-            raise ConfigError(f"{term('pairing')} paired: {problem}")
-        return False, f"unpaired: {problem}"
+        return _unpairable(problem, requested)
     left_out = len(base) + len(cand) - 2 * len(shared)
     if requested == "auto" and 2 * len(shared) < min(len(base), len(cand)):
         return False, (f"unpaired: only {len(shared)} of their inputs are shared (pairing would leave out "
@@ -632,11 +649,20 @@ def _pairing(items: list[Item], baseline: str, candidate: str, requested: str, l
     return True, text
 
 
+def _unpairable(problem: str, requested: str) -> tuple[bool, str]:
+    """:func:`_pairing`'s answer when ``problem`` rules pairing out: unpaired, or an error if paired was asked for."""
+    if requested == "paired":
+        raise ConfigError(f"{term('pairing')} paired: {problem}")
+    return False, f"unpaired: {problem}"
+
+
 def _paired(items: list[Item], built, baseline: str, candidate: str, estimator: str, *, n_resamples: int, seed: int,
             confidence: float, skewness_correction: bool, calibration: str, target: str, intervals: str = "auto"):
     """The difference as one mean over shared inputs: judge and human values are output differences
     (an input counts as labelled, in the order of labels, once its second output has its label)."""
     base, cand = _inputs_of(items, baseline), _inputs_of(items, candidate)
+    if base is None or cand is None:  # _pairing paired them: each answers an input once (set(None): a TypeError)
+        raise TypeError("a system answers the same input more than once: the two cannot be paired")
     shared = sorted(set(base) & set(cand))
     rows_b, rows_c = [base[g] for g in shared], [cand[g] for g in shared]
     rows = np.arange(built.problem.n_units)
@@ -662,8 +688,8 @@ def _paired(items: list[Item], built, baseline: str, candidate: str, estimator: 
         order = None if given is None else np.maximum(given[rows_b], given[rows_c])
         design = stratified_design(problem, labelled, order)
         labelled_problem = problem.with_human(np.where(labelled[:, None], problem.human, np.nan))
-        options = {"confidence": confidence, "skewness_correction": skewness_correction, "target": target,
-                   "intervals": intervals}
+        options: _Settings = {"confidence": confidence, "skewness_correction": skewness_correction,
+                              "target": target, "intervals": intervals}
         estimates = (human_only(labelled_problem, design, **options) if estimator == "human" else
                      corrected(labelled_problem, design, calibration=calibration, seed=seed, **options))
     return ((float(estimates.value[0]), float(estimates.ci[0, 0]), float(estimates.ci[0, 1]), len(shared),
