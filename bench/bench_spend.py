@@ -2,6 +2,7 @@
 
     python -m bench.bench_spend --draws 300 --write
     python -m bench.bench_spend --sets hanna:coherence --draws 50      # a quick look
+    python -m bench.bench_spend --sets arena --draws 300 --write      # comparisons only
 
 HANNA's five LLM raters (one prompt each) with a stated price per call by rater size (7B $0.0002,
 13B $0.0004, ChatGPT $0.002; so running ChatGPT on all 737 stories costs $1.47) and $0.50 a human
@@ -12,6 +13,12 @@ out: ``--draws`` fresh stratified draws of its number of labels, each estimated 
 draws. For the plan chosen, humans alone and the best single judge with humans at the same spend:
 predicted width, measured width, their ratio (goal: within 15%), and the worst system's coverage of
 the measured intervals (of the mean over all the data's stories).
+
+Chatbot Arena (``arena``): its 18,833 comparisons and three judges at published API prices per comparison
+(:data:`ARENA_PRICES`: 1,000 prompt and 300 completion tokens a call at each model's list price), human
+labels at $0.50 and at $2; pilots of 200 and 500 uniformly drawn labelled comparisons; each plan carried
+out with fresh uniform draws of its labels, the win probability's corrected estimate with its judges
+(``plan_spend_comparisons``).
 """
 
 from __future__ import annotations
@@ -33,13 +40,83 @@ from judgelab.evaluate.estimators import corrected, human_only
 from judgelab.evaluate.spend import SpendOption, plan_spend
 
 SECTION = "## Many judges, one budget: the spend planner (`bench/bench_spend.py`)"
-SETS = ("hanna:coherence", "hanna:relevance", "hanna:engagement")
+SETS = ("hanna:coherence", "hanna:relevance", "hanna:engagement", "arena")
 PRICES = {"Mistral-7B": 0.0002, "Llama-13B": 0.0004, "Beluga-13B": 0.0004, "OrcaPlatypus": 0.0004, "ChatGPT": 0.002}
 LABEL_COST = 0.5
 BUDGETS = (60.0, 100.0, 200.0)
 PILOT_SHARES = (0.10, 0.20)
 PILOTS = 10
 RESULTS = Path.home() / ".cache" / "judgelab" / "bench_spend.jsonl"
+#: $ per comparison: 1,000 prompt + 300 completion tokens at the list prices per million tokens of each model
+#: (GPT-4 Turbo 0125 $10/$30, Claude 3 Opus $15/$75, GPT-3.5 Turbo 0125 $0.50/$1.50).
+ARENA_PRICES = {"gpt-4-0125-preview": 0.019, "claude-3-opus-20240229": 0.0375, "gpt-3.5-turbo": 0.00095}
+#: (label cost, budgets): at $0.50 a label running GPT-4 on every comparison costs 716 labels; at $2, 179
+ARENA_BUDGETS = ((0.5, (300.0, 1200.0)), (2.0, (2000.0, 6000.0)))
+ARENA_PILOTS = (200, 500)
+ARENA_PILOT_DRAWS = 5
+
+
+def arena_panel():
+    """Chatbot Arena's comparisons with its three judges' preferences (every human verdict kept: the truth)."""
+    from bench.bench_pairwise import JUDGES, arena_data
+    from judgelab.evaluate.preferences import comparisons, preferences
+
+    _, a, b, human, verdicts = arena_data()
+    full = comparisons(a, b, verdicts[next(iter(JUDGES))], human)
+    judges = np.array([preferences(verdicts[short], len(a), short) for short in JUDGES]).T
+    return replace(full, judges=judges, judge_names=tuple(JUDGES.values()))
+
+
+def arena_carried_out(panel, option: SpendOption, draws: int, truth: np.ndarray) -> tuple[float, float]:
+    """(mean width over systems and draws, worst system's coverage) of ``option`` on Arena, ``draws`` times."""
+    from judgelab.evaluate.preferences import estimate
+
+    keep = [panel.judge_names.index(j) for j in option.judges]
+    if len(keep) == 1:
+        data = replace(panel, judge=panel.judges[:, keep[0]], judges=None, judge_names=())
+    else:
+        data = replace(panel, judges=panel.judges[:, keep] if keep else None,
+                       judge_names=option.judges if keep else ())
+    rng = np.random.default_rng(7)
+    widths, hits = [], []
+    for k in range(draws):
+        mask = np.zeros(panel.n, dtype=bool)
+        mask[rng.choice(panel.n, option.labels, replace=False)] = True
+        est = estimate(replace(data, human=np.where(mask, panel.human, np.nan)), "corrected" if keep else "human",
+                       seed=k)
+        widths.append(np.mean(est.ci[:, 1] - est.ci[:, 0]))
+        hits.append((est.ci[:, 0] <= truth + 1e-9) & (truth - 1e-9 <= est.ci[:, 1]))
+    return float(np.mean(widths)), float(np.mean(hits, axis=0).min())
+
+
+def arena_cell(label_cost: float, budget: float, pilot_size: int, pilot_seed: int, draws: int) -> list[dict]:
+    from judgelab.evaluate.preferences import estimate
+    from judgelab.evaluate.spend import plan_spend_comparisons
+
+    panel = arena_panel()
+    truth = estimate(panel, "human", target="items").value
+    mask = np.zeros(panel.n, dtype=bool)
+    mask[np.random.default_rng([pilot_seed, pilot_size]).choice(panel.n, pilot_size, replace=False)] = True
+    pilot = replace(panel, human=np.where(mask, panel.human, np.nan))
+    plan = plan_spend_comparisons(pilot, budget=budget, judge_costs=ARENA_PRICES, label_cost=label_cost,
+                                  seed=pilot_seed)
+    return _roles(plan, lambda option: arena_carried_out(panel, option, draws, truth),
+                  {"set": f"arena (${label_cost:g} a label)", "budget": budget, "share": pilot_size,
+                   "pilot": pilot_seed})
+
+
+def _roles(plan, carry_out, key: dict) -> list[dict]:
+    """The plan chosen, humans alone and the best single judge (on the pilot) at the same spend, carried out."""
+    singles = [o for o in plan.options if len(o.judges) == 1]
+    chosen = {"plan": plan.best, "humans alone": next(o for o in plan.options if not o.judges),
+              **({"best single judge": min(singles, key=lambda o: o.width)} if singles else {})}
+    rows = []
+    for role, option in chosen.items():
+        measured, worst = carry_out(option)
+        rows.append(key | {"role": role, "judges": list(option.judges), "labels": option.labels, "cost": option.cost,
+                           "predicted": option.width, "range": list(option.range), "measured": measured,
+                           "worst": worst})
+    return rows
 
 
 def panel_problem(spec: str):
@@ -76,16 +153,20 @@ def cell(spec: str, budget: float, share: float, pilot_seed: int, draws: int) ->
     costs = {n: PRICES[n.split("/")[0]] for n in panel.judge_names}
     pilot = draw(panel, share, seed=pilot_seed).design
     plan = plan_spend(panel, pilot, budget=budget, judge_costs=costs, label_cost=LABEL_COST, seed=pilot_seed)
-    singles = [o for o in plan.options if len(o.judges) == 1]
-    chosen = {"plan": plan.best, "humans alone": next(o for o in plan.options if not o.judges),
-              "best single judge": min(singles, key=lambda o: o.width)}
-    rows = []
-    for role, option in chosen.items():
-        measured, worst = carried_out(panel, option, draws, truth)
-        rows.append({"set": spec, "budget": budget, "share": share, "pilot": pilot_seed, "role": role,
-                     "judges": list(option.judges), "labels": option.labels, "cost": option.cost,
-                     "predicted": option.width, "range": list(option.range), "measured": measured, "worst": worst})
-    return rows
+    return _roles(plan, lambda option: carried_out(panel, option, draws, truth),
+                  {"set": spec, "budget": budget, "share": share, "pilot": pilot_seed})
+
+
+def cells(spec: str):
+    """(the results file's key without draws, the function giving its rows) for every cell of ``spec``."""
+    if spec == "arena":
+        for label_cost, budgets in ARENA_BUDGETS:
+            for budget, size, pilot in itertools.product(budgets, ARENA_PILOTS, range(ARENA_PILOT_DRAWS)):
+                yield ((f"arena (${label_cost:g} a label)", budget, size, pilot),
+                       lambda draws, c=label_cost, b=budget, n=size, p=pilot: arena_cell(c, b, n, p, draws))
+        return
+    for budget, share, pilot in itertools.product(BUDGETS, PILOT_SHARES, range(PILOTS)):
+        yield (spec, budget, share, pilot), lambda draws, b=budget, s=share, p=pilot: cell(spec, b, s, p, draws)
 
 
 def run(sets, draws: int, results: Path, fresh: bool) -> list[dict]:
@@ -98,15 +179,15 @@ def run(sets, draws: int, results: Path, fresh: bool) -> list[dict]:
     out = []
     with results.open("w" if fresh else "a", encoding="utf-8") as sink:
         for spec in sets:
-            for budget, share, pilot in itertools.product(BUDGETS, PILOT_SHARES, range(PILOTS)):
-                key = (spec, budget, share, pilot, draws)
+            for base, rows_of in cells(spec):
+                key = (*base, draws)
                 if key not in done:
                     started = time.perf_counter()
-                    done[key] = [dict(r, draws=draws) for r in cell(spec, budget, share, pilot, draws)]
+                    done[key] = [dict(r, draws=draws) for r in rows_of(draws)]
                     for row in done[key]:
                         sink.write(json.dumps(row) + "\n")
                     sink.flush()
-                    log(f"{spec} ${budget:g} pilot {share:.0%} #{pilot}: {time.perf_counter() - started:.1f}s")
+                    log(f"{' '.join(map(str, base))}: {time.perf_counter() - started:.1f}s")
                 out += done[key]
     return out
 
@@ -131,7 +212,8 @@ def summary(rows: list[dict]) -> list[dict]:
 
 
 def line(r: dict) -> str:
-    cells = [r["set"], f"${r['budget']:g}", f"{r['share']:.0%}", r["role"], r["judges"], f"{r['labels']:.0f}",
+    pilot = f"{r['share']:.0%}" if r["share"] < 1 else f"{r['share']:g} labels"
+    cells = [r["set"], f"${r['budget']:g}", pilot, r["role"], r["judges"], f"{r['labels']:.0f}",
              f"{r['measured']:.3f}", f"{r['ratio_median']:.3f}", f"{r['ratio_low']:.3f}-{r['ratio_high']:.3f}",
              f"{r['within']:.0%}", f"{r['inside']:.0%}", f"{r['worst']:.3f}"]
     return table_row(cells)
@@ -144,22 +226,34 @@ HEAD = ["set", "budget", "pilot", "plan", "judges run (over the pilots)", "label
 
 def doc(rows: list[dict], args, minutes: float) -> str:
     lines = summary(rows)
-    chosen = {(r["set"], r["budget"], r["share"], r["pilot"]): r["measured"] for r in rows if r["role"] == "plan"}
-    humans = [chosen[k] / r["measured"] for k, r in _by_role(rows, "humans alone").items()]
-    single = [chosen[k] / r["measured"] for k, r in _by_role(rows, "best single judge").items()]
-    within = np.mean([abs(r["measured"] / r["predicted"] - 1) <= 0.15 for r in rows])
     out = [f"Machine: {describe_machine()}. Command: `python -m bench.bench_spend --draws {args.draws} --write` "
            f"({minutes:.0f} min). HANNA, the five LLM raters on `eval_prompt_1` at a stated price per call (7B "
            "$0.0002, 13B $0.0004, ChatGPT $0.002), $0.50 a human label; pilots of 10% and 20% of the stories "
            f"({PILOTS} pilot draws each); each plan carried out {args.draws} times with fresh stratified labels, "
            "the CLI's defaults. `plan`: the planner's choice; `humans alone` and `best single judge` (chosen on "
-           "the pilot) with humans, at the same spend.", "",
+           "the pilot) with humans, at the same spend. Chatbot Arena: its three judges at list prices "
+           f"(${ARENA_PRICES['gpt-4-0125-preview']:g} GPT-4, ${ARENA_PRICES['claude-3-opus-20240229']:g} Claude 3 "
+           f"Opus, ${ARENA_PRICES['gpt-3.5-turbo']:g} GPT-3.5 a comparison: 1,000 prompt and 300 completion tokens), "
+           f"$0.50 or $2 a human label, pilots of 200 and 500 labelled comparisons ({ARENA_PILOT_DRAWS} draws each), "
+           "the win probability (ties half).", "",
            *table_head(HEAD)]
     out += [line(r) for r in lines]
-    out += ["", f"Plans whose measured width is within 15% of the predicted one: {within:.0%} of {len(rows)}. The "
-            f"plan chosen, measured, over humans alone at the same spend: {min(humans):.3f}-{max(humans):.3f}; "
-            f"over the best single judge with humans: {min(single):.3f}-{max(single):.3f}."]
+    for family in ("hanna", "arena"):
+        mine = [r for r in rows if r["set"].startswith(family)]
+        if mine:
+            out += ["", _closing(family, mine)]
     return "\n".join(out)
+
+
+def _closing(family: str, rows: list[dict]) -> str:
+    chosen = {(r["set"], r["budget"], r["share"], r["pilot"]): r["measured"] for r in rows if r["role"] == "plan"}
+    humans = [chosen[k] / r["measured"] for k, r in _by_role(rows, "humans alone").items()]
+    single = [chosen[k] / r["measured"] for k, r in _by_role(rows, "best single judge").items()]
+    within = np.mean([abs(r["measured"] / r["predicted"] - 1) <= 0.15 for r in rows])
+    return (f"{'HANNA' if family == 'hanna' else 'Chatbot Arena'}: plans whose measured width is within 15% of the "
+            f"predicted one: {within:.0%} of {len(rows)}. The plan chosen, measured, over humans alone at the same "
+            f"spend: {min(humans):.3f}-{max(humans):.3f}; over the best single judge with humans: "
+            + (f"{min(single):.3f}-{max(single):.3f}." if single else "no single judge fits the budget."))
 
 
 def _by_role(rows: list[dict], role: str) -> dict[tuple, dict]:
