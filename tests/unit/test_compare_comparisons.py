@@ -98,6 +98,13 @@ def test_decision_at_the_margin():
     assert inside.decision == "worse"
     other_way = compare_systems(items, judgments, baseline="cand", candidate="base", human_ids=ids)
     assert other_way.decision == "better" and other_way.passed
+    # a non-inferiority gate: the margin just inside the interval, so it still holds worse differences
+    strict = compare_systems(items, judgments, baseline="base", candidate="cand", human_ids=ids,
+                             margin=-(first.low + first.high) / 2, fail_undecided=True)
+    assert strict.decision == "undecided" and not strict.passed and any("undecided" in w for w in strict.warnings)
+    clear = compare_systems(items, judgments, baseline="base", candidate="cand", human_ids=ids,
+                            margin=-first.low * 1.01, fail_undecided=True)
+    assert clear.decision == "not worse" and clear.passed
 
 
 def test_without_head_to_head_the_win_probabilities_are_compared_via_others():
