@@ -15,9 +15,22 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from judgelab.errors import ConfigError, term
+
 if TYPE_CHECKING:
-    from judgelab.api.results import Audit, Comparison, Evaluation, JudgeRun, MetaEvaluation, Sample, Source
+    from judgelab.api.results import (
+        Audit,
+        Comparison,
+        Evaluation,
+        JudgeRun,
+        LabelPlan,
+        MetaEvaluation,
+        Sample,
+        Source,
+        SpendPlan,
+    )
     from judgelab.data.dataset import Dataset
+    from judgelab.judges.base import JudgeConfig
 
 #: The choices of the verbs' word options, spelled out for editors and type checkers (the library checks them
 #: against its own lists: evaluate/calibrate.py CHOICES, estimators.TARGETS, ...).
@@ -30,10 +43,26 @@ Estimand = Literal["win-prob", "bradley-terry", "baseline-win-rate"]
 RankMethod = Literal["auto", "max-t", "bonferroni", "holm"]
 GateEstimator = Literal["auto", "corrected", "human", "judge"]
 Pairing = Literal["auto", "paired", "unpaired"]
+#: ``judge``'s: a pointwise judge's score (judges/prompted.py ScoreMode) or a pairwise judge's (label, logprob)
+Score = Literal["parsed", "logprob", "label"]
+Reduce = Literal["mean", "sum", "min"]  # judges/likelihood.py Reduce
+LikelihoodOf = Literal["output", "input"]  # judges/likelihood.py Direction
+Engine = Literal["local", "ray"]  # runner/run.py ENGINES
 
-#: ``judge``'s options that set the judge config (as ``judgelab judge --family ...`` does)
-JUDGE_OPTIONS = ("family", "task", "criteria", "strategy", "score", "samples", "temperature", "reduce",
-                 "likelihood_of")
+
+class Note(UserWarning):
+    """What a verb chose for its caller that the caller did not say (comparisons judged pairwise, an embedded
+    model's default strategy): no problem, a note. The command line prints it as a plain line on stderr;
+    ``warnings.filterwarnings("ignore", category=Note)`` silences it in Python."""
+
+
+class OptionsRefused(ConfigError):
+    """Options the judge takes none of; ``options``: them, named as the caller knows them (the command line
+    adds the command to type without them)."""
+
+    def __init__(self, message: str, options: Sequence[str]):
+        super().__init__(message)
+        self.options = list(options)
 
 
 def load(data: Any, *, source: str | None = None, partial: bool = False) -> Dataset | Source:
@@ -59,53 +88,218 @@ def load(data: Any, *, source: str | None = None, partial: bool = False) -> Data
 
 
 def judge(data: Any, aspect: str | None = None, *, config: Any = None, method: str | None = None,
-          model: str | None = None, model_name: str | None = None, out: str | Path | None = None,
-          limit: int | None = None, examples_from: Any = None, cache: bool = True, cache_path: str | Path | None = None,
-          concurrency: int | None = None, rpm: float | None = None, timeout: float | None = None,
-          price_in: float | None = None, price_out: float | None = None, engine: str = "local",
-          workers: int | None = None, progress: bool = False, **options: Any) -> JudgeRun:
+          family: str | None = None, task: str | None = None, criteria: str | None = None,
+          strategy: str | None = None, score: Score | None = None, samples: int | None = None,
+          temperature: float | None = None, reduce: Reduce | None = None, likelihood_of: LikelihoodOf | None = None,
+          examples_from: Any = None, member: Mapping[str, str | Path] | None = None, model: str | None = None,
+          model_name: str | None = None, out: str | Path | None = None, limit: int | None = None,
+          stream: bool = False, chunk_size: int | None = None, cache: bool = True,
+          cache_path: str | Path | None = None, concurrency: int | None = None, rpm: float | None = None,
+          timeout: float | None = None, threads: int | None = None, price_in: float | None = None,
+          price_out: float | None = None, engine: Engine = "local", workers: int | None = None,
+          save_config: str | Path | None = None, progress: bool = False) -> JudgeRun:
     """Judge items with an LLM (``judgelab judge``): one :class:`~judgelab.data.Judgment` per item, and the
     agreement with the human labels the items carry.
 
-    ``config``: a judge config (a YAML/JSON file, a dict, or a config object such as an optimiser's best);
-    else a default judge of kind ``method`` (``prompted`` when None) for ``aspect``. ``options`` lay single
-    settings over it: ``family``, ``task``, ``criteria``, ``strategy`` (e.g. ``"scale=10,cot=none"``), ``score``
-    (``parsed`` or ``logprob``), ``samples``, ``temperature``, ``reduce``, ``likelihood_of``; with an embedded
-    model, a judge built from options rates first and scores the expected rating under its probabilities
-    unless ``strategy`` names ``cot`` or ``score`` is given (``judge_config.strategy`` shows it). ``model``: an
-    embedded preset (``qwen2.5-coder-1.5b`` by default, ``smollm2-135m``, ...), a ``.gguf`` path,
-    ``openai:<model>`` or a server's base URL with ``model_name``. ``out``: a run folder (rerun into it to
-    resume; it gets a report.html). ``limit``: the first N items only. ``progress``: a progress bar."""
+    Before the model loads, the run is checked (the run folder, the options against the judge, a streamed
+    file's ids) and what would waste its calls is warned of (a ``DataWarning``: no item has the input its
+    outputs answer, or none has the human value the judge learns from). Comparisons (``output_a``/``output_b``)
+    given neither ``config`` nor ``method`` are judged with the pairwise judge, said by a :class:`Note`.
+
+    Args:
+        data: the items: a file, a DataFrame, a list of dicts or items, a Dataset, another tool's output.
+        aspect: what to rate (e.g. ``"coherence"``); a prompted judge needs it (or a config naming it).
+        config: a judge config (a YAML/JSON file, a dict, or a config object such as an optimiser's best); else
+            a default judge of kind ``method`` for ``aspect``, with the options below laid over either.
+        method: the judge kind without a ``config`` (``prompted`` when None; ``pairwise``, ``likelihood``,
+            ``trema``, ...).
+        family: the task's wording: summarisation, dialogue, data2text, story, qa, relevance, generic.
+        task: your task description (the generic family).
+        criteria: your evaluation criteria text, or ``"@FILE"``: the text of that file.
+        strategy: HPSS factors, e.g. ``"scale=10,cot=none,order=TD-IC-ER"``. With an embedded model, a judge
+            built from options rates first and scores the expected rating under its probabilities unless
+            ``strategy`` names ``cot`` or ``score`` is given (a :class:`Note` says so; ``.config`` shows it).
+        score: ``parsed`` (the written rating) or ``logprob`` (the expected rating); a pairwise judge's
+            ``label`` or ``logprob``.
+        samples: self-consistency samples (with ``temperature`` > 0).
+        temperature: the sampling temperature, 0 to 2.
+        reduce: likelihood judge: ``mean`` (per token), ``sum`` or ``min`` of the output's token logprobs.
+        likelihood_of: likelihood judge: score the ``output`` given the input, or the ``input`` given the output.
+        examples_from: labelled items for in-context examples (default: ``data``).
+        member: an ensemble's members' verdicts for this run, ``{member name: judgments file or run folder}``.
+        model: an embedded preset (``qwen2.5-coder-1.5b`` by default, ``smollm2-135m``, ...), a ``.gguf`` path,
+            ``openai:<model>`` or a server's base URL with ``model_name``.
+        model_name: the model's name on an OpenAI-compatible server.
+        out: a run folder (rerun into it to resume; it gets a report.html).
+        limit: judge only the first N items.
+        stream: read, judge and write in chunks, memory flat in the number of items: ``data`` is a JSON-lines
+            file and ``out`` is needed; the run then holds no ``items``.
+        chunk_size: items per chunk with ``stream`` (default 1000).
+        cache: use the completion cache (what makes reruns resume).
+        cache_path: the cache file (default ~/.cache/judgelab/cache.sqlite).
+        concurrency: calls to a server in flight at once, 1 to 256.
+        rpm: requests per minute at most.
+        timeout: seconds one request attempt to a server may take.
+        threads: the embedded model's threads, 1 to 256.
+        price_in: USD per million prompt tokens, for the cost.
+        price_out: USD per million completion tokens.
+        engine: ``local`` (this process) or ``ray`` (a Ray cluster: RAY_ADDRESS, else a local one).
+        workers: Ray workers (default: the cluster's CPUs).
+        save_config: also write the judge config used here, once the run has finished (a failed run writes none).
+        progress: show a progress bar.
+
+    Returns:
+        A :class:`~judgelab.JudgeRun`: ``judgments``, ``counts``, ``usage``, ``metrics``, ``folder``, ``config``.
+
+    Raises:
+        ArgumentError: a number out of its range (a ``ValueError``), before anything is read.
+        ConfigError: options that cannot be used together, before the model loads.
+        DataError: bad input, naming the file, the line and the field.
+    """
     from judgelab.api.results import JudgeRun, wrap
-    from judgelab.data.given import as_items, is_path
-    from judgelab.judges.options import judge_config_from_options, with_embedded_default
+    from judgelab.data.given import as_items
+    from judgelab.files import text_or_file
+    from judgelab.judges.options import judge_config_from_options
+    from judgelab.limits import checked_arguments
     from judgelab.llm.resolve import client_from_options
     from judgelab.runner.run import check_out_folder, run_judge
 
-    unknown = sorted(set(options) - set(JUDGE_OPTIONS))
-    if unknown:
-        raise TypeError(f"judge() got unexpected keyword(s) {', '.join(unknown)}; the judge options are "
-                        f"{', '.join(JUDGE_OPTIONS)}")
-    from judgelab.limits import checked_arguments
-
-    checked_arguments(limit=("Count", limit), concurrency=("Concurrency", concurrency), rpm=("Positive", rpm),
-                      timeout=("Seconds", timeout), price_in=("NonNegative", price_in),
+    checked_arguments(samples=("Samples", samples), temperature=("Temperature", temperature), limit=("Count", limit),
+                      chunk_size=("Count", chunk_size), concurrency=("Concurrency", concurrency), rpm=("Positive", rpm),
+                      timeout=("Seconds", timeout), threads=("Threads", threads), price_in=("NonNegative", price_in),
                       price_out=("NonNegative", price_out), workers=("Count", workers))
     if out is not None:
         check_out_folder(out)  # before anything is loaded: a wrong folder costs nothing
-    items = as_items(data)
-    if limit:
-        items = items[:limit]
-    judge_config = judge_config_from_options(config, method, aspect, **options)
-    judge_config, _ = with_embedded_default(judge_config, model, from_options=config is None,
-                                            strategy=options.get("strategy"), score=options.get("score"))
+    items, first = _items_to_judge(data, limit, stream)
+    pointwise = {"aspect": aspect, "family": family, "task": task, "criteria": criteria, "strategy": strategy,
+                 "score": score, "samples": samples, "reduce": reduce, "likelihood_of": likelihood_of,
+                 "examples_from": examples_from}
+    method = _judge_method(first, data, config, method, [name for name, value in pointwise.items() if value is not None])
+    judge_config = judge_config_from_options(config, method, aspect, family=family, task=task,
+                                             criteria=criteria and text_or_file(criteria), strategy=strategy, score=score, samples=samples, temperature=temperature,
+                                             reduce=reduce, likelihood_of=likelihood_of)
+    judge_config = _with_members(judge_config, member)
+    judge_config = _embedded_default(judge_config, model, config is None, strategy, score)
     pool = list(as_items(examples_from)) if examples_from is not None else None
+    _check_items(first, judge_config, data, pool)  # warnings before the model loads and the first call is paid
     with client_from_options(model or judge_config.model, model_name, cache, cache_path, concurrency, rpm, price_in,
-                             price_out, uses_llm=judge_config.uses_llm, timeout=timeout) as client:
+                             price_out, uses_llm=judge_config.uses_llm, timeout=timeout, threads=threads) as client:
         pooled: dict[str, Any] = {"examples_pool": pool} if pool is not None else {}
-        result = run_judge(judge_config, list(items), client, out, data_path=str(data) if is_path(data) else None,
-                           show_progress=progress, engine=engine, workers=workers, **pooled)
-    return wrap(JudgeRun, result, items=items, config=judge_config)
+        result = run_judge(judge_config, items if stream else list(items), client, out, data_path=_named(data),
+                           show_progress=progress, engine=engine, workers=workers,
+                           chunk_size=(chunk_size or 1000) if stream else None, **pooled)
+    if save_config is not None:  # only now: bad input anywhere (data, examples, model, run folder) leaves no file
+        _save_config(judge_config, save_config)
+    return wrap(JudgeRun, result, items=None if stream else items, config=judge_config)
+
+
+def _items_to_judge(data: Any, limit: int | None, stream: bool):
+    """The items to judge (a stream: an iterator over the file), and those the checks before the run look at
+    (a stream: its first 1000). A streamed file's duplicate id anywhere is refused before any call is paid."""
+    from judgelab.data.given import as_items, is_path
+
+    if not stream:
+        items = as_items(data)
+        items = items[:limit] if limit else items
+        return items, items
+    if not is_path(data):
+        raise TypeError("stream=True reads a JSON-lines file as it judges: give its path")
+    from itertools import islice
+
+    from judgelab.data.stream import check_ids, head, iter_items
+
+    streamed = islice(iter_items(data), limit) if limit else iter_items(data)
+    check_ids(data, limit or None)
+    return streamed, head(data, min(limit or 1000, 1000))
+
+
+def _judge_method(items, data: Any, config: Any, method: str | None, pointwise: list[str]) -> str | None:
+    """``method``, or ``pairwise`` for comparisons given neither a config nor a method (a :class:`Note` says
+    so). Options only a pointwise judge takes are refused then, as :class:`OptionsRefused`."""
+    detected = config is None and method is None and bool(items) and all(item.kind == "pairwise" for item in items)
+    where = _named(data) or term("data")
+    if not (detected or method == "pairwise") or not pointwise:
+        if detected:
+            warnings.warn(Note(f"{where}: pairwise items (output_a, output_b): judged with the pairwise judge, as "
+                               f"{_setting('method', 'pairwise')} does"), stacklevel=3)
+        return "pairwise" if detected else method
+    what = ("holds pairwise items (output_a, output_b)" if detected
+            else f"is judged with {_setting('method', 'pairwise')}")
+    names = [term(name) for name in pointwise]
+    raise OptionsRefused(f"{where} {what}: the pairwise judge asks which output better follows the instruction and "
+                         f"takes no {', '.join(names)}", names)
+
+
+def _with_members(judge_config: JudgeConfig, member: Mapping[str, str | Path] | None) -> JudgeConfig:
+    """``member``: each named member of an ensemble reads its verdicts from the file given for it."""
+    if not member:
+        return judge_config
+    from judgelab.judges.ensemble import EnsembleJudge
+
+    if not isinstance(judge_config, EnsembleJudge):
+        raise ConfigError(f"{term('member')} rebinds an ensemble's members; this judge is of kind "
+                          f"{judge_config.kind!r}")
+    for name, path in member.items():
+        judge_config = judge_config.with_member_file(name, Path(path))
+    return judge_config
+
+
+def _embedded_default(judge_config: JudgeConfig, model: str | None, from_options: bool, strategy: str | None,
+                      score: str | None) -> JudgeConfig:
+    """The embedded models' default (the rating first, from the probabilities), said by a :class:`Note`."""
+    from judgelab.judges.options import with_embedded_default
+
+    judge_config, applied = with_embedded_default(judge_config, model, from_options=from_options, strategy=strategy,
+                                                  score=score)
+    if applied:
+        warnings.warn(Note("embedded model: the judge rates first and the score is the expected rating under its "
+                           f"probabilities (cot=none, {_setting('score', 'logprob')}; docs/judges.md). For HPSS's "
+                           f"MT-Bench start, an explanation first: {_setting('strategy', 'cot=prefix')} "
+                           f"{_setting('score', 'parsed')}"), stacklevel=3)
+    return judge_config
+
+
+def _check_items(items, judge_config: JudgeConfig, data: Any, pool: list | None = None) -> None:
+    """Warn, before the model loads, of a run that would waste its calls: no item has the input its
+    outputs answer (a file naming it otherwise), or none has the human value the judge learns from
+    (in-context examples) or that its aspect suggests (the items carry scores, for other aspects)."""
+    from judgelab.data.fields import PROMPT_FIELD, text_columns
+    from judgelab.errors import DataWarning
+    from judgelab.metrics.align import no_human_values
+
+    items = list(items)
+    if not items:
+        return
+    where, kind = _named(data) or term("data"), items[0].kind
+    if not any(item.prompt for item in items):
+        columns = list(dict.fromkeys(name for item in items for name in text_columns(item)))
+        held = f" (text the file holds under {', '.join(columns[:5])} goes unread)" if columns else ""
+        then = ("the pairwise judge shows it, so each comparison will be an error" if judge_config.kind == "pairwise"
+                else f"each {'passage' if kind == 'relevance' else 'output'} is judged without it (or is an error "
+                "where the judge's prompt needs it)")
+        warnings.warn(f"{where}: no item has {PROMPT_FIELD[kind]!r}, the input each output answers: {then}{held}",
+                      DataWarning, stacklevel=3)
+    aspect = getattr(judge_config, "aspect", None)
+    learns = bool(getattr(getattr(judge_config, "strategy", None), "examples", 0))
+    labelled = pool if learns and pool is not None else items
+    missing = no_human_values(labelled, aspect) if aspect or kind == "pairwise" else None
+    if missing and (learns or any(item.scores for item in labelled)):
+        what = "the in-context examples are drawn from them" if learns else "the run will have no agreement figures"
+        named = f"the {term('examples_from')} items" if labelled is pool else where
+        warnings.warn(f"{named}: {missing}; {what}", DataWarning, stacklevel=3)
+
+
+def _save_config(judge_config: JudgeConfig, path: str | Path) -> None:
+    try:
+        judge_config.save(path)
+    except OSError as exc:
+        raise ConfigError(f"{term('save_config')} {path}: cannot write: {exc.strerror or exc}") from exc
+
+
+def _setting(name: str, value: str) -> str:
+    """An option set to ``value`` as the caller writes it: ``--method pairwise``, or ``method='pairwise'``."""
+    flag = term(name)
+    return f"{flag} {value}" if flag != name else f"{name}={value!r}"
 
 
 def meta(data: Any, judgments: Any = None, *, source: str | None = None, partial: bool = False,
@@ -309,7 +503,8 @@ def audit(data: Any, judgments: Any = None, *, source: str | None = None, partia
           family: str | None = None, baseline: str | None = None, probes: str | Sequence[str] | None = None,
           config: Any = None, model: str | None = None, model_name: str | None = None, limit: int | None = None,
           cache: bool = True, cache_path: str | Path | None = None, concurrency: int | None = None,
-          timeout: float | None = None, bootstrap: int = 1000, seed: int = 0, confidence: float = 0.95) -> Audit:
+          timeout: float | None = None, bootstrap: int = 1000, seed: int = 0, confidence: float = 0.95,
+          card: str | Path | None = None) -> Audit:
     """A pairwise judge's biases, each with an interval (``judgelab audit``): position (flip rate with both
     orders; first-position rate against the humans'), ties, verbosity, self-preference (``family``: the judge's
     model family as it appears in system names), each system's raw and length-controlled win rate against
@@ -317,7 +512,8 @@ def audit(data: Any, judgments: Any = None, *, source: str | None = None, partia
     tool's output (``partial``: a run that did not finish); ``judgments``: the judge's verdicts (both orders from
     a pairwise run; published layouts with ``field``/``swapped_field``). ``human``: a labels file replacing the
     items' verdicts. ``probes``: run ``swap``, ``pad``, ``reformat`` with a pairwise judge (``config``,
-    ``model``) on the first ``limit`` items."""
+    ``model``) on the first ``limit`` items. ``card``: also write the figures into this judge's card (the folder
+    ``meta(..., card=...)`` wrote; refused when it is another judge's), its ``biases`` section (docs/cards.md)."""
     from judgelab.api.results import Audit
     from judgelab.audit import audit as audit_verdicts
     from judgelab.audit.probes import probe_names, probe_run
@@ -358,6 +554,12 @@ def audit(data: Any, judgments: Any = None, *, source: str | None = None, partia
         found = probe_run(data, names, config=config, limit=limit, confidence=confidence, model=model,
                           model_name=model_name, cache=cache, cache_path=cache_path, concurrency=concurrency,
                           timeout=timeout)
+    if card is not None:
+        from judgelab.report.card import add_biases
+
+        add_biases(card, {"audit": None if report is None else report.to_dict(),
+                          "probes": {name: result.to_dict() for name, result in found.items()}},
+                   judge=judge or (report.judge if report is not None else None), judgments_file=_named(judgments))
     return Audit.of(report, found, len(comparisons), confidence)
 
 
@@ -433,6 +635,97 @@ def sample(data: Any, budget: float, *, judgments: Any = None, aspect: str | Non
     if out is not None:
         result.write(out)
     return result
+
+
+def plan_labels(data: Any, judgments: Any, width: float, *, human: Any = None, human_ids: Any = None,
+                aspect: str | None = None, judge: str | None = None, field: str | None = None,
+                runs: Any = None, seed: int = 0) -> LabelPlan:
+    """How many labels each system needs for intervals ``width`` wide (``judgelab sample --plan``), human-only
+    and corrected, from how well the judge predicts the labels so far.
+
+    Args:
+        data: pointwise items with ``system_id``, or relevance items with ``runs``, as :func:`evaluate` takes them.
+        judgments: the judge's verdicts (a file or run folder, a list, ``jl.judge``'s run; a list of several).
+        width: the full width of the intervals wanted, on the labels' scale (e.g. 0.3 on a 1-5 scale).
+        human: a labels file (or ``{item id: value}``) whose labels count.
+        human_ids: ``"all"``, the ids whose labels count, a sample file or ``jl.sample``'s draw.
+        aspect: the aspect scored (default: the only one).
+        judge: which judge of a file holding several (a list: several in one estimate).
+        field: the judgments' field holding the verdict.
+        runs: relevance items: a folder of TREC run files.
+        seed: seed of the folds.
+
+    Returns:
+        A :class:`~judgelab.api.results.LabelPlan`: ``needed`` per estimator and system, ``totals()``,
+        ``n_labelled``, ``to_pandas()``.
+    """
+    from judgelab.api.results import LabelPlan, wrap
+    from judgelab.evaluate import evaluate as run_evaluate
+    from judgelab.evaluate.plan import plan_labels as plan_widths
+    from judgelab.limits import checked_arguments
+
+    checked_arguments(seed=("Seed", seed))
+    planning = term("plan_labels()", "--plan")
+    if judgments is None:
+        raise ConfigError(f"{planning} needs the judge's verdicts ({term('judgments')}) and some labels "
+                          f"({term('human')} or {term('human_ids')})")
+    if human is None and human_ids is None:
+        raise ConfigError(f"{planning} needs the labels so far ({term('human')} or {term('human_ids')}): it measures "
+                          "how well the judge predicts them")
+    items, judged, _ = _inputs(data, judgments, None, field)
+    labels, aspect = _human(human, items, aspect)
+    ids, sample_file = _human_ids(human_ids)
+    report = run_evaluate(items, judged, aspect=aspect, judge=judge, human=labels, human_ids=ids, sample=sample_file,
+                          runs=runs, n_resamples=0, seed=seed)
+    return wrap(LabelPlan, plan_widths(report, width), n_labelled=report.labels["n_labelled"], kind=report.kind)
+
+
+def plan_spend(data: Any, judgments: Any, budget: float, *, judge_costs: Mapping[str, float] | None = None,
+               label_cost: float | None = None, human: Any = None, human_ids: Any = None, aspect: str | None = None,
+               judge: str | None = None, field: str | None = None, seed: int = 0) -> SpendPlan:
+    """What ``budget`` buys (``judgelab sample --spend``): which judges to run on every unit and how many units
+    to label for the narrowest intervals, predicted from a pilot (the judges' verdicts and the labels so far).
+
+    Args:
+        data: pointwise items with ``system_id``, or comparisons between systems.
+        judgments: the judges' verdicts on the pilot (a file or run folder, a list; a list of several judges').
+        budget: the money to spend, in the unit of ``judge_costs`` and ``label_cost``.
+        judge_costs: each judge's cost per unit judged, ``{judge name (or its start): price}`` (0 for one already
+            run); one for every judge.
+        label_cost: the cost of one human label.
+        human: a labels file (or ``{item id: value}``) whose labels count.
+        human_ids: ``"all"``, the ids whose labels count, a sample file or ``jl.sample``'s draw.
+        aspect: the aspect scored (default: the only one).
+        judge: which judge of a file holding several (a list: several).
+        field: the judgments' field holding the verdict.
+        seed: seed of the pilot's resamples.
+
+    Returns:
+        A :class:`~judgelab.api.results.SpendPlan`: ``options`` (narrowest first), ``best``, ``next_money``,
+        ``left_out``, ``to_pandas()``.
+
+    Raises:
+        ConfigError: a missing cost or pilot, or a budget that buys no plan with 10 labels a system.
+    """
+    from judgelab.api.results import SpendPlan, wrap
+    from judgelab.evaluate.spend import plan_spend_for
+    from judgelab.limits import checked_arguments
+
+    checked_arguments(seed=("Seed", seed))
+    spending = term("budget", "--spend")
+    if judgments is None or label_cost is None or not judge_costs:
+        raise ConfigError(f"{term('plan_spend()', '--spend')} needs the judges' verdicts on a pilot "
+                          f"({term('judgments')}, {term('human')}/{term('human_ids')}), {term('judge_costs')} "
+                          f"NAME=PRICE for each judge and {term('label_cost')} PRICE")
+    items, judged, _ = _inputs(data, judgments, None, field)
+    labels, aspect = _human(human, items, aspect)
+    ids, sample_file = _human_ids(human_ids)
+    plan = plan_spend_for(items, judged, budget=budget, judge_costs=dict(judge_costs), label_cost=label_cost,
+                          aspect=aspect, judge=judge, human=labels, human_ids=ids, sample=sample_file, seed=seed)
+    if plan.best is None:
+        raise ConfigError(f"{spending} {budget:g} buys no plan with 10 labels a system ({len(plan.systems)} systems: "
+                          f"at least {10 * len(plan.systems) * label_cost:g} in labels alone)")
+    return wrap(SpendPlan, plan)
 
 
 # -- glue the verbs share ---------------------------------------------------------------------------------

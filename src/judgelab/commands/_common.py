@@ -4,7 +4,8 @@ here too), so no command imports the ``cli`` module that registers it."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -60,6 +61,27 @@ def client_from_options(*args: Any, **kwargs: Any) -> Client:
     from judgelab.llm.resolve import client_from_options as build
 
     return build(*args, **kwargs)
+
+
+@contextmanager
+def notes_printed(category: type[Warning]) -> Iterator[None]:
+    """Warnings of ``category`` (what a verb chose for its caller: ``judgelab.api.verbs.Note``) printed as plain
+    lines on stderr, not as ``warning:`` lines; every other warning shown as the command line shows it."""
+    import warnings
+
+    from rich.markup import escape
+
+    shown = warnings.showwarning
+
+    def show(message: Warning | str, kind: type[Warning], *args: Any, **kwargs: Any) -> None:
+        if issubclass(kind, category):
+            err_console.print(escape(str(message)), highlight=False, soft_wrap=True)
+        else:
+            shown(message, kind, *args, **kwargs)
+
+    with warnings.catch_warnings():
+        warnings.showwarning = show
+        yield
 
 
 def print_run(console: Console, result: RunResult) -> None:

@@ -466,8 +466,6 @@ def sample(
         if budget is None:
             return
     if plan is not None:
-        if judgments is None:
-            raise ConfigError("--plan needs the judge's verdicts (--judgments) and some labels (--human or --human-ids)")
         _print_plan(console, data, judgments, human, human_ids, aspect, judge, field, runs, plan, seed)
     if budget is None:
         if plan is None:
@@ -490,25 +488,11 @@ def sample(
 def _print_spend(console, data, judgments, judge, aspect, field, human, human_ids, spend: float,
                  judge_cost: list[str] | None, label_cost: float | None, seed: int) -> None:
     """--spend: the plans a budget allows, narrowest first, the chosen one marked, and what more money buys."""
-    from judgelab.commands._common import key_values
+    from judgelab.api.verbs import plan_spend
     from judgelab.commands._tables import named_table
-    from judgelab.evaluate.spend import plan_spend_for
 
-    if judgments is None or label_cost is None or not judge_cost:
-        raise ConfigError("--spend needs the judges' verdicts on a pilot (--judgments, --human/--human-ids), "
-                          "--judge-cost NAME=PRICE for each judge and --label-cost PRICE")
-    costs = {}
-    for name, text in key_values(judge_cost, "--judge-cost", "NAME=PRICE, e.g. --judge-cost gpt-4o=0.004"):
-        try:
-            costs[name] = float(text)
-        except ValueError:
-            raise ConfigError(f"--judge-cost {name}={text}: the price is a number") from None
-    items, judged, labels, ids, sample_file, aspect = _load(data, judgments, human, human_ids, aspect, field)
-    plan = plan_spend_for(items, judged, budget=spend, judge_costs=costs, label_cost=label_cost, aspect=aspect,
-                          judge=judge, human=labels, human_ids=ids, sample=sample_file, seed=seed)
-    if plan.best is None:
-        raise ConfigError(f"--spend {spend:g} buys no plan with 10 labels a system ({len(plan.systems)} systems: "
-                          f"at least {10 * len(plan.systems) * label_cost:g} in labels alone)")
+    plan = plan_spend(data, judgments, spend, judge_costs=_costs(judge_cost or []), label_cost=label_cost,
+                      human=human, human_ids=human_ids, aspect=aspect, judge=judge, field=field, seed=seed)
     rows = plan.options[:12]
     names = [", ".join(o.judges) or "humans alone" for o in rows]
     columns = [("plan", ["*" if o is plan.best else "" for o in rows]), ("labels", [str(o.labels) for o in rows]),
@@ -534,21 +518,28 @@ def _print_spend(console, data, judgments, judge, aspect, field, human, human_id
         console.print(f"[dim]{len(plan.left_out)} set(s) of judges leave under 10 labels a system: not planned[/]")
 
 
+def _costs(judge_cost: list[str]) -> dict[str, float]:
+    """``--judge-cost NAME=PRICE`` for each judge, as ``{NAME: PRICE}``."""
+    from judgelab.commands._common import key_values
+
+    costs = {}
+    for name, text in key_values(judge_cost, "--judge-cost", "NAME=PRICE, e.g. --judge-cost gpt-4o=0.004"):
+        try:
+            costs[name] = float(text)
+        except ValueError:
+            raise ConfigError(f"--judge-cost {name}={text}: the price is a number") from None
+    return costs
+
+
 def _print_plan(console, data, judgments, human, human_ids, aspect, judge, field, runs, width, seed) -> None:
-    from judgelab.evaluate import evaluate as run_evaluate
+    """--plan: the labels each system needs for intervals this wide, human-only and corrected."""
+    from judgelab.api.verbs import plan_labels
+    from judgelab.commands._tables import named_table
     from judgelab.evaluate.choose import MIN_LABELS_PER_SYSTEM
     from judgelab.evaluate.intervals import T_MIN_LABELS
-    from judgelab.evaluate.plan import plan_labels
 
-    if human is None and human_ids is None:
-        raise ConfigError("--plan needs the labels so far (--human or --human-ids): it measures how well the judge "
-                          "predicts them")
-    items, judged, labels, ids, sample_file, aspect = _load(data, judgments, human, human_ids, aspect, field)
-    report = run_evaluate(items, judged, aspect=aspect, judge=judge, human=labels, human_ids=ids, sample=sample_file,
-                          runs=runs, n_resamples=0, seed=seed)
-    result = plan_labels(report, width)
-    from judgelab.commands._tables import named_table
-
+    result = plan_labels(data, judgments, width, human=human, human_ids=human_ids, aspect=aspect, judge=judge,
+                         field=field, runs=runs, seed=seed)
     totals = result.totals()
     columns = [("units", [*map(str, result.sizes), str(sum(result.sizes))])] + [
         (header, [*(_needed(value) for value in result.needed[name]), _needed(totals[name])])
@@ -559,8 +550,8 @@ def _print_plan(console, data, judgments, human, human_ids, aspect, judge, field
     console.print(fitted.table)
     for line in fitted.notes(console.width, "system names"):
         console.print(line, soft_wrap=True)
-    console.print(f"from {report.labels['n_labelled']} labels so far; 'unreachable': the judge term alone is wider")
-    if report.kind == "items":
+    console.print(f"from {result.n_labelled} labels so far; 'unreachable': the judge term alone is wider")
+    if result.kind == "items":
         console.print(f"at least {max(MIN_LABELS_PER_SYSTEM, T_MIN_LABELS)} per system: with fewer than "
                       f"{MIN_LABELS_PER_SYSTEM} the recommended ranking is provisional, with fewer than {T_MIN_LABELS} a "
                       "system's interval is a betting one, wider than planned (docs/evaluate.md)")
