@@ -11,6 +11,8 @@ The front door (docs/python.md)::
     jl.compare(items, run, baseline="v1", candidate="v2")            # is the candidate worse?
     jl.audit("comparisons.jsonl", "verdicts.jsonl")                  # a pairwise judge's biases
     jl.sample(items, 20)                                             # which items to label
+    jl.plan_spend(items, ["a.jsonl", "b.jsonl"], 100, judge_costs={"a": 0.01, "b": 0.1},
+                  label_cost=0.5, human_ids="pilot.txt")               # which judges to run, how many labels
 
 Each verb takes files, lists of dicts or ``Item``/``Judgment`` objects, or pandas DataFrames, and returns
 a result with ``.to_pandas()`` and an HTML view in Jupyter. The verbs only wrap the deep modules
@@ -37,24 +39,29 @@ if TYPE_CHECKING:  # what type checkers and editors read: the real verbs and typ
     from judgelab.api import judge as judge
     from judgelab.api import load as load
     from judgelab.api import meta as meta
+    from judgelab.api import plan_labels as plan_labels
+    from judgelab.api import plan_spend as plan_spend
     from judgelab.api import sample as sample
     from judgelab.api.results import Audit as Audit
     from judgelab.api.results import Comparison as Comparison
     from judgelab.api.results import Evaluation as Evaluation
     from judgelab.api.results import JudgeRun as JudgeRun
+    from judgelab.api.results import LabelPlan as LabelPlan
     from judgelab.api.results import MetaEvaluation as MetaEvaluation
     from judgelab.api.results import Sample as Sample
     from judgelab.api.results import Source as Source
+    from judgelab.api.results import SpendPlan as SpendPlan
     from judgelab.data import Dataset as Dataset
     from judgelab.data import Item as Item
     from judgelab.data import Judgment as Judgment
 
     __version__: str
 
-VERBS = ("judge", "meta", "evaluate", "compare", "audit", "sample", "load")
+VERBS = ("judge", "meta", "evaluate", "compare", "audit", "sample", "load", "plan_labels", "plan_spend")
 #: the results the verbs return, and the data types they take (for isinstance and type hints)
 _TYPES = {"JudgeRun": "api.results", "MetaEvaluation": "api.results", "Evaluation": "api.results",
           "Comparison": "api.results", "Audit": "api.results", "Sample": "api.results", "Source": "api.results",
+          "LabelPlan": "api.results", "SpendPlan": "api.results",
           "Item": "data", "Judgment": "data", "Dataset": "data"}
 #: verbs that are also the name of a subpackage
 _SHARED = ("evaluate", "audit")
