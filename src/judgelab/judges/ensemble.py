@@ -33,7 +33,7 @@ from scipy import stats
 from judgelab.data.io import judgments_file, load_judgments, select_judge
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
-from judgelab.errors import ConfigError, DataWarning
+from judgelab.errors import ConfigError, DataWarning, term
 from judgelab.judges.base import ConfigPath, JudgeConfig, OnJudgment, judge_from_dict, load_judge, usage_of
 from judgelab.judges.stacking import fit_stacker, predict_stacked
 from judgelab.limits import MaxTokens, Seed
@@ -152,9 +152,10 @@ class EnsembleJudge(JudgeConfig):
         becomes a judgments member (its verdicts were produced elsewhere). What was learned stays."""
         names = [m.name for m in self.members]
         if name not in names:
-            raise ConfigError(f"--member {name}=...: the ensemble has no member {name!r}; members: {', '.join(names)}")
+            raise ConfigError(f"{term('member')} {name}=...: the ensemble has no member {name!r}; members: "
+                              f"{', '.join(names)}")
         if not judgments_file(path).is_file():
-            raise ConfigError(f"--member {name}={path}: judgments file not found: {judgments_file(path)}")
+            raise ConfigError(f"{term('member')} {name}={path}: judgments file not found: {judgments_file(path)}")
         old = self.members[names.index(name)]
         keep = {"field": old.field, "judge_name": old.judge_name} if old.judgments is not None else {}
         new = Member(name=name, judgments=Path(path), **keep)
