@@ -190,3 +190,17 @@ def test_the_command_calls_the_verbs():
     assert "run_judge" not in judge_command and "load_items" not in judge_command
     evaluate_command = (source / "evaluate.py").read_text()
     assert "plan_spend_for" not in evaluate_command and "plan_labels(report" not in evaluate_command
+
+
+def test_another_tools_file_is_judged_as_its_items(client):
+    """``source`` (the CLI's --from), or detected from the file as jl.load does: an OpenTelemetry trace file."""
+    traces = Path(__file__).resolve().parents[1] / "data" / "sources" / "otel" / "spans.jsonl"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the reader's notes on what it left out
+        named = jl.judge(traces, "helpfulness", source="otel", **PARSED)
+        found = jl.judge(traces, "helpfulness", **PARSED)
+        expected = [item.id for item in jl.load(traces, source="otel").items]
+    assert [j.item_id for j in named.judgments] == [j.item_id for j in found.judgments] == expected
+    assert all(j.score == 4 for j in found.judgments)
+    assert "source otel reads another tool's file whole" in refusal(
+        lambda: jl.judge(traces, "helpfulness", source="otel", stream=True, **PARSED))

@@ -97,7 +97,7 @@ def judge(data: Any, aspect: str | None = None, *, config: Any = None, method: s
           cache_path: str | Path | None = None, concurrency: int | None = None, rpm: float | None = None,
           timeout: float | None = None, threads: int | None = None, price_in: float | None = None,
           price_out: float | None = None, engine: Engine = "local", workers: int | None = None,
-          save_config: str | Path | None = None, progress: bool = False) -> JudgeRun:
+          save_config: str | Path | None = None, progress: bool = False, source: str | None = None) -> JudgeRun:
     """Judge items with an LLM (``judgelab judge``): one :class:`~judgelab.data.Judgment` per item, and the
     agreement with the human labels the items carry.
 
@@ -108,6 +108,8 @@ def judge(data: Any, aspect: str | None = None, *, config: Any = None, method: s
 
     Args:
         data: the items: a file, a DataFrame, a list of dicts or items, a Dataset, another tool's output.
+        source: the tool that wrote ``data`` (otel, mlflow, deepeval, inspect, ...): its items are judged;
+            detected from the file when None, as :func:`load` does.
         aspect: what to rate (e.g. ``"coherence"``); a prompted judge needs it (or a config naming it).
         config: a judge config (a YAML/JSON file, a dict, or a config object such as an optimiser's best); else
             a default judge of kind ``method`` for ``aspect``, with the options below laid over either.
@@ -170,7 +172,7 @@ def judge(data: Any, aspect: str | None = None, *, config: Any = None, method: s
                       price_out=("NonNegative", price_out), workers=("Count", workers))
     if out is not None:
         check_out_folder(out)  # before anything is loaded: a wrong folder costs nothing
-    items, first = _items_to_judge(data, limit, stream)
+    items, first = _items_to_judge(data, limit, stream, source)
     pointwise = {"aspect": aspect, "family": family, "task": task, "criteria": criteria, "strategy": strategy,
                  "score": score, "samples": samples, "reduce": reduce, "likelihood_of": likelihood_of,
                  "examples_from": examples_from}
@@ -193,17 +195,22 @@ def judge(data: Any, aspect: str | None = None, *, config: Any = None, method: s
     return wrap(JudgeRun, result, items=None if stream else items, config=judge_config)
 
 
-def _items_to_judge(data: Any, limit: int | None, stream: bool):
+def _items_to_judge(data: Any, limit: int | None, stream: bool, source: str | None = None):
     """The items to judge (a stream: an iterator over the file), and those the checks before the run look at
     (a stream: its first 1000). A streamed file's duplicate id anywhere is refused before any call is paid."""
     from judgelab.data.given import as_items, is_path
 
     if not stream:
-        items = as_items(data)
+        items = as_items(load(data, source=source))
         items = items[:limit] if limit else items
         return items, items
     if not is_path(data):
         raise TypeError("stream=True reads a JSON-lines file as it judges: give its path")
+    if source is not None:
+        from judgelab.errors import ConfigError, term
+
+        raise ConfigError(f"{term('stream')} reads judgelab's own JSON lines; {term('source')} {source} reads another "
+                          "tool's file whole: give one of them")
     from itertools import islice
 
     from judgelab.data.stream import check_ids, head, iter_items

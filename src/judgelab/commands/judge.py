@@ -9,6 +9,7 @@ import typer
 
 from judgelab.commands._common import (
     CONCURRENCY_HELP,
+    FROM_HELP,
     THREADS_HELP,
     TIMEOUT_HELP,
     print_run,
@@ -55,6 +56,7 @@ def judge(
     save_config: Path | None = typer.Option(None, "--save-config", help="Also write the judge config used here (once the run has finished)."),
     engine: str = typer.Option("local", "--engine", help="local (this process) or ray (a Ray cluster: RAY_ADDRESS, else a local one)."),
     workers: int | None = typer.Option(None, "--workers", callback=checked("Count"), help="Ray workers (default: the cluster's CPUs)."),
+    source: str | None = typer.Option(None, "--from", help=FROM_HELP),
     stream: bool = typer.Option(False, "--stream", help="Read, judge and write in chunks (JSON lines): memory stays flat in the number of items."),
     chunk_size: int | None = typer.Option(None, "--chunk-size", callback=checked("Count"), help="Items per chunk with --stream (default 1000)."),
     member: list[str] | None = typer.Option(None, "--member", help="Ensemble configs: NAME=FILE reads member NAME's "
@@ -75,7 +77,7 @@ def judge(
                                  out=out, limit=limit, stream=stream, chunk_size=chunk_size, cache=cache,
                                  cache_path=cache_path, concurrency=concurrency, rpm=rpm, timeout=timeout,
                                  threads=threads, price_in=price_in, price_out=price_out, engine=engine,
-                                 workers=workers, save_config=save_config, progress=True)
+                                 workers=workers, save_config=save_config, progress=True, source=source)
     except OptionsRefused as exc:  # the command to type instead
         raise ConfigError(f"{exc}; run: {_command_without(exc.options)}") from None
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (errors.Terminated)
