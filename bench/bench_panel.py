@@ -2,6 +2,11 @@
 
     python -m bench.bench_panel --draws 300 --write          # HANNA (5 raters, one prompt each), TREC DL 2019
     python -m bench.bench_panel --sets hanna:coherence --draws 40   # a quick look
+    python -m bench.bench_panel --sets hanna+metrics:coherence --no-trec --no-arena   # raters and free metrics
+
+``hanna+metrics:<aspect>``: the five raters and three automatic metrics that cost nothing to run, as judges
+(:data:`METRICS`: the story's length in characters, and its MiniLM cosine similarity to the human-written
+reference story and to the prompt; judgelab.embed's ``minilm``, cached on disk), the panel all eight.
 
 A draw labels a stratified random sample of the units, as ``judgelab sample`` does (the same draws for
 every judge and for the panel), and each gets the corrected estimate with the CLI's defaults
@@ -30,7 +35,9 @@ from bench.bench_per_system import run, scale_of, upper_bound
 from bench.common import describe_machine, table_head, table_row, write_doc_section
 
 SECTION = "## Several judges in one estimate (`bench/bench_panel.py`)"
-ITEM_SETS = tuple(f"hanna:{a}" for a in ("coherence", "relevance", "empathy", "surprise", "engagement", "complexity"))
+ITEM_SETS = (*(f"hanna:{a}" for a in ("coherence", "relevance", "empathy", "surprise", "engagement", "complexity")),
+             "hanna+metrics:coherence", "hanna+metrics:relevance")
+METRICS = ("metric:length", "metric:similarity-to-reference", "metric:similarity-to-prompt")
 PANEL_FILTER = "eval_prompt_1"  # HANNA: the five LLMs, one prompt each
 TREC_PANEL = ("TREMA-4prompts/llama3-8b", "TREMA-4prompts/llama3.3-70b", "TREMA-4prompts/flan-t5-large")
 BUDGETS = (0.05, 0.10, 0.20, 0.40)
@@ -43,10 +50,32 @@ RESULTS = Path.home() / ".cache" / "judgelab" / "bench_panel.jsonl"
 def item_groups(sets: list[str]):
     for spec in sets:
         dataset, aspect = spec.split(":")
+        dataset, with_metrics = dataset.removesuffix("+metrics"), dataset.endswith("+metrics")
         scale = scale_of(dataset, aspect)
         names = [n for n in judges_of(dataset) if PANEL_FILTER in n]
         singles = {name: replace(item_problem(dataset, aspect, name), scale=scale) for name in names}
+        if with_metrics:
+            first = next(iter(singles.values()))
+            singles |= {name: replace(first, judge=values) for name, values in metric_judges(dataset, first).items()}
         yield from _groups(spec, singles, BUDGETS)
+
+
+def metric_judges(dataset: str, problem) -> dict[str, np.ndarray]:
+    """Each of :data:`METRICS` as a judge's (units, systems) matrix, laid out as ``problem``'s judge."""
+    from bench.bench_evaluate import SHARED
+    from judgelab.data import load_items
+    from judgelab.embed import make_embedder
+
+    items = load_items(SHARED / f"{dataset}.jsonl")
+    embed = make_embedder("minilm").encode
+    story, reference, prompt = (embed([getattr(i, field) or "" for i in items]) for field in
+                                ("output", "reference", "source"))
+    values = {"metric:length": np.array([len(i.output or "") for i in items], dtype=float),
+              "metric:similarity-to-reference": np.sum(story * reference, axis=1),
+              "metric:similarity-to-prompt": np.sum(story * prompt, axis=1)}
+    row = {item.id: k for k, item in enumerate(items)}  # an item problem's units are its items' ids
+    order = np.array([row[unit] for unit in problem.units])
+    return {name: np.where(problem.present, column[order][:, None], np.nan) for name, column in values.items()}
 
 
 def trec_groups():
@@ -138,6 +167,8 @@ def doc(rows: list[dict], args, minutes: float) -> str:
     out = [f"Machine: {describe_machine()}. Command: `python -m bench.bench_panel --draws {args.draws} --write` "
            f"({minutes:.0f} min); {args.draws} label draws per cell, the same for every judge and the panel; 95% "
            "intervals with the CLI's rule (`intervals=\"auto\"`). HANNA: the five LLM raters on `eval_prompt_1`; "
+           "`hanna+metrics`: those five and three automatic metrics (length, MiniLM similarity to the reference "
+           "story and to the prompt) that cost nothing, the panel all eight. "
            "TREC DL 2019: TREMA-4prompts with Llama-3-8B, Llama-3.3-70B and Flan-T5-large, by labelled queries; "
            "Chatbot Arena: GPT-4, Claude 3 Opus and GPT-3.5 on its 18,833 comparisons, by labelled comparisons "
            "(win probability). "
