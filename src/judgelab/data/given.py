@@ -11,9 +11,10 @@ from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 from judgelab.data.dataset import Dataset
-from judgelab.data.io import _validate, load_items, load_judgments
+from judgelab.data.io import load_items, load_judgments
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
+from judgelab.data.validation import _validate
 from judgelab.errors import ConfigError, DataError
 
 LIST = "<list>"  # where a row of a list came from, in error messages

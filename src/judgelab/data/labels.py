@@ -30,8 +30,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
-from judgelab.data.io import _open_rows, _Schema, _validate
 from judgelab.data.item import Item, Score
+from judgelab.data.rows import _open_rows, _Schema
+from judgelab.data.validation import _validate
 from judgelab.errors import ConfigError, DataError
 
 __all__ = ["Label", "PREFERENCES", "human_values", "label_matrix", "labels_aspect", "latest_answers", "load_labels",

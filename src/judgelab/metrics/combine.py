@@ -20,10 +20,11 @@ from typing import Any
 
 import numpy as np
 
-from judgelab.data.io import _JUDGMENTS, _open_rows, judgments_file, load_judgments, select_judge
+from judgelab.data.io import judgments_file, load_judgments, select_judge
 from judgelab.data.item import VERDICTS
 from judgelab.data.judgment import Judgment
 from judgelab.data.labels import PREFERENCES
+from judgelab.data.rows import _JUDGMENTS, _open_rows
 from judgelab.errors import ConfigError, DataError, term
 from judgelab.metrics.align import several_judges
 from judgelab.metrics.latent import LatentClassFit, dawid_skene, family_dawid_skene, vote_shares

@@ -12,9 +12,10 @@ from typing import Any
 from pydantic import ValidationError
 
 from judgelab.data.dataset import Dataset
-from judgelab.data.io import _json_rows, _objects, _read_bytes, data_error
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
+from judgelab.data.rows import _json_rows, _objects, _read_bytes
+from judgelab.data.validation import data_error
 from judgelab.errors import DataError
 from judgelab.files import JsonBudget, regular_file
 

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from judgelab.data.io import _beyond_limits, _json_rows, _objects, _read_bytes
+from judgelab.data.rows import _beyond_limits, _json_rows, _objects, _read_bytes
 from judgelab.data.sources._read import files_in, text, typed
 from judgelab.errors import DataError
 from judgelab.files import JsonBudget, regular_file
