@@ -9,7 +9,7 @@ import numpy as np
 from scipy import stats
 
 from judgelab.evaluate.estimators import SystemEstimates
-from judgelab.evaluate.intervals import BETTING_KINDS, T_GUARD, difference_interval, difference_pvalue
+from judgelab.evaluate.intervals import T_GUARD, difference_interval, difference_pvalue, is_betting
 
 
 @dataclass(frozen=True)
@@ -98,7 +98,7 @@ def _per_system_pairs(estimates: SystemEstimates, difference: np.ndarray):
         for t in range(s + 1, size):
             if methods[s] is None or methods[t] is None:
                 low[s, t] = high[s, t] = p[s, t] = np.nan
-            elif methods[s] in BETTING_KINDS or methods[t] in BETTING_KINDS:
+            elif is_betting(methods[s]) or is_betting(methods[t]):
                 if curves is None:  # a betting system comes with its curves: the AttributeError None.pvalue raises
                     raise AttributeError("a system with a betting interval needs its p-value curves")
                 p[s, t] = difference_pvalue(curves.pvalue[s], curves.pvalue[t])

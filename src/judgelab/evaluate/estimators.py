@@ -47,7 +47,7 @@ from scipy import special, stats
 from judgelab.errors import ConfigError, term
 from judgelab.evaluate.calibrate import cross_fit
 from judgelab.evaluate.design import Design
-from judgelab.evaluate.intervals import BETTING_KINDS, INTERVALS, Sample, per_system
+from judgelab.evaluate.intervals import INTERVALS, Sample, is_betting, needs_scale, per_system
 from judgelab.evaluate.problem import Problem
 from judgelab.metrics.bootstrap import GroupBootstrap, percentile_ci
 from judgelab.metrics.results import json_number
@@ -265,7 +265,7 @@ def _weights_term(problem: Problem, judges: np.ndarray, labelled: np.ndarray, pa
 def _check_intervals(intervals: str, problem: Problem) -> None:
     if intervals not in INTERVALS:
         raise ConfigError(f"intervals {intervals!r}: choose {', '.join(INTERVALS)}")
-    if intervals in BETTING_KINDS and problem.scale is None:
+    if needs_scale(intervals) and problem.scale is None:
         raise ConfigError(f"{'confidence sequences' if intervals == 'sequence' else 'betting intervals'} need the "
                           f"labels' scale: give the items a scale ([low, high]) or {term('scale')}")
 
@@ -287,8 +287,7 @@ def _per_system(estimates: SystemEstimates, problem: Problem, design: Design, la
     df = np.diag(estimates.df) if estimates.df is not None else np.full(len(samples), np.inf)
     chosen = per_system(samples, estimates.value, estimates.ci, estimates.se, df, problem.scale,
                         estimates.confidence, intervals, design.method == "stratified", seed)
-    reason = tuple(None if method in BETTING_KINDS else r for r, method in zip(estimates.reason, chosen.methods,
-                                                                           strict=True))
+    reason = tuple(None if is_betting(method) else r for r, method in zip(estimates.reason, chosen.methods, strict=True))
     info = estimates.info | {"per_system": chosen.methods, "interval_rule": intervals, "curves": chosen.curves}
     if problem.kind == "queries":  # the guided ranking tests at a stricter level with few queries
         info["few_labelled_queries"] = int(design.labelled.sum()) < MIN_LABELLED_QUERIES

@@ -59,8 +59,56 @@ T_GUARD = 0.6  # the t branch spends this share of the error rate (0.03 of a 95%
 JUDGE_TERM_SHARE = 0.2  # population target, betting: the judge's mean over the units gets this share of alpha
 CURVE_POINTS = 401  # p-value curves over the scale, for differences between systems
 JUDGE_SPLITS = 41  # population target: values of the judge's mean tried when splitting a candidate value
-INTERVALS = ("auto", "betting", "t", "sequence")
-BETTING_KINDS = ("betting", "sequence")  # per-system constructions tested from their p-value curves
+
+
+@dataclass(frozen=True)
+class IntervalKind:
+    """One per-system interval construction, as ``per_system`` records it in ``info["per_system"]``.
+
+    ``mark``: what ends its interval cells in the terminal and on the report page ("": none);
+    ``betting``: a betting construction, whose differences with other systems are tested from the
+    p-value curves (never Welch's t test, never max-t); ``needs_scale``: asking for it without the
+    labels' scale is refused; ``description``: one line, for docs and help."""
+
+    name: str
+    mark: str
+    betting: bool
+    needs_scale: bool
+    description: str
+
+
+#: Every per-system interval kind, in the order the choices are listed (after ``auto``, the rule that
+#: picks ``t`` or ``betting`` per system). A new kind: an entry here and its branch in :func:`per_system`;
+#: tests/unit/test_interval_kinds.py then checks it like the others.
+KINDS: dict[str, IntervalKind] = {kind.name: kind for kind in (
+    IntervalKind("betting", "b", betting=True, needs_scale=True,
+                 description="a betting interval: valid at any number of labels, wider"),
+    IntervalKind("t", "", betting=False, needs_scale=False,
+                 description="the design-based t interval, its quantile guarded to 97% for a 95% interval"),
+    IntervalKind("sequence", "s", betting=True, needs_scale=True,
+                 description="a confidence sequence: valid however many labels were taken, in the order given"),
+)}
+AUTO = "auto"
+INTERVALS = (AUTO, *KINDS)
+BETTING_KINDS = tuple(name for name, kind in KINDS.items() if kind.betting)  # tested from their p-value curves
+
+
+def is_betting(name: str | None) -> bool:
+    """Whether a per-system kind (``info["per_system"]``, or an ``intervals`` choice) is a betting construction."""
+    kind = KINDS.get(name) if name is not None else None
+    return kind is not None and kind.betting
+
+
+def needs_scale(name: str) -> bool:
+    """Whether the ``intervals`` choice ``name`` needs the labels' scale (``auto`` does not: it falls to t)."""
+    kind = KINDS.get(name)
+    return kind is not None and kind.needs_scale
+
+
+def mark_of(name: str | None) -> str:
+    """What ends an interval cell of kind ``name`` in the terminal and on the page ("": no mark)."""
+    kind = KINDS.get(name) if name is not None else None
+    return kind.mark if kind is not None else ""
 
 
 class _BetOptions(TypedDict):
@@ -253,8 +301,7 @@ def per_system(samples: Sequence[Sample | None], value: np.ndarray, ci: np.ndarr
             continue
         spread = bool(se[s] > 0)
         sequential = intervals == "sequence"
-        method = "t" if not uniform else ("betting" if intervals in ("betting", "sequence") else
-                                          rule(sample.labels, scale, spread))
+        method = "t" if not uniform else ("betting" if is_betting(intervals) else rule(sample.labels, scale, spread))
         if method == "t":
             if not (spread and np.isfinite(value[s]) and len(sample.labels) >= 2):
                 continue  # no spread and no scale: no interval

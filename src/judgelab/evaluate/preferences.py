@@ -64,7 +64,7 @@ from judgelab.evaluate.choose import SPLITS, Choice, choose_by_halves, kendall_t
 from judgelab.evaluate.compare import pairwise, ranks_of
 from judgelab.evaluate.estimators import SystemEstimates, shrunk, shrunk_values
 from judgelab.evaluate.guided import guided_ranking
-from judgelab.evaluate.intervals import BETTING_KINDS, T_MIN_LABELS, Sample, guarded_t, per_system
+from judgelab.evaluate.intervals import BETTING_KINDS, T_MIN_LABELS, Sample, guarded_t, is_betting, per_system
 from judgelab.evaluate.intervals import INTERVALS as SYSTEM_INTERVALS
 from judgelab.evaluate.panel import effective_labels, effective_per_system
 from judgelab.evaluate.rank_sets import (  # noqa: F401  (also importable from here, as before)
@@ -370,8 +370,7 @@ def _per_system_means(estimates: SystemEstimates, data: Comparisons, sides: _Sid
     df = _own_df(estimates)
     chosen = per_system(samples, estimates.value, estimates.ci, estimates.se, df, (0.0, 1.0), estimates.confidence,
                         system_intervals, data.probability is None, seed)
-    reason = tuple(None if method in BETTING_KINDS else r for r, method in zip(estimates.reason, chosen.methods,
-                                                                           strict=True))
+    reason = tuple(None if is_betting(method) else r for r, method in zip(estimates.reason, chosen.methods, strict=True))
     info = estimates.info | {"per_system": chosen.methods, "interval_rule": system_intervals, "curves": chosen.curves}
     # numpy reads the Nones into an object array; its stubs' ArrayLike leaves None out
     methods = cast(npt.ArrayLike, chosen.methods)

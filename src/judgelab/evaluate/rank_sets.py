@@ -21,7 +21,7 @@ from scipy import stats
 from judgelab.errors import ConfigError
 from judgelab.evaluate.compare import Pairs, pairwise, ranks_of
 from judgelab.evaluate.estimators import SystemEstimates
-from judgelab.evaluate.intervals import BETTING_KINDS, T_GUARD
+from judgelab.evaluate.intervals import T_GUARD, is_betting
 
 RANK_METHODS = ("auto", "max-t", "bonferroni", "holm")
 # auto: max-t's normal approximation is short with few labels (Arena, 200 labelled comparisons, about 20
@@ -93,7 +93,7 @@ def _rank_sets_per_system(estimates: SystemEstimates, method: str, pairs: Pairs,
     rank = ranks_of(value)
     difference = value[:, None] - value[None, :]
     mask = has[:, None] & has[None, :] & ~np.eye(len(value), dtype=bool)
-    if method == "max-t" and set(estimates.info["per_system"]) & set(BETTING_KINDS):
+    if method == "max-t" and any(is_betting(kind) for kind in estimates.info["per_system"]):
         method = "bonferroni"  # a betting interval has no joint normal law to take the maximum over
     critical = None
     if method == "holm":

@@ -11,6 +11,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from judgelab.errors import DataError
+from judgelab.evaluate.intervals import KINDS
 from judgelab.files import line_finder, read_json, read_text
 from judgelab.report import plots
 
@@ -245,7 +246,8 @@ def _rank_cell(estimators: Mapping[str, Any], point: str, interval: str | None, 
 
 
 # -- what the page explains and the terminal only points to (docs/evaluate.md, "Reading the board") --
-MARKS = {"betting": "b", "sequence": "s"}  # what ends an interval cell in the terminal and on the page
+# what ends an interval cell in the terminal and on the page: each marked kind of the registry
+MARKS = {name: kind.mark for name, kind in KINDS.items() if kind.mark}
 
 
 def _info(systems: Mapping[str, Any], name: str) -> Mapping[str, Any]:
