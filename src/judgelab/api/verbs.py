@@ -115,7 +115,7 @@ def judge(data: Any, aspect: str | None = None, *, config: Any = None, method: s
             a default judge of kind ``method`` for ``aspect``, with the options below laid over either.
         method: the judge kind without a ``config`` (``prompted`` when None; ``pairwise``, ``likelihood``,
             ``trema``, ...).
-        family: the task's wording: summarisation, dialogue, data2text, story, qa, relevance, generic.
+        family: the task's wording: summarisation, dialogue, data2text, story, qa, relevance, generic, conversation.
         task: your task description (the generic family).
         criteria: your evaluation criteria text, or ``"@FILE"``: the text of that file.
         strategy: HPSS factors, e.g. ``"scale=10,cot=none,order=TD-IC-ER"``. With an embedded model, a judge

@@ -33,7 +33,7 @@ def judge(
     method: str | None = typer.Option(None, "--method", help="Judge kind when no --config is given (default: prompted); see `judgelab fit --help`."),
     model: str | None = typer.Option(None, "--model", "-m", help=MODEL_STRING_HELP),
     model_name: str | None = typer.Option(None, "--model-name", help="Model name on an OpenAI-compatible server."),
-    family: str | None = typer.Option(None, "--family", help="Task wording: summarisation, dialogue, data2text, story, qa, relevance, generic."),
+    family: str | None = typer.Option(None, "--family", help="Task wording: summarisation, dialogue, data2text, story, qa, relevance, generic, conversation."),
     task: str | None = typer.Option(None, "--task", help="Your task description (generic family)."),
     criteria: str | None = typer.Option(None, "--criteria", help="Your evaluation criteria text, or @FILE."),
     strategy: str | None = typer.Option(None, "--strategy", help="HPSS factors, e.g. 'scale=10,cot=none,order=TD-IC-ER'."),

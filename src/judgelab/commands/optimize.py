@@ -46,7 +46,7 @@ def optimize_command(
     seed: int = typer.Option(0, "--seed", callback=checked("Seed"), help="Seed of the search (and of LLM proposals)."),
     config: Path | None = typer.Option(None, "--config", "-c", help="Start judge config (YAML/JSON); default: the MT-Bench strategy."),
     strategy: str | None = typer.Option(None, "--strategy", help="Start strategy factors, e.g. 'scale=3' (a dataset's native scale)."),
-    family: str | None = typer.Option(None, "--family", help="Task wording: summarisation, dialogue, data2text, story, qa, relevance, generic."),
+    family: str | None = typer.Option(None, "--family", help="Task wording: summarisation, dialogue, data2text, story, qa, relevance, generic, conversation."),
     task: str | None = typer.Option(None, "--task", help="Your task description (generic family)."),
     criteria: str | None = typer.Option(None, "--criteria", help="Start criteria text (what ape/rewrite optimise), or @FILE."),
     option: list[str] = typer.Option([], "--option", "-O", help="Optimiser setting KEY=VALUE, repeatable (e.g. -O rho=0 -O lam=2); see docs/optimize.md."),

@@ -62,7 +62,7 @@ class PromptedJudge(JudgeConfig):
         "example_high_band": 0.75}
     kind: Literal["prompted"] = "prompted"
     aspect: str
-    #: Task family (wording): summarisation, dialogue, data2text, story, qa, relevance, generic.
+    #: Task family (wording): summarisation, dialogue, data2text, story, qa, relevance, generic, conversation.
     #: None: from the items' ``dataset`` (benchmarks), else ``generic``.
     family: str | None = None
     strategy: Strategy = Strategy()

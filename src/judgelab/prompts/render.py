@@ -28,7 +28,7 @@ from judgelab.strategy import CotMode, ReferenceMode, Strategy
 TEMPLATE_DIR = Path(__file__).parent
 
 # Pointwise families render with a Strategy; pairwise has its own renderer (pairwise.py).
-POINTWISE_FAMILIES = ("summarisation", "dialogue", "data2text", "story", "qa", "relevance", "generic")
+POINTWISE_FAMILIES = ("summarisation", "dialogue", "data2text", "story", "qa", "relevance", "generic", "conversation")
 FAMILIES = (*POINTWISE_FAMILIES, "pairwise")
 
 # Benchmarks under shared/benchmarks and the family whose wording fits them.
