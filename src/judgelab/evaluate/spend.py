@@ -135,7 +135,7 @@ def _plan(units: _Units, names: tuple[str, ...], pilot_of, *, budget: float, jud
             return None
         bets = _betting_widths(units, per_system, confidence, seed)
         pilot = pilots[judges]
-        quantile = stats.t.isf(T_GUARD * (1 - confidence) / 2, np.maximum(per_system - 1, 1))  # the t branch's
+        quantile = stats.t.isf(T_GUARD * (1 - confidence) / 2, per_system - 1)  # the t branch's, per system
 
         def widths(factor: float) -> np.ndarray:
             t_width = 2 * quantile * np.sqrt(np.maximum(factor * pilot.per_label / per_system + pilot.fixed, 0.0))
@@ -219,12 +219,9 @@ def _betting_widths(units: _Units, per_system: np.ndarray, confidence: float, se
     for s, n in enumerate(per_system):
         labels = units.pilot_labels[s]
         labels = labels[np.isfinite(labels)]
-        size = max(int(n), 1)
-        if len(labels) < 2:
+        if len(labels) < 2 or rule(np.full(int(n), labels.mean()), units.scale, True) != "betting":
             continue
-        if rule(np.full(size, labels.mean()), units.scale, True) != "betting":
-            continue
-        bets = [betting_interval(rng.choice(labels, size), units.scale, confidence=confidence)
+        bets = [betting_interval(rng.choice(labels, int(n)), units.scale, confidence=confidence)
                 for _ in range(BET_RESAMPLES)]
         out[s] = float(np.median([bet.high - bet.low for bet in bets]))
     return out
@@ -304,11 +301,10 @@ def plan_spend_comparisons(data: Comparisons, *, budget: float, judge_costs: dic
         residual = human_sides
         if judges:
             chosen = columns[:, [names.index(j) for j in judges]]
-            one = replace(data, judges=chosen, judge_names=judges) if len(judges) > 1 else replace(
-                data, judge=chosen[:, 0], judges=None, judge_names=())
-            judge = stacked_preference(one, seed) if len(judges) > 1 else one.judge
-            judge = np.where(np.isfinite(judge), judge, NO_VERDICT)
-            lam = float(estimate(replace(one, judge=judge, judges=None, judge_names=()), "corrected",
+            judge = (stacked_preference(replace(data, judges=chosen, judge_names=judges), seed) if len(judges) > 1
+                     else chosen[:, 0])
+            judge = np.where(np.isfinite(judge), judge, NO_VERDICT)  # as the corrected estimate reads a missing one
+            lam = float(estimate(replace(data, judge=judge, judges=None, judge_names=()), "corrected",
                                  system_intervals="t", seed=seed).info["judge_weight"])
             residual = [h - lam * _side_scores(data, judge, s, labelled) for s, h in enumerate(human_sides)]
         counts = np.array([len(h) for h in human_sides], dtype=float)
