@@ -110,10 +110,11 @@ def _biases_section(biases: Mapping[str, Any] | None) -> str:
     rows = "".join(f"<tr><td>{_e(r['section'])}: {_e(r['name'])}</td><td>{_f(r.get('value'))}</td>"
                    f"<td>{_ci(r.get('ci'))}</td><td>{_e(r.get('n'))}</td><td>{_e(r.get('reading') or '')}</td></tr>"
                    for r in audit.get("rows") or [])
-    rows += "".join(f"<tr><td>probe {_e(name)}: flip rate</td><td>{_f((found.get('flip_rate') or {}).get('value'))}"
-                    f"</td><td>{_ci((found.get('flip_rate') or {}).get('ci'))}</td><td>"
-                    f"{_e((found.get('flip_rate') or {}).get('n', ''))}</td><td>share of pairs whose verdict the "
-                    "probe's change flips</td></tr>" for name, found in probes.items())
+    for name, found in probes.items():
+        flips = found.get("flip_rate") or {}
+        rows += (f"<tr><td>probe {_e(name)}: flip rate</td><td>{_f(flips.get('value'))}</td><td>{_ci(flips.get('ci'))}"
+                 f"</td><td>{_e(flips.get('n', ''))}</td><td>share of pairs whose verdict the probe's change flips"
+                 "</td></tr>")
     level = audit.get("confidence") or biases.get("confidence") or 0.95
     missing = "".join(f"<li>{_e(line)}</li>" for line in audit.get("not_measured") or [])
     return (f"<h2>Biases (judgelab audit, written {_e(biases.get('written', '-'))})</h2>"
