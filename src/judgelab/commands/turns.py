@@ -25,10 +25,10 @@ def turns(
     from judgelab.api.verbs import load
     from judgelab.commands._common import console
     from judgelab.data import save_items
+    from judgelab.data.given import as_items
     from judgelab.data.turns import split_turns
 
-    loaded = load(data, source=source)
-    conversations = list(getattr(loaded, "items", loaded))
+    conversations = list(as_items(load(data, source=source)))  # another tool's output: its items
     split = split_turns(conversations)
     save_items(split, out)
     labelled = sum(1 for item in split if item.scores)
