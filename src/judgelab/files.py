@@ -450,3 +450,20 @@ def read_run_record(folder: str | Path, *, hint: str | None = None) -> dict[str,
             raise
         raise DataError(f"{exc.detail}: {hint}", exc.path, exc.line) from None
     return record
+
+
+def source_folder(judgments_file: str | Path) -> Path:
+    """The run folder judgments were read from: the folder given, or the folder of a file."""
+    path = Path(judgments_file)
+    return path if path.is_dir() else path.parent
+
+
+def source_run(judgments_file: str | Path | None) -> dict[str, Any]:
+    """run.json of the judge run the judgments come from (model, judge config, accounting), if any:
+    ``--judgments`` named its folder or the judgments.jsonl in it. Read by meta and evaluate reports."""
+    if judgments_file is None or not (Path(judgments_file).is_dir() or Path(judgments_file).name == "judgments.jsonl"):
+        return {}  # a run.json beside some other file describes another file's judgments
+    try:
+        return read_run_record(source_folder(judgments_file)) or {}
+    except DataError:
+        return {}  # only context for the page's header: an unreadable neighbour must not stop the command

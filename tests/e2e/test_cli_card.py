@@ -116,3 +116,30 @@ def test_audit_writes_the_judges_biases_into_its_card_and_refuses_another_judges
     assert (card / "card.json").read_text() == before  # nothing written on error
     missing = run_cli("audit", "--data", data, "--judgments", judged, "--card", tmp_path / "nowhere")
     assert missing.returncode == 2 and "meta --card" in missing.stderr
+
+
+def test_the_card_shows_in_the_run_report_and_only_for_its_judge(tmp_path):
+    card, report = tmp_path / "card", tmp_path / "meta"
+    judged = named_judgments(tmp_path, "j1")
+    made = run_cli("meta", "--data", OWN / "answers.jsonl", "--judgments", judged, "--bootstrap", "0",
+                   "--card", card, "--out", report)
+    assert made.returncode == 0, made.stderr
+    page = (report / "report.html").read_text()
+    assert 'id="judge-card"' in page and "Judge card: j1" in page and "card-mismatch" not in page
+    assert json.loads((report / "card.json").read_text()) == json.loads((card / "card.json").read_text())
+
+    other = tmp_path / "other"
+    assert run_cli("meta", "--data", OWN / "answers.jsonl", "--judgments", named_judgments(tmp_path, "j2"),
+                   "--bootstrap", "0", "--card", other).returncode == 0
+    before = (report / "report.html").read_bytes()
+    refused = run_cli("report", report, "--card", other)
+    assert refused.returncode == 2 and "the card of judge 'j2', not of 'j1'" in refused.stderr
+    assert (report / "report.html").read_bytes() == before  # nothing rewritten
+    assert json.loads((report / "card.json").read_text())["identity"]["judge"] == "j1"
+
+    again = run_cli("meta", "--data", OWN / "answers.jsonl", "--judgments", judged, "--bootstrap", "0", "--out", report)
+    assert again.returncode == 0, again.stderr
+    assert not (report / "card.json").exists() and 'id="judge-card"' not in (report / "report.html").read_text()
+    shown = run_cli("report", report, "--card", card)
+    assert shown.returncode == 0, shown.stderr
+    assert "Judge card: j1" in (report / "report.html").read_text()

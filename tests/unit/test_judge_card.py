@@ -4,12 +4,21 @@ and the floors refused."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from scipy.stats import binomtest
 
 from judgelab.errors import ConfigError
-from judgelab.metrics.card import agreement, certify, exact_lower, labels_to_certify, parse_floors
+from judgelab.metrics.card import (
+    CARD_VERSION,
+    agreement,
+    certify,
+    exact_lower,
+    labels_to_certify,
+    parse_floors,
+)
 
 
 def test_class_recalls_with_exact_and_jeffreys_bounds():
@@ -60,3 +69,22 @@ def test_the_plan_is_the_smallest_count_that_reaches_the_floor():
 def test_bad_floors_are_refused_by_name(text, message):
     with pytest.raises(ConfigError, match=message):
         parse_floors(text)
+
+
+def test_a_run_report_warns_when_its_card_is_of_an_earlier_config(tmp_path):
+    from judgelab.report.card import attach_card, card_mismatch
+
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "run.json").write_text(json.dumps({"command": "judge", "judge_digest": "abc"}))
+    card_dir = tmp_path / "card"
+    card_dir.mkdir()
+    card = {"judgelab_card": CARD_VERSION, "identity": {"judge": None, "judge_digest": "abc"},
+            "agreement": {"confidence": 0.95, "labels": 0, "classes": None}}
+    (card_dir / "card.json").write_text(json.dumps(card))
+    attach_card(run, card_dir)
+    assert card_mismatch(run, card) is None
+    (run / "run.json").write_text(json.dumps({"command": "judge", "judge_digest": "def"}))  # rerun, new prompt
+    assert "digest abc" in card_mismatch(run, card) and "write a new card" in card_mismatch(run, card)
+    with pytest.raises(ConfigError, match="not a run folder"):
+        attach_card(tmp_path / "card", card_dir)

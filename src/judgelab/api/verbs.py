@@ -364,6 +364,13 @@ def meta(data: Any, judgments: Any = None, *, source: str | None = None, partial
                            n_resamples=bootstrap, seed=seed, confidence=confidence, alpha_level=alpha_level,
                            baseline=other, baseline_judge=baseline_judge, ties=ties)
     result = wrap(MetaEvaluation, report, human_labels=labels_file)
+    built = None
+    if card is not None:
+        from judgelab.report.card import build_card, write_card
+
+        built = build_card(items, judged, aspect=aspect, judge=judge, judgments_file=_named(judgments),
+                           meta=result.to_dict())
+        result = dataclasses.replace(result, card=built, card_path=write_card(card, built))
     if out is not None:
         from judgelab.report import write_meta_report
 
@@ -372,13 +379,7 @@ def meta(data: Any, judgments: Any = None, *, source: str | None = None, partial
                    "baseline_field": baseline_field, "baseline_judge": baseline_judge, "ties": ties,
                    "bootstrap": bootstrap, "seed": seed, "alpha_level": alpha_level}
         write_meta_report(out, items, judged, result, data=_named(data), judgments_file=_named(judgments),
-                          options=options)
-    if card is not None:
-        from judgelab.report.card import build_card, write_card
-
-        built = build_card(items, judged, aspect=aspect, judge=judge, judgments_file=_named(judgments),
-                           meta=result.to_dict())
-        result = dataclasses.replace(result, card=built, card_path=write_card(card, built))
+                          options=options, card=built)  # the card shown in the report beside the agreement
     return result
 
 

@@ -19,13 +19,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from judgelab.data.io import iter_jsonl
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
 from judgelab.errors import ConfigError, DataError
-from judgelab.files import read_json, staged_folder, write_atomic
+from judgelab.files import read_json, read_run_record, source_run, staged_folder, write_atomic
 from judgelab.metrics.align import align
 from judgelab.metrics.card import CARD_VERSION, agreement
-from judgelab.report.meta import source_run
 
 CARD_FILES = ("card.json", "card.html")
 
@@ -77,6 +77,18 @@ def read_card(path: str | Path) -> dict[str, Any]:
 
 def card_page(card: Mapping[str, Any]) -> str:
     """card.html: one self-contained page, every value escaped."""
+    who = card["identity"]
+    return ("<!doctype html><html><head><meta charset='utf-8'><title>judge card</title><style>"
+            "body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem}"
+            "table{border-collapse:collapse;margin:1rem 0}td,th{border:1px solid #ccc;padding:.3rem .6rem;"
+            "text-align:left}</style></head><body>"
+            f"<h1>Judge card: {_e(who.get('judge') or 'unnamed judge')}</h1>" + card_section(card, heading=2)
+            + "</body></html>")
+
+
+def card_section(card: Mapping[str, Any], *, heading: int = 3) -> str:
+    """The card's content as an HTML fragment (headings at ``heading``), every value escaped: card.html's body,
+    and the "Judge card" section of a run's report.html."""
     found, who = card["agreement"], card["identity"]
     rows = "".join(
         f"<tr><td>{_e(c['label'])}</td><td>{c['n']}</td><td>{c['hits']}</td><td>{_f(c['recall'])}</td>"
@@ -90,21 +102,15 @@ def card_page(card: Mapping[str, Any]) -> str:
              ("labels", found.get("labels")), ("Cohen's kappa", _f(found.get("kappa"))),
              ("base rate (largest class)", _f(found.get("base_rate"))), ("written", card.get("created"))]
     listed = "".join(f"<tr><th>{_e(k)}</th><td>{_e(v if v is not None else '-')}</td></tr>" for k, v in facts)
-    return ("<!doctype html><html><head><meta charset='utf-8'><title>judge card</title><style>"
-            "body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem}"
-            "table{border-collapse:collapse;margin:1rem 0}td,th{border:1px solid #ccc;padding:.3rem .6rem;"
-            "text-align:left}</style></head><body>"
-            f"<h1>Judge card: {_e(who.get('judge') or 'unnamed judge')}</h1><table>{listed}</table>"
-            "<h2>Agreement with people, class by class</h2>" + table +
+    return (f"<table>{listed}</table><h{heading}>Agreement with people, class by class</h{heading}>" + table +
             "<p>A gate (<code>judgelab compare --require-card</code>) certifies the judge when each floor it sets "
-            "is met by the exact lower bound, not the recall.</p>" + _biases_section(card.get("biases"))
-            + "</body></html>")
+            "is met by the exact lower bound, not the recall.</p>" + _biases_section(card.get("biases"), heading))
 
 
-def _biases_section(biases: Mapping[str, Any] | None) -> str:
+def _biases_section(biases: Mapping[str, Any] | None, heading: int) -> str:
     """The audit's rows (statistic, value, interval, n, how to read it) and the probes' flip rates."""
     if not biases:
-        return ("<h2>Biases</h2><p>Not measured: <code>judgelab audit ... --card DIR</code> adds the judge's "
+        return (f"<h{heading}>Biases</h{heading}><p>Not measured: <code>judgelab audit ... --card DIR</code> adds the judge's "
                 "position, verbosity and self-preference figures here.</p>")
     audit, probes = biases.get("audit") or {}, biases.get("probes") or {}
     rows = "".join(f"<tr><td>{_e(r['section'])}: {_e(r['name'])}</td><td>{_f(r.get('value'))}</td>"
@@ -117,7 +123,7 @@ def _biases_section(biases: Mapping[str, Any] | None) -> str:
                  "</td></tr>")
     level = audit.get("confidence") or biases.get("confidence") or 0.95
     missing = "".join(f"<li>{_e(line)}</li>" for line in audit.get("not_measured") or [])
-    return (f"<h2>Biases (judgelab audit, written {_e(biases.get('written', '-'))})</h2>"
+    return (f"<h{heading}>Biases (judgelab audit, written {_e(biases.get('written', '-'))})</h{heading}>"
             f"<table><tr><th>statistic</th><th>value</th><th>{level:.0%} interval</th><th>n</th><th>reading</th></tr>"
             f"{rows}</table>" + (f"<p>Not measured:</p><ul>{missing}</ul>" if missing else ""))
 
@@ -192,4 +198,38 @@ def add_biases(path: str | Path, biases: Mapping[str, Any], *, judge: str | None
     return write_card(folder if folder.is_dir() else folder.parent, card)
 
 
-__all__ = ["CARD_FILES", "add_biases", "build_card", "card_page", "read_card", "require_card", "write_card"]
+def attach_card(run_dir: str | Path, path: str | Path) -> Path:
+    """Copy the card at ``path`` into the run folder ``run_dir`` (as RUN/card.json), whose report.html then
+    shows it; refused when the card is another judge's (the run's judge name or config digest differs)."""
+    card = read_card(path)
+    if read_run_record(run_dir) is None:
+        raise ConfigError(f"{run_dir} is not a run folder: no run.json")
+    _check_same_judge(card, path, _run_judge(Path(run_dir)), run_dir)
+    return write_atomic(Path(run_dir) / "card.json", json.dumps(card, indent=2, ensure_ascii=False))
+
+
+def card_mismatch(run_dir: str | Path, card: Mapping[str, Any]) -> str | None:
+    """Why the card a run folder holds is not its judge's any more (a rerun with another config), or None."""
+    try:
+        _check_same_judge(card, Path(run_dir) / "card.json", _run_judge(Path(run_dir)), run_dir)
+    except ConfigError as exc:
+        return str(exc)
+    return None
+
+
+def _run_judge(run_dir: Path) -> str | None:
+    """The one judge whose verdicts the run folder keeps (None for none or several)."""
+    path = run_dir / "judgments.jsonl"
+    names = {row.get("judge") for _, row in iter_jsonl(path)} if path.exists() else set()
+    return names.pop() if len(names) == 1 else None
+
+
+def run_card(run_dir: str | Path) -> dict[str, Any] | None:
+    """The card a run folder holds (RUN/card.json: ``judgelab report --card`` or ``meta --out --card`` put it
+    there), or None."""
+    path = Path(run_dir) / "card.json"
+    return read_card(path) if path.exists() else None
+
+
+__all__ = ["CARD_FILES", "add_biases", "attach_card", "build_card", "card_mismatch", "card_page", "card_section", "read_card",
+           "require_card", "run_card", "write_card"]

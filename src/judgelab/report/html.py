@@ -34,6 +34,7 @@ from judgelab.metrics.compare import sides
 from judgelab.metrics.correlation import correlation
 from judgelab.printable import printable
 from judgelab.report import plots
+from judgelab.report.card import card_mismatch, card_section, run_card
 from judgelab.report.systems_view import read_systems, systems_section
 
 #: Characters of one text (a judged output, a reply, an id, a reason) the page shows; all of it is in
@@ -138,11 +139,21 @@ def render_report(folder: str | Path, items: Iterable[Item] | None = None) -> st
         criteria=_criteria_rows(scan.rows), disagreements=_disagreements(scan.rows, judge_scale),
         gap_note=_gap_note(scan.rows, judge_scale),
         shown=scan.rows[:SHOWN_JUDGMENTS], optimizer=_optimizer(folder), systems=systems_section(systems),
+        card=_card(folder),
         script=_SCRIPT, script_hash=_SCRIPT_HASH,
     )
 
 
 # -- reading --------------------------------------------------------------------------------------
+def _card(folder: Path) -> dict[str, Any] | None:
+    """The judge card the run holds (RUN/card.json), as the fragment card.html shows, with its identity."""
+    card = run_card(folder)
+    if card is None:
+        return None
+    return {"judge": (card.get("identity") or {}).get("judge"), "html": Markup(card_section(card)),
+            "mismatch": card_mismatch(folder, card)}
+
+
 def _scan_judgments(path: Path) -> Scan:
     """Status counts over every line, and a reservoir sample of ``SAMPLE`` rows (file order kept)."""
     scan = Scan()

@@ -29,13 +29,13 @@ from judgelab.data.io import judgments_file as judgments_path
 from judgelab.data.io import save_judgments
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
-from judgelab.errors import ConfigError, DataError
-from judgelab.files import staged_folder, write_atomic
+from judgelab.errors import ConfigError
+from judgelab.files import source_folder, source_run, staged_folder, write_atomic
 from judgelab.metrics.align import select_judgments
 from judgelab.metrics.evaluate import MetaReport
 from judgelab.report.html import read_run_record, write_report
 
-META_FILES = ("run.json", "metrics.json", "judgments.jsonl", "report.html")
+META_FILES = ("run.json", "metrics.json", "judgments.jsonl", "report.html", "card.json")  # card.json: with --card
 
 
 def check_meta_folder(out_dir: str | Path) -> Path:
@@ -62,7 +62,8 @@ def check_report_folder(out_dir: str | Path, command: str, files: tuple[str, ...
 
 def write_meta_report(out_dir: str | Path, items: Iterable[Item] | None, judgments: Iterable[Judgment],
                       result: MetaReport | Mapping[str, Any], *, data: str | Path | None = None,
-                      judgments_file: str | Path | None = None, options: Mapping[str, Any] | None = None) -> Path:
+                      judgments_file: str | Path | None = None, options: Mapping[str, Any] | None = None,
+                      card: Mapping[str, Any] | None = None) -> Path:
     """Write ``out_dir`` as a meta report folder and return the path of its report.html.
 
     ``items`` and ``judgments``: what was given to ``meta_evaluate`` (the judgments it compared are
@@ -70,7 +71,8 @@ def write_meta_report(out_dir: str | Path, items: Iterable[Item] | None, judgmen
     ``result``: its ``MetaReport`` (or ``to_dict()``). ``data`` and ``judgments_file``: the files
     they came from, recorded in run.json; a judge's run folder (or the ``judgments.jsonl`` in it)
     lends the page that run's model, judge config and accounting. ``options``: how meta was called, recorded
-    as given (default: the MetaReport's levels, bootstrap and alpha level).
+    as given (default: the MetaReport's levels, bootstrap and alpha level). ``card``: the judge card written
+    with it (``meta --card``), kept as card.json and shown in report.html.
     """
     out_dir = check_meta_folder(out_dir)
     metrics = result.to_dict() if isinstance(result, MetaReport) else dict(result)
@@ -84,6 +86,8 @@ def write_meta_report(out_dir: str | Path, items: Iterable[Item] | None, judgmen
         write_atomic(folder / "run.json", json.dumps(record, indent=2, default=str))
         write_atomic(folder / "metrics.json", json.dumps(metrics, indent=2, ensure_ascii=False))
         save_judgments(compared, folder / "judgments.jsonl")
+        if card is not None:
+            write_atomic(folder / "card.json", json.dumps(card, indent=2, ensure_ascii=False))
         write_report(folder, items)
     return out_dir / "report.html"
 
@@ -117,23 +121,6 @@ def given_backend(options: Mapping[str, Any], data: str | Path | None) -> str:
     return f"{tool} output {Path(data).name}" if tool and data is not None else "judgments given in Python"
 
 
-def source_folder(judgments_file: str | Path) -> Path:
-    """The run folder judgments were read from: the folder given, or the folder of a file."""
-    path = Path(judgments_file)
-    return path if path.is_dir() else path.parent
-
-
-def source_run(judgments_file: str | Path | None) -> dict[str, Any]:
-    """run.json of the judge run the judgments come from (model, judge config, accounting), if any:
-    ``--judgments`` named its folder or the judgments.jsonl in it. Read by meta and evaluate reports."""
-    if judgments_file is None or not (Path(judgments_file).is_dir() or Path(judgments_file).name == "judgments.jsonl"):
-        return {}  # a run.json beside some other file describes another file's judgments
-    try:
-        return read_run_record(source_folder(judgments_file)) or {}
-    except DataError:
-        return {}  # only context for the page's header: an unreadable neighbour must not stop the command
-
-
 def judge_config(source: Mapping[str, Any], aspect: str | None, judge_name: str | None = None) -> dict[str, Any]:
     """The judge config the page shows: the source run's, unless it judged another aspect."""
     judge = source.get("judge") if isinstance(source.get("judge"), dict) else None
@@ -162,7 +149,7 @@ def _move_in(folder: Path, out_dir: Path) -> None:
 def move_folder_in(folder: Path, out_dir: Path, check, files: tuple[str, ...]) -> None:
     """A new ``out_dir`` is the scratch folder renamed (one atomic step); into an existing one
     (empty, or an earlier folder of the same command, checked again now) each file is renamed
-    over its old self."""
+    over its old self, and one this run did not write (a card) removed: no stale file beside the new report."""
     if not out_dir.exists():
         try:
             folder.rename(out_dir)
@@ -172,4 +159,7 @@ def move_folder_in(folder: Path, out_dir: Path, check, files: tuple[str, ...]) -
                 raise
     check(out_dir)
     for name in files:
-        os.replace(folder / name, out_dir / name)
+        if (folder / name).exists():
+            os.replace(folder / name, out_dir / name)
+        else:
+            (out_dir / name).unlink(missing_ok=True)

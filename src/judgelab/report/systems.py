@@ -21,15 +21,13 @@ from judgelab.data.io import save_judgments
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
 from judgelab.evaluate.board import SystemsReport
-from judgelab.files import staged_folder, write_atomic
+from judgelab.files import source_folder, source_run, staged_folder, write_atomic
 from judgelab.report.html import write_report
 from judgelab.report.meta import (
     check_report_folder,
     given_backend,
     judge_config,
     move_folder_in,
-    source_folder,
-    source_run,
 )
 
 SYSTEMS_FILES = ("run.json", "systems.json", "systems.csv", "pairs.csv", "judgments.jsonl", "report.html")
