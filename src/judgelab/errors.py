@@ -29,6 +29,11 @@ def term(name: str, flag: str | None = None) -> str:
     return flag or FLAG_NAMES.get(name) or "--" + name.replace("_", "-")
 
 
+def flags_named() -> bool:
+    """Whether messages name parameters as command-line flags now (what a Ray worker is told to do the same)."""
+    return _naming["flags"]
+
+
 def name_flags(flags: bool) -> bool:
     """Name parameters as command-line flags (True) or Python arguments; returns the setting it replaced."""
     before, _naming["flags"] = _naming["flags"], flags

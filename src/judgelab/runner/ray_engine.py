@@ -26,7 +26,7 @@ from typing import Any
 
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
-from judgelab.errors import ConfigError
+from judgelab.errors import ConfigError, flags_named, name_flags
 from judgelab.judges.base import JudgeConfig, judge_from_dict
 from judgelab.llm.client import Client
 from judgelab.llm.types import Usage
@@ -108,8 +108,19 @@ _WORKER_CLIENTS: dict[str, Client] = {}
 
 
 def judge_shard(judge_data: dict[str, Any], items: list[dict[str, Any]], spec: ClientSpec, identity: str,
-                run_options: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Runs on a worker: the shard's judgments (as dicts) and the usage they cost this worker."""
+                run_options: dict[str, Any], flags: bool = False) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Runs on a worker: the shard's judgments (as dicts) and the usage they cost this worker. ``flags``: the
+    driver's naming of parameters (a worker is another process: the CLI's ``--flag`` naming is not inherited),
+    so that a reason a judgment records reads the same as on one machine."""
+    naming = name_flags(flags)
+    try:
+        return _judged_shard(judge_data, items, spec, identity, run_options)
+    finally:
+        name_flags(naming)  # a worker process runs shards of later runs too
+
+
+def _judged_shard(judge_data: dict[str, Any], items: list[dict[str, Any]], spec: ClientSpec, identity: str,
+                  run_options: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     key = repr(asdict(spec))
     if key not in _WORKER_CLIENTS:
         _WORKER_CLIENTS[key] = spec.build()
@@ -174,7 +185,7 @@ class RayEngine:
 
     def _submit(self, judge_data: dict, batch: list[Item], run_options: dict) -> Any:
         items = [item.model_dump(mode="json", exclude_defaults=True) for item in batch]
-        return self._remote.remote(judge_data, items, self.spec, self.identity, run_options)
+        return self._remote.remote(judge_data, items, self.spec, self.identity, run_options, flags_named())
 
     def _collect(self, pending: list[Any], on_judgment) -> list[Any]:
         ready, rest = self._ray.wait(pending, num_returns=1)
