@@ -51,12 +51,35 @@ class ItemView:
     passages: tuple[Passage, ...]
     steps: tuple[StepView, ...]
     hidden: frozenset[str]
+    #: Two assistants' conversations compared (``messages_a``, ``messages_b``): each side's messages after the
+    #: opening both share (which is ``bubbles``), side a then side b, each side's last reply marked ``rated``;
+    #: ``replies`` the item's ``output_a`` and ``output_b``, to put each side under the reply the page shows.
+    sides: tuple[tuple[Bubble, ...], tuple[Bubble, ...]] | None = None
+    replies: tuple[str | None, str | None] = (None, None)
+
+    def sides_shown(self, left: str | None, right: str | None) -> tuple[tuple[Bubble, ...], ...] | None:
+        """The two sides in the order the page shows them, from the replies the app puts left and right (the
+        annotator's order: output_b may be on the left); None when they cannot be told apart (then the page
+        shows the two replies alone, never a conversation under the other side's reply)."""
+        if self.sides is None:
+            return None
+        if self.sides[0] == self.sides[1]:
+            return self.sides
+        reply_a, reply_b = self.replies
+        if reply_a != reply_b:
+            order = {(reply_a, reply_b): (0, 1), (reply_b, reply_a): (1, 0)}.get((left, right))
+        elif reply_a is not reply_b:  # the same words: the app hands over the item's own texts, so identity tells
+            order = (0, 1) if left is reply_a and right is reply_b else (1, 0) if left is reply_b and right is reply_a \
+                else None
+        else:
+            order = None
+        return None if order is None else (self.sides[order[0]], self.sides[order[1]])
 
 
 def item_view(item: Item) -> ItemView | None:
     """The view of ``item``'s messages, contexts and trajectory; None when it has none (or is a query and a
     passage, whose page shows those alone)."""
-    if item.kind == "relevance" or not (item.messages or item.contexts or item.trajectory):
+    if item.kind == "relevance" or not (item.messages or item.contexts or item.trajectory or item.messages_a):
         return None
     hidden: set[str] = set()
     bubbles: list[Bubble] = []
@@ -74,7 +97,21 @@ def item_view(item: Item) -> ItemView | None:
             hidden.add("source")
     if item.contexts and item.context == render_contexts(item.contexts):
         hidden.add("context")
-    return ItemView(tuple(bubbles), tuple(item.contexts or ()), tuple(_steps(item)), frozenset(hidden))
+    sides = None
+    if item.messages_a and item.messages_b:  # the opening once (the page's chat), then each side beside the other
+        shared = item.shared_opening
+        bubbles = _bubbles(item.messages_a[:shared], None)
+        sides = (_side(item.messages_a, shared), _side(item.messages_b, shared))
+        if item.instruction is None and item.source == render_messages(item.messages_a[:shared]):
+            hidden.add("source")
+    return ItemView(tuple(bubbles), tuple(item.contexts or ()), tuple(_steps(item)), frozenset(hidden), sides,
+                    (item.output_a, item.output_b))
+
+
+def _side(messages: Sequence[ChatMessage], shared: int) -> tuple[Bubble, ...]:
+    """One side of a comparison after the shared opening, its last reply marked (tool names read from the whole
+    side, as a result may answer a call of the opening)."""
+    return tuple(_bubbles(messages, last_reply(messages))[shared:])
 
 
 def _rated_reply(item: Item) -> int | None:

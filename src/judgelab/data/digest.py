@@ -16,8 +16,8 @@ from judgelab.data.item import Item
 #: The item's fields a judge reads. A field left None is left out of the hash, so adding one here
 #: later does not change the digest of items that lack it.
 JUDGED_FIELDS = ("source", "context", "output", "reference", "instruction", "output_a", "output_b", "query",
-                 "passage", "scale", "messages", "contexts", "trajectory")
-_MODELS = ("messages", "contexts", "trajectory")  # lists of pydantic models: dumped to JSON for the hash
+                 "passage", "scale", "messages", "contexts", "trajectory", "messages_a", "messages_b")
+_MODELS = ("messages", "contexts", "trajectory", "messages_a", "messages_b")  # lists of pydantic models: dumped to JSON for the hash
 
 
 def content_digest(item: Item) -> str:

@@ -12,6 +12,8 @@ Any of them may also carry a conversation (``messages``), the passages its answe
 (``contexts``) and an agent's run (``trajectory``): see :mod:`judgelab.data.conversation`. An item
 with ``messages`` but no ``output`` rates the last assistant reply: ``output`` and ``source`` are
 derived from the messages, and ``context`` from the passages, so every judge reads them unchanged.
+A pairwise item may compare two assistants' whole conversations (``messages_a``, ``messages_b``): its
+``output_a``/``output_b`` are then each side's last assistant reply, and the pairwise judge shows both chats.
 
 Columns a file has beyond these are kept in ``extra`` rather than rejected: user CSVs
 routinely carry bookkeeping columns, and dropping them silently would lose data.
@@ -37,6 +39,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from judgelab.data.conversation import (
+    ChatMessage,
     Contexts,
     Messages,
     Trajectory,
@@ -109,6 +112,9 @@ class Item(BaseModel):
     messages: Messages | None = None
     contexts: Contexts | None = None
     trajectory: Trajectory | None = None
+    # two assistants' conversations compared (pairwise): each side's whole chat, checked as ``messages`` is
+    messages_a: Messages | None = None
+    messages_b: Messages | None = None
     extra: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="before")
@@ -174,6 +180,66 @@ class Item(BaseModel):
         if self.prompt is None and history:
             self.source = render_messages(history)
         return self
+
+    @model_validator(mode="after")
+    def _sides_from_conversations(self) -> Item:
+        """Two assistants' conversations (``messages_a``, ``messages_b``): both given, each checked as
+        ``messages`` is, ``output_a``/``output_b`` each side's last assistant reply (derived when absent, so
+        every pairwise reader finds the two texts), and ``source``, absent, the opening both share."""
+        if self.messages_a is None and self.messages_b is None:
+            return self
+        if self.messages is not None:
+            raise PydanticCustomError("conversation", "an item carries one conversation (messages) or two to compare "
+                                      "(messages_a and messages_b), not both", {"field": "messages"})
+        if self.qid is not None or self.docid is not None:
+            raise PydanticCustomError("conversation", "a relevance item (qid, docid) compares no conversations",
+                                      {"field": "messages_a"})
+        for side in ("a", "b"):
+            self._take_side(side)
+        opening = self.shared_opening
+        if self.prompt is None and opening and self.messages_a:
+            self.source = render_messages(self.messages_a[:opening])
+        return self
+
+    def _take_side(self, side: str) -> None:
+        """One side of a comparison of conversations: present, valid, ending in a reply that is its output."""
+        field = f"messages_{side}"
+        messages: list[ChatMessage] | None = getattr(self, field)
+        if messages is None:
+            raise PydanticCustomError("incomplete_item", "required field is missing: a comparison of conversations "
+                                      "needs both messages_a and messages_b", {"field": field})
+        try:
+            check_messages(messages)
+        except PydanticCustomError as err:  # check_messages names 'messages.K...': name this side's field
+            context = dict(err.context or {})
+            context["field"] = field + str(context.get("field", "")).removeprefix("messages")
+            raise PydanticCustomError(err.type, err.message_template, context) from None
+        reply = last_reply(messages)
+        if reply is None:
+            raise PydanticCustomError("conversation", "conversation {side} has no assistant reply with text: there is "
+                                      "nothing of its assistant to compare", {"field": field, "side": side})
+        given = getattr(self, f"output_{side}")
+        if given is None:
+            setattr(self, f"output_{side}", messages[reply].content)
+        elif given != messages[reply].content:
+            # one text, two places: a given output_X that differs would show the judge one reply and a reader another
+            raise PydanticCustomError(
+                "conversation", "output_{side} is the last assistant reply of messages_{side} (derived from it when "
+                "absent), and this one differs from it: leave output_{side} out, or end messages_{side} with it",
+                {"field": f"output_{side}", "side": side})
+
+    @property
+    def shared_opening(self) -> int:
+        """How many messages both conversations of a comparison open with, to show once: the longest common
+        prefix of ``messages_a`` and ``messages_b``, stopped before either side's last assistant reply, so each
+        side keeps the reply it is compared on. 0 for an item without both."""
+        if not self.messages_a or not self.messages_b:
+            return 0
+        bound = min(last_reply(self.messages_a) or 0, last_reply(self.messages_b) or 0)
+        shared = 0
+        while shared < bound and self.messages_a[shared] == self.messages_b[shared]:
+            shared += 1
+        return shared
 
     @model_validator(mode="after")
     def _complete_for_its_kind(self) -> Item:

@@ -57,8 +57,9 @@ class _Schema:
     parquet_json: tuple[str, ...] = ("extra",)  # ... and in Parquet (free-form JSON Arrow cannot type)
 
 
-#: An item's conversation, passages and trajectory: lists of objects, one JSON cell each in a table.
-_CONVERSATION = ("messages", "contexts", "trajectory")
+#: An item's conversation, passages and trajectory (and a comparison's two conversations): lists of
+#: objects, one JSON cell each in a table.
+_CONVERSATION = ("messages", "contexts", "trajectory", "messages_a", "messages_b")
 _ITEMS = _Schema(Item, flat=("scores",), json_cells=("extra", "scale", *_CONVERSATION),
                  parquet_json=("extra", *_CONVERSATION))
 _JUDGMENTS = _Schema(Judgment, flat=("criteria", "usage"), json_cells=("extra",))

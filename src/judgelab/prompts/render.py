@@ -19,7 +19,7 @@ from typing import Any, Literal
 import jinja2
 from pydantic import BaseModel, ConfigDict
 
-from judgelab.data.conversation import render_contexts, render_messages, render_trajectory
+from judgelab.data.conversation import last_reply, render_contexts, render_messages, render_trajectory
 from judgelab.data.fields import PROMPT_FIELD
 from judgelab.data.item import Item
 from judgelab.errors import ConfigError
@@ -280,6 +280,8 @@ def render_autocot_prompt(
 
 def render_reference_prompt(family: str, item: Item, *, task: str | None = None) -> list[Message]:
     """Self-generated reference: once per item (per source, in fact: it only reads the input)."""
+    if family == "pairwise" and is_conversation_pair(item):
+        return _conversation_pair_aux("reference_generation", item)
     module = family_module(family)
     _check_item(module, family, item, judged=False)
     return _aux_messages(family, "reference_generation", PromptContext(aspect="", item=item, task=_clean(task)))
@@ -289,6 +291,8 @@ def render_checklist_prompt(
     family: str, aspect: str, item: Item, criteria: str | None = None, *, task: str | None = None
 ) -> list[Message]:
     """LLMBar-style checklist (at most 3 questions): once per (item input, aspect)."""
+    if family == "pairwise" and is_conversation_pair(item):
+        return _conversation_pair_aux("checklist_generation", item)
     module = family_module(family)
     _check_item(module, family, item, judged=False)
     context = PromptContext(aspect=aspect, item=item, criteria=_clean(criteria), task=_clean(task))
@@ -376,8 +380,16 @@ def render_pairwise_prompt(
     ``swap`` shows output_b first (run both orders to measure positional consistency);
     ``cot="prefix"`` asks for an explanation ending in "Therefore, Output (x) is better.";
     ``checklist``/``reference`` add LLMBar's Metrics/Reference blocks. ``system="default"`` uses
-    LLMBar's system message, ``None`` sends none.
+    LLMBar's system message, ``None`` sends none. An item with ``messages_a`` and ``messages_b`` is shown as two
+    conversations after the opening they share (:data:`CONVERSATION_PAIR_TEMPLATE`), with the same options.
     """
+    if is_conversation_pair(item):
+        module = conversation_pair_module()
+        _check_item(module, "pairwise", item)
+        pair = _conversation_pair_context(item, swap=swap, cot=cot, rules=rules, checklist=format_checklist(checklist),
+                                          reference=_clean(reference))
+        system_text = module.judge_system if system == "default" else system
+        return RenderedPairwise(messages=_messages(str(module.judge(pair)).strip(), system_text), swapped=swap, cot=cot)
     module = family_module("pairwise")
     _check_item(module, "pairwise", item)
     first, second = (item.output_b, item.output_a) if swap else (item.output_a, item.output_b)
@@ -393,6 +405,64 @@ def render_pairwise_prompt(
     text = str(module.judge(context)).strip()
     system_text = module.judge_system if system == "default" else system
     return RenderedPairwise(messages=_messages(text, system_text), swapped=swap, cot=cot)
+
+
+# -- two assistants' conversations (pairwise/conversations.j2) --------------------------------
+
+#: The pairwise family's template for items that compare two conversations (``messages_a``, ``messages_b``).
+CONVERSATION_PAIR_TEMPLATE = "pairwise/conversations.j2"
+
+
+def is_conversation_pair(item: Item) -> bool:
+    """True when ``item`` compares two assistants' whole conversations: the pairwise prompts show both chats."""
+    return bool(item.messages_a and item.messages_b)
+
+
+@functools.cache
+def conversation_pair_module() -> Any:
+    """The macros of :data:`CONVERSATION_PAIR_TEMPLATE` (``judge``, the auxiliary stages)."""
+    return environment().get_template(CONVERSATION_PAIR_TEMPLATE).module
+
+
+@dataclass(frozen=True)
+class ConversationPairContext:
+    """What the conversations template reads: the user's goal when the item states one, the opening both
+    conversations share (once), and each side's continuation in the order shown."""
+
+    goal: str | None
+    opening: str | None
+    output_1: str = ""
+    output_2: str = ""
+    cot: str = "none"
+    rules: bool = True
+    checklist: str | None = None
+    reference: str | None = None
+
+
+def _conversation_pair_context(item: Item, *, swap: bool = False, **options: Any) -> ConversationPairContext:
+    sides = [item.messages_a or [], item.messages_b or []]
+    for letter, messages, output in (("a", sides[0], item.output_a), ("b", sides[1], item.output_b)):
+        reply = last_reply(messages)
+        # an item edited after validation (model_copy: the audit's swapped or padded outputs) would be judged on
+        # conversations that do not hold the outputs it names: refused, rather than a verdict on something else
+        if reply is None or messages[reply].content != output:
+            raise ConfigError(f"item {item.id!r}: output_{letter} is not the last reply of messages_{letter} (the "
+                              "item was changed after it was read): the prompt shows the conversations, not output_"
+                              f"{letter}")
+    shared = item.shared_opening
+    opening = render_messages(sides[0][:shared]) or None
+    # the item's own input text is the goal; the source derived from the opening is not shown twice
+    given = item.source if item.source != opening else None
+    first, second = (sides[1], sides[0]) if swap else (sides[0], sides[1])
+    return ConversationPairContext(goal=_clean(item.instruction or item.query or given), opening=opening,
+                                   output_1=render_messages(first[shared:]), output_2=render_messages(second[shared:]),
+                                   **options)
+
+
+def _conversation_pair_aux(macro: str, item: Item) -> list[Message]:
+    module = conversation_pair_module()
+    text = str(getattr(module, macro)(_conversation_pair_context(item))).strip()
+    return list(_messages(text, getattr(module, f"{macro}_system", None)))
 
 
 # -- helpers ----------------------------------------------------------------------------------
