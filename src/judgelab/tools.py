@@ -6,6 +6,6 @@ so that ``judgelab --help`` names the tools without loading a reader."""
 #: ``--from`` names and the module that reads each.
 SOURCES = {"inspect": "inspect", "promptfoo": "promptfoo", "lm-eval": "lm_eval", "deepeval": "deepeval",
            "alpaca-eval": "alpaca_eval", "arena-hard": "arena_hard", "mt-bench": "mt_bench", "otel": "otel",
-           "mlflow": "mlflow"}
+           "mlflow": "mlflow", "langfuse": "langfuse", "devai": "devai", "judgebench": "judgebench"}
 
 __all__ = ["SOURCES"]

@@ -29,6 +29,11 @@ FIXTURES = {
     "mt-bench": ("mt-bench/gpt-4_single.jsonl", None),
     "otel": ("otel/spans.jsonl", None),
     "mlflow": ("mlflow/traces.jsonl", None),
+    "langfuse": ("langfuse/traces.jsonl", None),
+    "devai": ("devai/benchmark", "judgment/agent-a/human_as_a_judge/01_Word_Count_Toy.json"),
+    # made-up records in JudgeBench's format (the repository states no licence): kept with the published tables
+    "judgebench": ("../published/judgebench/outputs",
+                   "dataset=judgebench,response_model=toy-writer,judge_name=reward_model,judge_model=toy_rm.jsonl"),
 }
 HOSTILE = {
     "empty": b"",

@@ -7,8 +7,8 @@ judgelab's items and judgments (docs/sources.md).
 ('alpaca-eval', 'pairwise', 'weighted_alpaca_eval_gpt4_turbo')
 
 One module per tool (``inspect``, ``promptfoo``, ``lm_eval``, ``deepeval``, ``alpaca_eval``,
-``arena_hard``, ``mt_bench``, and the traced runs of ``otel``, OpenTelemetry GenAI spans, and ``mlflow``, MLflow
-traces), each with ``claims(path)`` (does the file look like that tool's?) and
+``arena_hard``, ``mt_bench``, and the traced runs of ``otel``, OpenTelemetry GenAI spans (the SDK's JSON or the
+Collector's OTLP JSON), ``mlflow``, MLflow traces, and ``langfuse``, Langfuse traces with their scores), each with ``claims(path)`` (does the file look like that tool's?) and
 ``read(path)``. None of them imports the tool: the files are read as the JSON they are.
 """
 

@@ -1,4 +1,4 @@
-"""What the readers of traced runs (``otel``, ``mlflow``) share: records read one per line or as a run of
+"""What the readers of traced runs (``otel``, ``mlflow``, ``langfuse``) share: records read one per line or as a run of
 indented JSON documents, JSON kept as text in a span's attributes read within the file's value budget,
 an item's group from its user turns, retrieved passages merged by id, and counted notes."""
 

@@ -1,6 +1,9 @@
 """OpenTelemetry spans of a model's runs, with the GenAI semantic conventions' ``gen_ai.*`` attributes, as the
 Python SDK exports them: ``ReadableSpan.to_json(indent=None)`` one span per line (a custom SpanExporter),
-the ``ConsoleSpanExporter``'s indented spans one after another, or a folder of such files.
+the ``ConsoleSpanExporter``'s indented spans one after another, the OpenTelemetry Collector's ``file`` exporter's
+OTLP JSON (one ``ExportTraceServiceRequest`` a line: ``resourceSpans`` > ``scopeSpans`` > ``spans``, attributes
+as a list of ``{key, value: {stringValue | intValue | doubleValue | boolValue | arrayValue}}``, ids in hex), or
+a folder of such files. Both shapes are read into one span model: the ``gen_ai.*`` mapping below is the same.
 
 One trace (``context.trace_id``) is one pointwise item, id the trace id. Its ``messages`` are those of its last
 model call that recorded a reply (a ``chat``, ``text_completion`` or ``generate_content`` span): the call's
@@ -46,7 +49,8 @@ from judgelab.files import JsonBudget
 
 NAME = "otel"
 EXPECTED = ("OpenTelemetry spans as the Python SDK writes them (ReadableSpan.to_json(): name, context with trace_id "
-            "and span_id, attributes, events), one per line or as the ConsoleSpanExporter prints them")
+            "and span_id, attributes, events), one per line or as the ConsoleSpanExporter prints them; or OTLP JSON as "
+            "the Collector's file exporter writes it (resourceSpans > scopeSpans > spans, one request a line)")
 PATTERNS = ("*.jsonl", "*.json", "*.log")
 CALLS = ("chat", "text_completion", "generate_content")
 READ = (*CALLS, "execute_tool", "retrieval", "invoke_agent")
@@ -55,6 +59,10 @@ EVALUATION = "gen_ai.evaluation.result"
 _FLAT = re.compile(r"gen_ai\.(prompt|completion)\.(\d+)\.(.+)")
 _FLAT_CALL = re.compile(r"tool_calls\.(\d+)\.(id|name|arguments)")
 _SHAPE = ('"context": {', '"trace_id": "0x', '"span_id": "0x', '"kind": "SpanKind.')
+_OTLP_SHAPE = ('"resourceSpans"', '"scopeSpans"', '"traceId"')
+#: OTLP's StatusCode, by number (the protobuf JSON mapping may write the enum as either)
+_OTLP_STATUS = {0: "UNSET", 1: "OK", 2: "ERROR", "STATUS_CODE_UNSET": "UNSET", "STATUS_CODE_OK": "OK",
+                "STATUS_CODE_ERROR": "ERROR"}
 
 
 def claims(path: Path) -> bool:
@@ -63,7 +71,7 @@ def claims(path: Path) -> bool:
 
 def _spans_file(path: Path) -> bool:
     start = head(path)[:8192]
-    return all(mark in start for mark in _SHAPE)
+    return all(mark in start for mark in _SHAPE) or all(mark in start for mark in _OTLP_SHAPE)
 
 
 @dataclass
@@ -80,9 +88,10 @@ class _Span:
     status: dict[str, Any]
     service: str | None
     budget: JsonBudget  # the JSON values of its file, spent by the JSON its attributes hold as text
+    prefix: str = ""  # where the span is in its line: an OTLP request holds many
 
     def at(self, key: str) -> str:
-        return f"attributes.{key}"
+        return f"{self.prefix}attributes.{key}"
 
     def named(self, what: str = "") -> str:
         return f"trace {self.trace}, span {self.name!r}" + (f": {what}" if what else "")
@@ -106,17 +115,17 @@ class _Span:
 def read(path: Path, *, partial: bool = False) -> SourceData:
     files, counts = exported(path, PATTERNS, _spans_file, "span export", EXPECTED)
     traces: dict[str, list[_Span]] = {}
-    seen: dict[tuple[str, str], str] = {}
+    seen: dict[tuple[str, str], _Span] = {}
     for file in files:
         budget = JsonBudget()
         for line, record in records(file):
-            span = _span(record, str(file), line, budget)
-            first = seen.setdefault((span.trace, span.id), f"{file}:{line}")
-            if first != f"{file}:{line}":  # two exports of one run (spans.jsonl beside the console's copy)
-                raise DataError(f"span {span.name!r} of trace {span.trace} is in {first} too: expected each span "
-                                "once (read one file, or move the other out of the folder)", file, line,
-                                "context.span_id")
-            traces.setdefault(span.trace, []).append(span)
+            for span in _spans(record, str(file), line, budget):
+                first = seen.setdefault((span.trace, span.id), span)
+                if first is not span:  # two exports of one run (spans.jsonl beside the console's copy)
+                    raise DataError(f"span {span.name!r} of trace {span.trace} is in {first.where}:{first.line} too: "
+                                    "expected each span once (read one file, or move the other out of the folder)",
+                                    file, line, span.prefix + ("spanId" if span.prefix else "context.span_id"))
+                traces.setdefault(span.trace, []).append(span)
     if not traces:
         raise DataError(f"no spans: expected {EXPECTED}", path)
     items, judgments = [], []
@@ -130,6 +139,13 @@ def read(path: Path, *, partial: bool = False) -> SourceData:
         raise DataError(f"no trace holds a model's reply to read ({'; '.join(notes)}): expected {EXPECTED}, with "
                         "the GenAI semantic conventions' gen_ai.* attributes and the messages recorded", path)
     return SourceData(NAME, dataset(items, str(path)), judgments, tuple(notes))
+
+
+def _spans(record: dict[str, Any], where: str, line: int, budget: JsonBudget) -> list[_Span]:
+    """The spans of a record: the SDK's one span, or every span of an OTLP request."""
+    if "resourceSpans" in record or "resource_spans" in record:
+        return _otlp(record, where, line, budget)
+    return [_span(record, where, line, budget)]
 
 
 def _span(record: dict[str, Any], where: str, line: int, budget: JsonBudget) -> _Span:
@@ -363,7 +379,7 @@ def _evaluations(trace_id: str, spans: list[_Span], counts: Counter[str]) -> lis
 def _evaluation(trace_id: str, span: _Span, j: int, event: dict[str, Any], counts: Counter[str]) -> dict[str, Any]:
     """A ``gen_ai.evaluation.result`` event as a judgment row: a result without a value, or with an error, is
     no verdict (unparsable, error), never a 0."""
-    field = f"events.{j}.attributes"
+    field = f"{span.prefix}events.{j}.attributes"
     attributes = typed_at(event.get("attributes") or {}, dict, span.where, span.line, field,
                           span.named(f"event {j}: 'attributes'"))
 
@@ -384,3 +400,96 @@ def _evaluation(trace_id: str, span: _Span, j: int, event: dict[str, Any], count
         counts["evaluation result(s) without a score value kept as unparsable"] += 1
         return row | {"status": "unparsable", "reason": f"no gen_ai.evaluation.score.value ({score!r})"}
     return row | {"score": float(score)}
+
+
+# -- OTLP JSON (the Collector's file exporter) ----------------------------------------------------------
+
+
+def _otlp(record: dict[str, Any], where: str, line: int, budget: JsonBudget) -> list[_Span]:
+    """The spans of one ``ExportTraceServiceRequest`` in OTLP JSON, as the SDK's spans are read."""
+    if "resource_spans" in record:
+        raise DataError("snake_case OTLP (resource_spans): expected OTLP JSON as the Collector writes it (camelCase "
+                        "resourceSpans, ids in hex)", where, line, "resource_spans")
+    spans = []
+    for r, resource_spans in enumerate(typed_at(record["resourceSpans"], list, where, line, "resourceSpans",
+                                                "'resourceSpans'")):
+        at = f"resourceSpans.{r}"
+        typed_at(resource_spans, dict, where, line, at, f"{at!r}")
+        resource = typed_at(resource_spans.get("resource") or {}, dict, where, line, f"{at}.resource", f"'{at}.resource'")
+        service = _otlp_attributes(resource.get("attributes"), where, line, f"{at}.resource.attributes").get("service.name")
+        scopes = resource_spans.get("scopeSpans", resource_spans.get("instrumentationLibrarySpans"))
+        for s, scope in enumerate(typed_at(scopes or [], list, where, line, f"{at}.scopeSpans", f"'{at}.scopeSpans'")):
+            typed_at(scope, dict, where, line, f"{at}.scopeSpans.{s}", f"'{at}.scopeSpans.{s}'")
+            for k, span in enumerate(typed_at(scope.get("spans") or [], list, where, line, f"{at}.scopeSpans.{s}.spans",
+                                              f"'{at}.scopeSpans.{s}.spans'")):
+                spans.append(_otlp_span(span, f"{at}.scopeSpans.{s}.spans.{k}.", where, line, budget,
+                                        service if isinstance(service, str) else None))
+    return spans
+
+
+def _otlp_span(span: Any, prefix: str, where: str, line: int, budget: JsonBudget, service: str | None) -> _Span:
+    typed_at(span, dict, where, line, prefix.rstrip("."), f"span {prefix.rstrip('.')!r}")
+    name = typed_at(span.get("name"), str, where, line, f"{prefix}name", "the span's 'name'")
+    trace = typed_at(span.get("traceId"), str, where, line, f"{prefix}traceId", f"span {name!r}: 'traceId'")
+    span_id = typed_at(span.get("spanId"), str, where, line, f"{prefix}spanId", f"span {name!r}: 'spanId'")
+    if not re.fullmatch(r"[0-9a-fA-F]{32}", trace):
+        raise DataError(f"span {name!r}: traceId {trace[:40]!r} is not OTLP JSON's (32 hex digits; a base64 id is "
+                        "protobuf's own JSON mapping, which the Collector does not write)", where, line, f"{prefix}traceId")
+    parent = typed_at(span.get("parentSpanId") or None, (str, type(None)), where, line, f"{prefix}parentSpanId",
+                      f"span {name!r}: 'parentSpanId'")
+    start = typed_at(span.get("startTimeUnixNano") or "0", (str, int), where, line, f"{prefix}startTimeUnixNano",
+                     f"span {name!r}: 'startTimeUnixNano'")
+    events = []
+    for j, event in enumerate(typed_at(span.get("events") or [], list, where, line, f"{prefix}events",
+                                       f"span {name!r}: 'events'")):
+        typed_at(event, dict, where, line, f"{prefix}events.{j}", f"span {name!r}: event {j}")
+        events.append({"name": event.get("name"),
+                       "attributes": _otlp_attributes(event.get("attributes"), where, line,
+                                                      f"{prefix}events.{j}.attributes")})
+    status = typed_at(span.get("status") or {}, dict, where, line, f"{prefix}status", f"span {name!r}: 'status'")
+    return _Span(where, line, trace.lower(), span_id.lower(), name, str(start).zfill(20), parent,
+                 _otlp_attributes(span.get("attributes"), where, line, f"{prefix}attributes"), events,
+                 {"status_code": _OTLP_STATUS.get(status.get("code"), "UNSET"), "description": status.get("message")},
+                 service, budget, prefix)
+
+
+def _otlp_attributes(attributes: Any, where: str, line: int, field: str) -> dict[str, Any]:
+    """OTLP's list of ``{key, value: AnyValue}`` as the SDK's mapping of key to value."""
+    read = {}
+    for j, attribute in enumerate(typed_at(attributes or [], list, where, line, field, f"{field!r}")):
+        typed_at(attribute, dict, where, line, f"{field}.{j}", f"attribute {j} of {field!r}")
+        key = typed_at(attribute.get("key"), str, where, line, f"{field}.{j}.key", f"attribute {j} of {field!r}: 'key'")
+        read[key] = _any_value(attribute.get("value"), where, line, f"{field}.{key}")
+    return read
+
+
+def _any_value(value: Any, where: str, line: int, field: str) -> Any:
+    """An OTLP ``AnyValue``: the one kind it holds (an int64 is a JSON string in OTLP JSON)."""
+    typed_at(value if value is not None else {}, dict, where, line, field, f"{field!r}")
+    if not value:
+        return None
+    if "stringValue" in value:
+        return typed_at(value["stringValue"], str, where, line, field, f"{field!r}: 'stringValue'")
+    if "boolValue" in value:
+        return typed_at(value["boolValue"], bool, where, line, field, f"{field!r}: 'boolValue'")
+    if "intValue" in value:
+        number = typed_at(value["intValue"], (str, int), where, line, field, f"{field!r}: 'intValue'")
+        try:
+            return int(number)
+        except ValueError:
+            raise DataError(f"{field!r}: intValue {str(number)[:30]!r} is not an integer", where, line, field) from None
+    if "doubleValue" in value:
+        number = typed_at(value["doubleValue"], (int, float, str), where, line, field, f"{field!r}: 'doubleValue'")
+        try:  # NaN and the infinities are strings in the protobuf JSON mapping
+            return float(number)
+        except ValueError:
+            raise DataError(f"{field!r}: doubleValue {str(number)[:30]!r} is not a number", where, line, field) from None
+    if "arrayValue" in value:
+        array = typed_at(value["arrayValue"] or {}, dict, where, line, field, f"{field!r}: 'arrayValue'")
+        values = typed_at(array.get("values") or [], list, where, line, field, f"{field!r}: 'arrayValue.values'")
+        return [_any_value(one, where, line, f"{field}.{k}") for k, one in enumerate(values)]
+    if "kvlistValue" in value:
+        kvlist = typed_at(value["kvlistValue"] or {}, dict, where, line, field, f"{field!r}: 'kvlistValue'")
+        return _otlp_attributes(kvlist.get("values"), where, line, field)
+    raise DataError(f"{field!r}: a value of kind {', '.join(value)[:60]}: expected stringValue, intValue, doubleValue, "
+                    "boolValue, arrayValue or kvlistValue", where, line, field)

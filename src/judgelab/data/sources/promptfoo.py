@@ -3,6 +3,13 @@
 Each result (one test case, prompt and provider) becomes a pointwise item: system the provider
 (its label, else its id; with several prompts, provider and prompt label), group the test case,
 source the rendered prompt, output the provider's reply, the test's variables in ``extra.vars``.
+
+A multi-turn test carries its conversation as ``messages`` (OpenAI chat shape; the judged reply is the last
+assistant message, the source the turns before it): the whole conversation a multi-turn provider kept in
+``response.metadata.messages`` (the red-team strategies GOAT, Crescendo, the simulated user); else a chat prompt
+(the rendered prompt a JSON list of ``{role, content}`` messages) followed by the reply; else a text prompt whose
+earlier turns are the built-in ``_conversation`` variable (each turn's ``input`` a user message, its ``output`` the
+assistant's), then this turn's prompt and reply.
 Each assertion's grading result becomes a judgment (judge: the assertion's type, e.g.
 ``llm-rubric``, numbered when a test has two of a type; score its score, label pass/fail, its
 reason as explanation), and the whole test's result one more (judge ``promptfoo``). Each of these judges'
@@ -15,6 +22,7 @@ refused, naming the result and how many failed, rather than reading a score prom
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +34,7 @@ NAME = "promptfoo"
 KNOWN_VERSIONS = (2, 3, 4)
 EXPECTED = "promptfoo eval results (results.results: testIdx, promptIdx, provider, response, gradingResult)"
 ERROR = 2  # promptfoo's ResultFailureReason.ERROR
+ROLES = ("system", "user", "assistant", "tool")
 
 
 def claims(path: Path) -> bool:
@@ -100,9 +109,13 @@ def _result(row: Any, k: int, several_prompts: bool, where: str):
     system = _provider(row) + (f" · {prompt.get('label')}" if several_prompts and prompt.get("label") else "")
     item_id = f"test{row['testIdx']}/prompt{row['promptIdx']}/{_provider(row)}"
     response = typed(row["response"], (dict, type(None)), where, f"{record}: 'response'") or {}
-    one = item({"id": item_id, "group_id": f"test{row['testIdx']}", "system_id": system,
-                "source": prompt.get("raw"), "output": text(response.get("output", "")),
-                "extra": {"vars": row.get("vars") or {}}}, where, None)
+    variables = typed(row.get("vars") or {}, dict, where, f"{record}: 'vars'")
+    messages = _conversation(prompt, response, variables, record, where)
+    texts = ({"messages": messages} if messages is not None else
+             {"source": prompt.get("raw"), "output": text(response.get("output", ""))})
+    one = item({"id": item_id, "group_id": f"test{row['testIdx']}", "system_id": system, **texts,
+                "extra": {"vars": {key: value for key, value in variables.items() if key != "_conversation"}}},
+               where, None)
     grading = typed(row.get("gradingResult"), (dict, type(None)), where, f"{record}: 'gradingResult'")
     if grading is None:
         need(row, ("success", "score"), where, None, EXPECTED, record)
@@ -128,3 +141,79 @@ def _verdicts(item_id: str, judge: str, grading: dict[str, Any], name: str, wher
     row = {"item_id": item_id, "explanation": grading.get("reason"), "label": label}
     return [judgment(row | {"judge": judge, "score": score}, where, None),
             judgment(row | {"judge": f"{judge}/pass", "score": float(passed)}, where, None)]
+
+
+def _conversation(prompt: dict[str, Any], response: dict[str, Any], variables: dict[str, Any], record: str,
+                  where: str) -> list[dict[str, Any]] | None:
+    """The test's conversation in the OpenAI shape (docstring above); None for a single-turn test."""
+    metadata = response.get("metadata")
+    if isinstance(metadata, dict) and metadata.get("messages") is not None:
+        kept = metadata["messages"]
+        if isinstance(kept, str):  # some providers keep it as the JSON text of the list
+            kept = _json(kept, where, f"{record}.response.metadata.messages")
+        field = f"{record}.response.metadata.messages"
+        kept = _checked(kept, list, where, field, "the conversation")
+        return [_message(one, where, f"{field}.{j}") for j, one in enumerate(kept)]
+    reply = {"role": "assistant", "content": text(response.get("output", ""))}
+    raw = prompt.get("raw")
+    chat = _chat(raw)
+    if chat is not None:
+        return [_message(one, where, f"{record}.prompt.raw.{j}") for j, one in enumerate(chat)] + [reply]
+    earlier = variables.get("_conversation")
+    if not earlier:
+        return None
+    field = f"{record}.vars._conversation"
+    turns = []
+    for j, turn in enumerate(_checked(earlier, list, where, field, "'_conversation'")):
+        _checked(turn, dict, where, f"{field}.{j}", "a turn of '_conversation'")
+        for key, role in (("input", "user"), ("output", "assistant")):
+            if turn.get(key) is None:
+                raise DataError(f"turn {j} of '_conversation' has no {key!r}: expected promptfoo's {{prompt, input, "
+                                "output}", where, None, f"{field}.{j}.{key}")
+            turns.append({"role": role, "content": text(turn[key])})
+    return [*turns, {"role": "user", "content": text(raw or "")}, reply]
+
+
+def _chat(raw: Any) -> list[Any] | None:
+    """The rendered prompt's messages when it is a chat (a JSON list of objects with a role), else None."""
+    if not isinstance(raw, str) or not raw.lstrip().startswith("["):
+        return None
+    try:
+        parsed = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None  # a text prompt that starts with a bracket
+    if isinstance(parsed, list) and parsed and all(isinstance(one, dict) and "role" in one for one in parsed):
+        return parsed
+    return None
+
+
+def _json(value: str, where: str, field: str) -> Any:
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError as err:
+        raise DataError(f"not JSON ({err.msg}, column {err.colno})", where, None, field) from None
+    except (ValueError, RecursionError) as err:
+        raise DataError(f"not readable JSON ({err})", where, None, field) from None
+
+
+def _checked(value: Any, kinds: type | tuple[type, ...], where: str, field: str, name: str) -> Any:
+    try:
+        return typed(value, kinds, where, name)
+    except DataError as err:
+        raise DataError(err.detail, where, None, field) from None
+
+
+def _message(message: Any, where: str, field: str) -> dict[str, Any]:
+    """A message of the conversation, checked by field: its role, its content as text (a content part list's
+    texts joined), its tool calls and result ids kept (Item checks that each result answers a call)."""
+    _checked(message, dict, where, field, "a message")
+    if message.get("role") not in ROLES:
+        raise DataError(f"role {message.get('role')!r}: expected one of {', '.join(ROLES)}", where, None, f"{field}.role")
+    content = message.get("content")
+    if isinstance(content, list):
+        content = "\n".join(part["text"] for part in content if isinstance(part, dict) and isinstance(part.get("text"), str))
+    calls = _checked(message.get("tool_calls") or [], list, where, f"{field}.tool_calls", "'tool_calls'")
+    return {"role": message["role"], "content": None if content is None else text(content),
+            "tool_calls": [{"id": call.get("id"), "function": call.get("function")}
+                           for call in (_checked(one, dict, where, f"{field}.tool_calls", "a tool call") for one in calls)]
+            or None, "tool_call_id": message.get("tool_call_id")}

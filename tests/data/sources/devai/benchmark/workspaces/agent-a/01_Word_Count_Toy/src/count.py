@@ -1,0 +1,2 @@
+words = open('data/poem.txt').read().split()
+open('results/count.txt', 'w').write(str(len(words)))
