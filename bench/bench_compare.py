@@ -111,7 +111,8 @@ def arena(draws: int, labels: int, seed: int) -> dict:
     """False alarms, regressions caught and scale violations of the three ways to gate a pair of Arena models."""
     from judgelab.data.arena import load_arena
     from judgelab.data.labels import PREFERENCES
-    from judgelab.evaluate.preferences import comparisons, estimate
+    from judgelab.evaluate.comparisons import comparisons
+    from judgelab.evaluate.preferences import estimate
 
     items, judgments = load_arena(ARENA)
     gpt4 = {j.item_id: j for j in judgments if j.judge == "gpt-4-0125-preview"}

@@ -28,7 +28,8 @@ import numpy as np
 from bench.common import command_line, describe_machine, log
 from judgelab.data.arena import load_arena
 from judgelab.data.labels import PREFERENCES
-from judgelab.evaluate.preferences import comparisons, estimate
+from judgelab.evaluate.comparisons import comparisons
+from judgelab.evaluate.preferences import estimate
 from judgelab.evaluate.sampling import comparison_problem, comparison_uncertainty, draw
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "benchmarks" / "chatbot_arena"

@@ -91,7 +91,7 @@ def arena_rows(draws: int, results: Path, fresh: bool) -> list[dict]:
     comparisons: the same draws for all, bench_per_system's arena_group for each (win probability)."""
     from bench.bench_pairwise import JUDGES, arena_data
     from judgelab.data.labels import PREFERENCES
-    from judgelab.evaluate.preferences import comparisons
+    from judgelab.evaluate.comparisons import comparisons
 
     _, a, b, human, verdicts = arena_data()
     human_pref = np.array([PREFERENCES[h] for h in human])

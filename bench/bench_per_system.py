@@ -178,7 +178,7 @@ def arena_groups(judges: list[str], sizes: tuple[int, ...]):
     """Chatbot Arena's 18,833 comparisons with one judge's verdicts, per number of labelled comparisons."""
     from bench.bench_pairwise import JUDGES, arena_data
     from judgelab.data.labels import PREFERENCES
-    from judgelab.evaluate.preferences import comparisons
+    from judgelab.evaluate.comparisons import comparisons
 
     _, a, b, human, verdicts = arena_data()
     human_pref = np.array([PREFERENCES[h] for h in human])
@@ -192,7 +192,8 @@ def arena_groups(judges: list[str], sizes: tuple[int, ...]):
 
 def arena_group(problems: dict, n: int, draws: int) -> list[dict]:
     """Per-system coverage of the win probability and the rank sets' simultaneous coverage, ``n`` labels a draw."""
-    from judgelab.evaluate.preferences import estimate, rank_sets
+    from judgelab.evaluate.preferences import estimate
+    from judgelab.evaluate.rank_sets import rank_sets
 
     (label, full), = problems.items()
     truth = estimate(full, "human", target="items").value  # every comparison labelled

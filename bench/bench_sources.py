@@ -92,7 +92,7 @@ def lc_rank_sets(models: list[str], fits: dict[str, dict], confidence: float = 0
     from scipy.special import logit
     from scipy.stats import norm
 
-    from judgelab.evaluate.preferences import sets_from, simultaneous_critical
+    from judgelab.evaluate.rank_sets import sets_from, simultaneous_critical
 
     z = norm.ppf(0.5 + confidence / 2)
     theta = np.array([logit(fits[m]["length_controlled_win_rate"].value) for m in models])

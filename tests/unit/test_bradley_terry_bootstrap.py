@@ -8,7 +8,9 @@ import pytest
 from scipy.special import expit
 
 from judgelab.errors import JudgelabError
-from judgelab.evaluate.preferences import Comparisons, bootstrap_bt, estimate, rank_systems
+from judgelab.evaluate.bradley_terry import bootstrap_bt
+from judgelab.evaluate.comparisons import Comparisons
+from judgelab.evaluate.preferences import estimate, rank_systems
 from judgelab.metrics.bradley_terry import fit_bradley_terry, fit_many
 
 STRENGTH = np.array([0.8, 0.3, 0.0, -0.4, -0.7])

@@ -12,9 +12,11 @@ from scipy import stats
 from judgelab.data import Item, Judgment
 from judgelab.errors import ConfigError
 from judgelab.evaluate import draw, from_items, pairwise
+from judgelab.evaluate.comparisons import comparisons
 from judgelab.evaluate.estimators import corrected, human_only
 from judgelab.evaluate.intervals import T_GUARD, T_MIN_LABELS, guarded_t, rule
-from judgelab.evaluate.preferences import comparisons, estimate, rank_sets
+from judgelab.evaluate.preferences import estimate
+from judgelab.evaluate.rank_sets import rank_sets
 from judgelab.evaluate.two_systems import compare_systems
 
 

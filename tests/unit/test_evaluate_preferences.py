@@ -9,7 +9,8 @@ import pytest
 from scipy.special import expit
 
 from judgelab.errors import ConfigError
-from judgelab.evaluate.preferences import rank_sets, rank_systems, sets_from, simultaneous_critical
+from judgelab.evaluate.preferences import rank_systems
+from judgelab.evaluate.rank_sets import rank_sets, sets_from, simultaneous_critical
 from judgelab.metrics.bradley_terry import fit_bradley_terry
 
 STRENGTH = np.array([1.0, 0.6, 0.3, 0.0, -0.4, -0.9])
@@ -264,7 +265,8 @@ def test_recommended_point_ranking_is_checked_on_halves_of_the_labels():
 
 
 def test_more_systems_than_the_bound_are_refused_when_read_and_many_take_bonferroni():
-    from judgelab.evaluate.preferences import AUTO_MAX_T_SYSTEMS, MAX_COMPARED_SYSTEMS, comparisons
+    from judgelab.evaluate.comparisons import MAX_COMPARED_SYSTEMS, comparisons
+    from judgelab.evaluate.rank_sets import AUTO_MAX_T_SYSTEMS
 
     k = MAX_COMPARED_SYSTEMS + 1  # a ring: before, 20,000 systems asked for 9.3 GB and ended in a MemoryError
     ring_a, ring_b = [f"s{i}" for i in range(k)], [f"s{(i + 1) % k}" for i in range(k)]

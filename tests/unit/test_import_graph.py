@@ -149,6 +149,29 @@ def test_no_circle_between_folders():
     assert circles_across_folders(module_graph(SRC), ignore=KNOWN_UPWARD) == []
 
 
+def circles_inside(graph: dict[str, set[str]], package: str) -> list[list[str]]:
+    """Circles between the modules of ``package``, its ``__init__`` left out (each of them runs it first, so
+    every module would be in a circle with it)."""
+    prefix = package + "."
+    inside = {m: {t for t in targets if t.startswith(prefix)} for m, targets in graph.items() if m.startswith(prefix)}
+    names = sorted(inside)
+    index = {name: i for i, name in enumerate(names)}
+    edges = [(index[s], index[t]) for s, targets in inside.items() for t in targets if t in index and s != t]
+    rows, cols = (np.array(side, dtype=int) for side in zip(*edges, strict=True))
+    matrix = csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(names), len(names)))
+    _, labels = connected_components(matrix, directed=True, connection="strong")
+    return [[name for name, own in zip(names, labels, strict=True) if own == label]
+            for label in np.unique(labels) if (labels == label).sum() > 1]
+
+
+def test_no_circle_between_the_modules_of_evaluate():
+    """The leaderboards of items (systems.py) and of comparisons (preferences.py) and the modules under them
+    (comparisons.py, bradley_terry.py, board.py's SystemsReport) import downward only: in a circle (once
+    preferences.py and systems.py, over SystemsReport) the module imported first is half-made when the other
+    reads it."""
+    assert circles_inside(module_graph(SRC), "judgelab.evaluate") == []
+
+
 # -- the check itself fails on a planted import (a copy of the package, one line added) ----------------------
 
 
@@ -177,6 +200,15 @@ def test_a_planted_circle_between_folders_is_found(tmp_path):
     graph = _planted(tmp_path, Path("strategy.py"), "import judgelab.optimize.hpss")
     circles = circles_across_folders(graph, ignore=KNOWN_UPWARD)
     assert any({"judgelab.strategy", "judgelab.optimize.hpss"} <= set(circle) for circle in circles)
+
+
+def test_a_planted_circle_inside_evaluate_is_found(tmp_path):
+    # systems.py reads comparisons through comparison_items.py, which imports preferences.py: preferences.py
+    # taking SystemsReport from systems.py again (it is board.py's now) closes the circle issue 47 found.
+    graph = _planted(tmp_path, Path("evaluate/preferences.py"), "from judgelab.evaluate.systems import SystemsReport")
+    circles = circles_inside(graph, "judgelab.evaluate")
+    assert [sorted(circle) for circle in circles] == [["judgelab.evaluate.comparison_items",
+                                                       "judgelab.evaluate.preferences", "judgelab.evaluate.systems"]]
 
 
 def test_type_checking_imports_and_relative_imports_are_read_right(tmp_path):

@@ -12,7 +12,8 @@ import pytest
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
 from judgelab.errors import ConfigError
-from judgelab.evaluate.preferences import comparisons, estimate
+from judgelab.evaluate.comparisons import comparisons
+from judgelab.evaluate.preferences import estimate
 from judgelab.evaluate.sampling import comparison_problem, comparison_uncertainty, draw
 
 NAMES = ("s0", "s1", "s2", "s3")

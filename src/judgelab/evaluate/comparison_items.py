@@ -15,8 +15,9 @@ from judgelab.data.judgment import Judgment
 from judgelab.data.labels import PREFERENCES
 from judgelab.errors import ConfigError
 from judgelab.evaluate.comparison_file import ComparisonTable, judge_preference, names_no_systems
+from judgelab.evaluate.comparisons import Comparisons, comparisons, preferences
 from judgelab.evaluate.panel import is_panel, panel
-from judgelab.evaluate.preferences import Comparisons, PreferenceReport, comparisons, leaderboard, preferences
+from judgelab.evaluate.preferences import PreferenceReport, leaderboard
 from judgelab.evaluate.sample_file import SampleFile
 from judgelab.evaluate.sampling import pair_stratum
 from judgelab.metrics.bootstrap import group_codes

@@ -41,8 +41,10 @@ involves, in opposite directions), so differences between systems are paired aut
 ``target="population"``: comparisons like these; ``"items"``: exactly these comparisons (the value
 all of them labelled by humans would give; a finite-population correction, what bench/ checks).
 
-Rank sets: :mod:`judgelab.evaluate.rank_sets`; comparisons read from items and judgments:
-:mod:`judgelab.evaluate.comparison_items`.
+The comparisons themselves (codes, checks, the helpers both kinds of estimator share):
+:mod:`judgelab.evaluate.comparisons`; the Bradley-Terry fits and their bootstrap:
+:mod:`judgelab.evaluate.bradley_terry`; rank sets: :mod:`judgelab.evaluate.rank_sets`; comparisons read
+from items and judgments: :mod:`judgelab.evaluate.comparison_items`.
 """
 
 from __future__ import annotations
@@ -53,214 +55,45 @@ from typing import Any, TypedDict, cast
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
 
-from judgelab.data.labels import PREFERENCES
 from judgelab.errors import ConfigError, term
 from judgelab.evaluate.board import SystemsReport
+from judgelab.evaluate.bradley_terry import _bt_judge, _bt_labelled, _bt_per_system, bootstrap_bt
 from judgelab.evaluate.choose import SPLITS, Choice, choose_by_halves, kendall_tau_b, mean_scores
 from judgelab.evaluate.compare import pairwise, ranks_of
+
+# Comparisons and comparisons stay importable from here, as before comparisons.py held them
+from judgelab.evaluate.comparisons import (
+    MIN_LABELS,
+    NO_VERDICT,
+    Comparisons,
+    _estimates,
+    _own_df,
+    _tuned,
+    comparisons,
+    require_connected,
+)
 from judgelab.evaluate.estimators import SystemEstimates, shrunk, shrunk_values
 from judgelab.evaluate.guided import guided_ranking
-from judgelab.evaluate.intervals import BETTING_KINDS, T_MIN_LABELS, Sample, guarded_t, is_betting, per_system
+from judgelab.evaluate.intervals import BETTING_KINDS, Sample, is_betting, per_system
 from judgelab.evaluate.intervals import INTERVALS as SYSTEM_INTERVALS
 from judgelab.evaluate.panel import effective_labels, effective_per_system
-from judgelab.evaluate.rank_sets import (  # noqa: F401  (also importable from here, as before)
-    AUTO_MAX_T_LABELS,
-    AUTO_MAX_T_SYSTEMS,
-    RANK_METHODS,
-    RankSets,
-    rank_sets,
-    resolved_method,
-    sets_from,
-    simultaneous_critical,
-)
-from judgelab.metrics.bootstrap import group_codes
-from judgelab.metrics.bradley_terry import (
-    fit_bradley_terry,
-    fit_many,
-    laplacian,
-    laplacian_inverse,
-    side_gram,
-)
+from judgelab.evaluate.rank_sets import RankSets, rank_sets
+from judgelab.metrics.bradley_terry import side_gram
 from judgelab.metrics.results import json_number
 
 ESTIMANDS = ("win-prob", "bradley-terry", "baseline-win-rate")
-# pairwise tests and rank sets hold k x k matrices for k systems (a ring of 1,000 systems: 34 s and 384 MB;
-# 2,000: 106 s and 1.15 GB; 20,000 asked for 9.3 GB): more are refused when the comparisons are read
-MAX_COMPARED_SYSTEMS = 1000
 ESTIMATORS = ("judge", "human", "corrected")
 TARGETS = ("population", "items")
 MEASURES = {"win-prob": "win probability (ties half)", "bradley-terry": "Bradley-Terry strength (log-odds)",
             "baseline-win-rate": "win rate against {baseline} (ties half)"}
 INTERVALS = ("sandwich", "bootstrap")
-MIN_LABELS = 2
 # shrunk's trend in the judge's values: the straight line, measured on Arena's 20 systems (bench_pairwise);
 # the items' smooth curve (estimators.shrunk) was not, and its check would refit ~180 curves per evaluate
 COMPARISONS_SHRINK_RULE = "posterior"
 # fewer labelled comparisons per system and the percentile bootstrap of a label-based estimate undercovers
 # badly (2 labels on Arena: an interval a fifth of the t one with 1 degree of freedom); the t intervals stay
 MIN_BOOTSTRAP_LABELS = 30
-BOOTSTRAP_CHUNK = 100  # resamples refitted together: (chunk, K, K) Hessians, 8 MB at K = 100
-NO_VERDICT = 0.5  # a comparison the judge gave no verdict on counts as its tie in the corrected estimate
-
-
-# -- the data --------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Comparisons:
-    """Comparisons as codes: ``a``/``b`` index ``systems``; ``judge``/``human`` are preferences for
-    ``a`` (NaN: no verdict / not labelled). ``probability``: each comparison's chance of being
-    drawn for labelling (``judgelab sample``'s design); None: a uniform random sample."""
-
-    systems: tuple[str, ...]
-    a: np.ndarray
-    b: np.ndarray
-    judge: np.ndarray
-    human: np.ndarray
-    probability: np.ndarray | None = None
-    # each labelled comparison's place in the order its label was given (None: the rows' order); what a
-    # confidence sequence reads
-    order: np.ndarray | None = None
-    # several judges: (n, J) preferences for a (``judge`` is the first's); the label-based estimators use
-    # their cross-fitted combination (:func:`stacked_preference`)
-    judges: np.ndarray | None = None
-    judge_names: tuple[str, ...] = ()
-
-    @property
-    def n(self) -> int:
-        return len(self.a)
-
-    @property
-    def labelled(self) -> np.ndarray:
-        return np.isfinite(self.human)
-
-    @property
-    def judged(self) -> np.ndarray:
-        return np.isfinite(self.judge)
-
-    def shares(self) -> np.ndarray:
-        """Each labelled comparison's share of the labelled total, weighted by 1 / its inclusion
-        probability (Hajek): 1/n for a uniform sample. Zero on unlabelled comparisons."""
-        rows = self.labelled
-        weight = rows.astype(float) if self.probability is None else np.where(rows, 1 / self.probability, 0.0)
-        return weight / max(weight.sum(), 1e-300)
-
-    @property
-    def design(self) -> str:
-        return "uniform" if self.probability is None else "weighted"
-
-    def restricted(self, rows: np.ndarray) -> Comparisons:
-        """The comparisons ``rows`` selects (a mask or indices), among the systems they involve."""
-        names = np.asarray(self.systems, dtype=object)
-        probability = None if self.probability is None else self.probability[rows]
-        kept = comparisons(names[self.a[rows]], names[self.b[rows]], self.judge[rows], self.human[rows],
-                           probability=probability)
-        if self.judges is not None:
-            kept = replace(kept, judges=self.judges[rows], judge_names=self.judge_names)
-        return kept if self.order is None else replace(kept, order=self.order[rows])
-
-
-def comparisons(system_a: Sequence, system_b: Sequence, judge: Sequence | np.ndarray,
-                human: Sequence | np.ndarray | None = None, labelled: Sequence[bool] | None = None,
-                probability: Sequence[float] | np.ndarray | None = None) -> Comparisons:
-    """Checked comparisons. Verdicts: "a"/"b"/"tie" or a preference for a in [0, 1]; None/NaN: none.
-    ``labelled``: which human verdicts count (the sample); without it every human verdict given does.
-    ``probability``: the inclusion probability of each comparison in the labelled sample (an
-    unequal-probability design: stratified by pair, active); labels are weighted by its inverse."""
-    names_a, names_b = np.asarray(system_a, dtype=object), np.asarray(system_b, dtype=object)
-    if names_a.shape != names_b.shape or names_a.ndim != 1 or len(names_a) == 0:
-        raise ConfigError("system_a and system_b must be two lists of the same length, not empty")
-    codes, names = group_codes(np.concatenate([names_a, names_b]))  # by the text of each name
-    a, b = codes[: len(names_a)], codes[len(names_a):]
-    same = np.flatnonzero(a == b)
-    if len(same):
-        raise ConfigError(f"comparison {same[0]} compares system {names[a[same[0]]]!r} with itself")
-    systems = tuple(names)
-    if len(systems) > MAX_COMPARED_SYSTEMS:
-        raise ConfigError(f"the comparisons name {len(systems):,} systems; judgelab ranks at most "
-                          f"{MAX_COMPARED_SYSTEMS:,} at once (its pairwise tests and rank sets grow with the square "
-                          "of the number of systems): evaluate a subset, e.g. the systems with the most comparisons")
-    judge_pref = preferences(judge, len(a), "judge")
-    human_pref = preferences(human, len(a), "human") if human is not None else np.full(len(a), np.nan)
-    if labelled is not None:
-        mask = np.asarray(labelled, dtype=bool)
-        if mask.shape != (len(a),):
-            raise ConfigError(f"the labelled mask has {mask.size} entries for {len(a)} comparisons")
-        missing = np.flatnonzero(mask & ~np.isfinite(human_pref))
-        if len(missing):
-            raise ConfigError(f"{len(missing)} comparison(s) are marked labelled but have no human verdict "
-                              f"(e.g. comparison {missing[0]})")
-        human_pref = np.where(mask, human_pref, np.nan)
-    return Comparisons(systems, a, b, judge_pref, human_pref, _probabilities(probability, human_pref))
-
-
-def _probabilities(probability: Sequence[float] | np.ndarray | None, human: np.ndarray) -> np.ndarray | None:
-    if probability is None:
-        return None
-    pi = np.asarray(probability, dtype=float)
-    if pi.shape != human.shape:
-        raise ConfigError(f"{pi.size} inclusion probabilities for {human.size} comparisons")
-    bad = np.flatnonzero(np.isfinite(human) & ~((pi > 0) & (pi <= 1)))
-    if len(bad):
-        raise ConfigError(f"labelled comparison {bad[0]} has inclusion probability {pi[bad[0]]!r}; it must be in (0, 1]")
-    return pi
-
-
-def preferences(verdicts: Sequence | np.ndarray | None, n: int, who: str) -> np.ndarray:
-    """Preferences for a: "a" 1, "tie" 0.5, "b" 0, numbers in [0, 1] as they are, None/NaN missing.
-
-    Each distinct value is read once (a million verdicts hold three or four)."""
-    if verdicts is None:
-        return np.full(n, np.nan)
-    if isinstance(verdicts, np.ndarray) and verdicts.dtype.kind == "f" and verdicts.shape == (n,):
-        outside = np.flatnonzero(~np.isnan(verdicts) & ~((verdicts >= 0) & (verdicts <= 1)))
-        if len(outside):  # its error
-            _preference(float(verdicts[outside[0]]), int(outside[0]), who)
-        return verdicts.astype(float)  # a copy: preferences already, NaN where none
-    values = np.asarray(verdicts, dtype=object)
-    if values.shape != (n,):
-        raise ConfigError(f"{values.size} {who} verdicts for {n} comparisons")
-    # the text of each value with its type ("str:a", "float:0.5"), so that True and 1 stay apart
-    inverse, distinct = group_codes([f"{type(v).__name__}:{v}" for v in values])
-    first = np.unique(inverse, return_index=True)[1]
-    mapped = np.empty(len(distinct))
-    for k, position in enumerate(first):
-        mapped[k] = _preference(values[position], position, who)
-    return mapped[inverse]
-
-
-def _preference(value: Any, position: int, who: str) -> float:
-    if value is None or (isinstance(value, (float, np.floating)) and np.isnan(value)):
-        return np.nan
-    if isinstance(value, str) and value in PREFERENCES:
-        return PREFERENCES[value]
-    if isinstance(value, (int, float, np.number)) and not isinstance(value, (bool, np.bool_)) and 0 <= value <= 1:
-        return float(value)
-    raise ConfigError(f"{who} verdict {value!r} of comparison {position} is not a, b, tie or a preference in [0, 1]")
-
-
-def components(data: Comparisons, rows: np.ndarray | None = None) -> list[list[str]]:
-    """The systems each connected part of the comparison graph holds (one list: connected)."""
-    a, b = (data.a, data.b) if rows is None else (data.a[rows], data.b[rows])
-    k = len(data.systems)
-    graph = coo_matrix((np.ones(len(a)), (a, b)), shape=(k, k))
-    count, label = connected_components(graph, directed=False)
-    return [[data.systems[s] for s in np.flatnonzero(label == part)] for part in range(count)]
-
-
-def group_text(systems: list[str]) -> str:
-    """``{a, b, c, ...}``: a group of systems, the first six named."""
-    return "{" + ", ".join(systems[:6]) + (", ..." if len(systems) > 6 else "") + "}"
-
-
-def require_connected(data: Comparisons) -> None:
-    parts = sorted(components(data), key=len)  # the small groups first: usually the ones cut off
-    if len(parts) > 1:
-        shown = " | ".join(map(group_text, parts[:4]))
-        raise ConfigError(f"the comparisons do not connect the systems: {len(parts)} separate groups ({shown}); "
-                          "systems that never meet, directly or through others, cannot be ranked together")
 
 
 # -- which comparisons speak for which system ---------------------------------------------------------
@@ -378,227 +211,6 @@ def _per_system_means(estimates: SystemEstimates, data: Comparisons, sides: _Sid
                                              chosen.value, np.nan), ci=chosen.ci, reason=reason, info=info)
 
 
-def _tuned(cross: np.ndarray, judge: np.ndarray) -> float:
-    """The lambda minimising the trace of (human - lambda judge)'s covariance, in [0, 1]."""
-    denominator = float(np.trace(judge))
-    return float(np.clip(np.trace(cross) / denominator, 0, 1)) if denominator > 0 else 0.0
-
-
-# -- estimators of Bradley-Terry strengths ----------------------------------------------------------
-def _bt_judge(data: Comparisons, confidence: float) -> SystemEstimates:
-    rows = data.judged
-    m = int(rows.sum())
-    a, b, judge = data.a[rows], data.b[rows], data.judge[rows]
-    fit = fit_bradley_terry(len(data.systems), a, b, np.full(m, 1 / m), judge / m)
-    p = fit.win_probability(a, b)
-    bread = laplacian_inverse(laplacian(len(data.systems), a, b, p * (1 - p) / m))
-    e = (p - judge) / m
-    cov = bread @ (m / max(m - 1, 1) * side_gram(len(data.systems), a, b, e, -e)) @ bread
-    counts = np.bincount(a, minlength=len(data.systems)) + np.bincount(b, minlength=len(data.systems))
-    return _bt_estimates("judge", data, fit, cov, counts, np.zeros(len(counts), dtype=int), confidence, None)
-
-
-def _bt_labelled(data: Comparisons, lam: float | None, target: str, confidence: float,
-                 start: np.ndarray | None, name: str) -> SystemEstimates:
-    """Human only (``lam`` 0) or corrected (``lam`` None: power-tuned at the judge-only strengths ``start``)."""
-    k = len(data.systems)
-    rows = data.labelled
-    n, total = int(rows.sum()), data.n
-    counts = np.bincount(data.a[rows], minlength=k) + np.bincount(data.b[rows], minlength=k)
-    judge = np.where(data.judged, data.judge, NO_VERDICT)
-    la, lb, human, judge_l = data.a[rows], data.b[rows], data.human[rows], judge[rows]
-    share = data.shares()[rows]  # 1/n each for a uniform sample, else weighted by 1 / inclusion probability
-    if lam is None:
-        if start is None:  # power tuning needs the judge-only strengths: the TypeError indexing None raises
-            raise TypeError("a corrected Bradley-Terry fit needs the judge-only strengths to tune lambda at")
-        p0 = 1 / (1 + np.exp(-(start[la] - start[lb])))
-        bread = laplacian_inverse(laplacian(k, data.a, data.b, _logistic_weight(start, data) / total))
-        e_h, e_j = (p0 - human) * share, (p0 - judge_l) * share
-        g_h, g_j = side_gram(k, la, lb, e_h, -e_h), side_gram(k, la, lb, e_j, -e_j)
-        cross = (side_gram(k, la, lb, e_h + e_j, -(e_h + e_j)) - g_h - g_j) / 2
-        lam = _tuned(bread @ cross @ bread, bread @ g_j @ bread)
-    parts = components(data, rows) if lam == 0 else [list(data.systems)]  # lambda 0: the labels alone
-    if len(parts) > 1:
-        reason = f"the labelled comparisons split the systems into {len(parts)} unconnected groups"
-        return _estimates(name, data, np.full(k, np.nan), np.full((k, k), np.nan), counts, counts, [reason] * k,
-                          confidence)
-    # loss weights and masses: lambda x (judge, every comparison) + (human - lambda judge) on the labelled
-    weight = np.concatenate([np.full(total, lam / total), (1 - lam) * share])
-    mass = np.concatenate([lam * judge / total, (human - lam * judge_l) * share])
-    a, b = np.concatenate([data.a, la]), np.concatenate([data.b, lb])
-    fit = fit_bradley_terry(k, a, b, weight, mass)
-    p_all, p_lab = fit.win_probability(data.a, data.b), fit.win_probability(la, lb)
-    hessian = laplacian(k, a, b, weight * np.concatenate([p_all * (1 - p_all), p_lab * (1 - p_lab)]))
-    bread = laplacian_inverse(hessian)
-    fraction, scale = n / total, n / max(n - 1, 1)
-    e_r = ((p_lab - human) - lam * (p_lab - judge_l)) * share
-    meat = (1 - fraction) * side_gram(k, la, lb, e_r, -e_r)
-    if target == "population":
-        e_h = (p_lab - human) * share
-        meat = meat + fraction * side_gram(k, la, lb, e_h, -e_h)
-    cov = bread @ (scale * meat) @ bread
-    all_counts = np.bincount(data.a, minlength=k) + np.bincount(data.b, minlength=k)
-    estimates = _bt_estimates(name, data, fit, cov, all_counts, counts, confidence, counts)
-    estimates.info.update(judge_weight=float(lam), target=target)
-    return estimates
-
-
-def _own_df(estimates: SystemEstimates) -> np.ndarray:
-    """Each system's degrees of freedom (the diagonal of ``df``); without them the ValueError np.diag(None)
-    raises."""
-    if estimates.df is None:
-        raise ValueError("the estimates have no degrees of freedom")
-    return np.diag(estimates.df)
-
-
-def _bt_per_system(estimates: SystemEstimates) -> SystemEstimates:
-    """A label-based Bradley-Terry strength is no mean of bounded values, so it has no betting interval:
-    its sandwich t interval, guarded as :mod:`judgelab.evaluate.intervals`'s t branch, from
-    :data:`T_MIN_LABELS` labelled comparisons of the system on; fewer, no interval, and why."""
-    ci, reason = estimates.ci.copy(), list(estimates.reason)
-    methods: list[str | None] = []
-    df = _own_df(estimates)
-    for s, n in enumerate(estimates.n_labelled):
-        if reason[s] is not None or not np.isfinite(estimates.value[s]):
-            methods.append(None)
-        elif n < T_MIN_LABELS:
-            ci[s] = np.nan
-            reason[s] = (f"{n} labelled comparison(s): a Bradley-Terry interval needs {T_MIN_LABELS} of the system's "
-                         f"(label {T_MIN_LABELS - n} more), or read its win rate (--estimand win-prob)")
-            methods.append(None)
-        else:
-            ci[s] = guarded_t(estimates.value[s], estimates.se[s], df[s], estimates.confidence)
-            methods.append("t")
-    info = estimates.info | {"per_system": tuple(methods), "interval_rule": "auto", "curves": None}
-    return replace(estimates, ci=ci, reason=tuple(reason), info=info)
-
-
-def _logistic_weight(strength: np.ndarray, data: Comparisons) -> np.ndarray:
-    p = 1 / (1 + np.exp(-(strength[data.a] - strength[data.b])))
-    return p * (1 - p)
-
-
-def _bt_estimates(name: str, data: Comparisons, fit, cov: np.ndarray, n_units: np.ndarray, n_labelled: np.ndarray,
-                  confidence: float, labelled_counts: np.ndarray | None) -> SystemEstimates:
-    k = len(data.systems)
-    reason: list[str | None] = [None] * k
-    if labelled_counts is not None:
-        reason = [None if c >= MIN_LABELS else f"{c} labelled comparison(s): an interval needs {MIN_LABELS}"
-                  for c in labelled_counts]
-    if not fit.converged:
-        reason = [r or "no finite strength: a system wins or loses all its comparisons" for r in reason]
-    estimates = _estimates(name, data, fit.strength, cov, n_units, n_labelled, reason, confidence)
-    estimates.info["iterations"] = fit.iterations
-    return estimates
-
-
-def _estimates(name: str, data: Comparisons, value: np.ndarray, cov: np.ndarray, n_units, n_labelled,
-               reason: list[str | None], confidence: float) -> SystemEstimates:
-    """Student's t intervals with a system's labelled comparisons minus one degrees of freedom (a
-    difference: the smaller of the two; judge only: normal): at 200 labels among 20 systems a
-    system has ~20, where a normal interval covers visibly less than it says. A system with a reason
-    gets no value, one with zero variance no interval."""
-    value = np.where([r is None for r in reason], value, np.nan)
-    variance = np.diag(cov)
-    degenerate = np.isfinite(value) & ~(variance > 0)
-    spread = "its judged verdicts show no spread" if name == "judge" else "its labelled verdicts show no spread"
-    reason = [r or (f"{spread}: no interval" if bad else None) for r, bad in zip(reason, degenerate, strict=True)]
-    labels = np.asarray(n_labelled, dtype=float)
-    own_df = np.where(labels > 0, np.maximum(labels - 1, 1), np.inf)
-    df = np.minimum(own_df[:, None], own_df[None, :])
-    half = stats.t.ppf(0.5 + confidence / 2, own_df) * np.sqrt(np.clip(variance, 0, None))
-    ci = np.column_stack([value - half, value + half])
-    ci[degenerate] = np.nan
-    return SystemEstimates(name, data.systems, value, ci, np.asarray(n_units, dtype=int),
-                           np.asarray(labels, dtype=int), tuple(reason), confidence, cov=cov, df=df, info={})
-
-
-# -- Bradley-Terry intervals by bootstrap ---------------------------------------------------------------
-def bootstrap_bt(data: Comparisons, estimates: SystemEstimates, *, n_resamples: int = 1000, seed: int = 0
-                 ) -> SystemEstimates:
-    """``estimates`` (a Bradley-Terry estimator's) with percentile intervals from ``n_resamples``
-    resamples of the comparisons, each refitted, as Arena-Hard-Auto does; the covariance of the
-    resampled strengths replaces the sandwich one (pairwise tests and rank sets use it).
-
-    Judge-only resamples the judged comparisons. Human-only and corrected resample all comparisons
-    with their labels (a labelled comparison stays labelled): both the comparisons and which of them
-    carry a label are drawn again, which is what a uniform random sample of labels from a population
-    of comparisons means; the corrected fit keeps the full data's judge weight lambda (any fixed
-    lambda gives a consistent estimate; re-tuning it per resample changes the width by its own
-    noise only). Each resample's fit depends on it only through per-pair totals, so resamples are
-    drawn as multinomial counts over (pair, verdicts) cells, not over a million rows."""
-    lam = estimates.info.get("judge_weight")
-    cells, value_of, n = _bt_cells(data, judge_only=lam is None)
-    pair_i, pair_j = value_of["i"], value_of["j"]
-    rng = np.random.default_rng(seed)
-    boot, failed = np.empty((n_resamples, len(data.systems))), 0
-    start = np.nan_to_num(estimates.value)
-    for first in range(0, n_resamples, BOOTSTRAP_CHUNK):
-        counts = rng.multinomial(n, cells / n, size=min(BOOTSTRAP_CHUNK, n_resamples - first)).astype(float)
-        weight, mass = _bt_totals(counts, value_of, lam, n)
-        strength, converged = fit_many(len(data.systems), pair_i, pair_j, weight, mass, start)
-        boot[first:first + len(counts)] = strength
-        failed += int((~converged).sum())
-    alpha = 1 - estimates.confidence
-    ci = np.quantile(boot, [alpha / 2, 1 - alpha / 2], axis=0).T
-    ci[~np.isfinite(estimates.value)] = np.nan
-    cov = np.cov(boot, rowvar=False)
-    info = dict(estimates.info, intervals="bootstrap", n_resamples=n_resamples, resamples_not_converged=failed)
-    return SystemEstimates(estimates.estimator, estimates.systems, estimates.value, ci, estimates.n_units,
-                           estimates.n_labelled, estimates.reason, estimates.confidence, cov=cov, df=estimates.df,
-                           info=info)
-
-
-def _bt_cells(data: Comparisons, judge_only: bool):
-    """(count of each distinct cell, the cells' pair and values, the number of rows resampled).
-
-    A cell is a pair ``i < j`` with the verdicts oriented for ``i`` (the preference for ``i``):
-    the judge's (judge-only: judged rows only), and for the label-based fits whether the row is
-    labelled and its human verdict."""
-    rows = data.judged if judge_only else np.ones(data.n, dtype=bool)
-    a, b = data.a[rows], data.b[rows]
-    flip = a > b
-    judge = np.where(data.judged, data.judge, NO_VERDICT)[rows]
-    human = np.nan_to_num(data.human[rows], nan=-1.0)
-    judge_i = np.where(flip, 1 - judge, judge)
-    human_i = np.where(human < 0, -1.0, np.where(flip, 1 - human, human))
-    k = len(data.systems)
-    pair = np.where(flip, b, a).astype(np.int64) * k + np.where(flip, a, b)
-    judge_values, judge_code = np.unique(judge_i, return_inverse=True)  # a few distinct verdicts: 1-d uniques
-    human_values, human_code = np.unique(human_i, return_inverse=True)
-    key = (pair * len(judge_values) + judge_code.ravel()) * len(human_values) + human_code.ravel()
-    distinct, counts = np.unique(key, return_counts=True)
-    human_of, rest = human_values[distinct % len(human_values)], distinct // len(human_values)
-    judge_of, pair_key = judge_values[rest % len(judge_values)], rest // len(judge_values)
-    pairs, pair_of = np.unique(pair_key, return_inverse=True)
-    value_of = {"i": pairs // k, "j": pairs % k, "pair": pair_of.ravel(), "judge": judge_of, "human": human_of,
-                "labelled": human_of >= 0, "n_pairs": len(pairs)}
-    return counts.astype(float), value_of, int(rows.sum())
-
-
-def _bt_totals(counts: np.ndarray, cell: dict, lam: float | None, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per-pair (weight, mass) of each resample (rows of ``counts``), as ``_bt_judge`` and
-    ``_bt_labelled`` weigh comparisons: judge-only 1/m each; label-based lambda/N on every
-    comparison's judge verdict plus (1 - lambda)/n_b on each labelled one's human - lambda judge,
-    n_b the resample's own number of labelled comparisons."""
-    from scipy.sparse import csr_matrix
-
-    to_pair = csr_matrix((np.ones(len(cell["pair"])), (np.arange(len(cell["pair"])), cell["pair"])),
-                         shape=(len(cell["pair"]), cell["n_pairs"]))
-
-    def total(values):
-        return np.asarray(to_pair.T @ (counts * values).T).T
-
-    if lam is None:
-        return total(np.full(len(cell["pair"]), 1.0 / n)), total(cell["judge"] / n)
-    labelled = cell["labelled"].astype(float)
-    n_b = np.maximum(counts @ labelled, 1.0)[:, None]
-    weight = total(np.full(len(labelled), lam / n)) + total((1 - lam) * labelled) / n_b
-    residual = np.where(cell["labelled"], cell["human"] - lam * cell["judge"], 0.0)
-    mass = total(lam * cell["judge"] / n) + total(residual) / n_b
-    return weight, mass
-
-
 # -- the leaderboard ---------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class PreferenceReport(SystemsReport):
@@ -607,6 +219,9 @@ class PreferenceReport(SystemsReport):
     estimand: str = "win-prob"
     baseline: str | None = None
     rank_sets: dict[str, RankSets] = field(default_factory=dict)
+    #: the style-controlled fits and the tie model (``evaluate(..., style_control=True)``: evaluate/style.py's
+    #: StyleReport as a dict), None when not asked for
+    style: dict[str, Any] | None = None
 
     def ranks(self, estimator: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         sets = self.rank_sets[estimator]
@@ -622,6 +237,8 @@ class PreferenceReport(SystemsReport):
         out = super().to_dict()
         out |= {"estimand": self.estimand, "baseline": self.baseline,
                 "rank_sets": {name: {"method": s.method, "critical": s.critical} for name, s in self.rank_sets.items()}}
+        if self.style is not None:
+            out["style"] = self.style
         return out
 
 

@@ -42,7 +42,7 @@ from scipy import stats
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
 from judgelab.errors import ConfigError, term
-from judgelab.evaluate import comparison_items, preferences
+from judgelab.evaluate import comparison_items, comparisons, preferences
 from judgelab.evaluate.compare import pairwise
 from judgelab.evaluate.design import stratified_design
 from judgelab.evaluate.estimators import SystemEstimates, corrected, human_only, judge_only
@@ -377,11 +377,11 @@ def _compare_comparisons(items: list[Item], judgments: Iterable[Judgment], *, ba
     b, c = data.systems.index(baseline), data.systems.index(candidate)
     meet = ((data.a == b) & (data.b == c)) | ((data.a == c) & (data.b == b))
     rows = meet & (data.judged if chosen == "judge" else data.labelled)
-    enough = int(rows.sum()) >= preferences.MIN_LABELS
+    enough = int(rows.sum()) >= comparisons.MIN_LABELS
     met = (f"{candidate} and {baseline} meet in {int(meet.sum())} comparison(s)"
            + ("" if chosen == "judge" else f", {int(rows.sum())} labelled"))
     if pairing == "paired" and not enough:
-        raise ConfigError(f"{term('pairing')} paired (head-to-head): {met}; an interval needs {preferences.MIN_LABELS}")
+        raise ConfigError(f"{term('pairing')} paired (head-to-head): {met}; an interval needs {comparisons.MIN_LABELS}")
     confidence = 1 - alpha
     interval = interval_why = None
     informative, informative_why = _head_to_head_informative(data, b, c, rows, chosen)
@@ -494,7 +494,7 @@ def _edge_interval(head, candidate: str, estimator: str, confidence: float):
     k = head.systems.index(candidate)
     verdicts = head.judge if estimator == "judge" else head.human
     rows = np.isfinite(verdicts)
-    if int(rows.sum()) < preferences.MIN_LABELS:
+    if int(rows.sum()) < comparisons.MIN_LABELS:
         return None
     own = np.where(head.a == k, verdicts, 1 - verdicts)[rows]
     weights = None if head.probability is None or estimator == "judge" else head.probability[rows]
@@ -517,19 +517,19 @@ def _via_others(data, b: int, c: int, estimator: str, target: str, confidence: f
     """The difference of the two systems' win probabilities, over the part of the comparison graph that
     connects them: the estimator's win probabilities and their pairwise difference, as ``rank_systems``
     gives them in ``pairs`` (without the rest of a leaderboard: rank sets, shrunk, the recommended ranking)."""
-    parts = preferences.components(data)
+    parts = comparisons.components(data)
     part = next(p for p in parts if data.systems[b] in p)
     if data.systems[c] not in part:
         other = next(p for p in parts if data.systems[c] in p)
         raise ConfigError(f"{data.systems[c]!r} and {data.systems[b]!r} never meet, directly or through other "
-                          f"systems: the comparisons split them into separate groups ({preferences.group_text(part)} "
-                          f"and {preferences.group_text(other)})")
+                          f"systems: the comparisons split them into separate groups ({comparisons.group_text(part)} "
+                          f"and {comparisons.group_text(other)})")
     inside = np.isin(data.a, [data.systems.index(s) for s in part])
     connected = data.restricted(inside)
     labelled = int(connected.labelled.sum())
-    if estimator != "judge" and labelled < preferences.MIN_LABELS:
+    if estimator != "judge" and labelled < comparisons.MIN_LABELS:
         return (np.nan, np.nan, np.nan, f"{labelled} labelled comparison(s): an interval needs "
-                f"{preferences.MIN_LABELS}", 0, labelled, None)
+                f"{comparisons.MIN_LABELS}", 0, labelled, None)
     estimates = preferences.estimate(connected, estimator, estimand="win-prob", target=target, confidence=confidence,
                                      seed=seed, system_intervals=system_intervals)
     pairs = pairwise(estimates)
