@@ -1,0 +1,225 @@
+"""Style-controlled Bradley-Terry and Davidson's tie model: coverage on simulations, and how Arena-Hard's ranking moves.
+
+    .venv/bin/python -m bench.bench_style --arena-hard /work/data/arena-hard   # ~1 min: writes its docs section
+    .venv/bin/python -m bench.bench_style --no-write                           # the simulations only, printed
+
+(a) Simulation with known strengths and a known style effect: 8 systems, 4,000 comparisons between random pairs
+each draw, two standardised style covariates; the humans prefer ``a`` with probability ``sigmoid(beta_a - beta_b
++ 0.4 z_length + 0 z_bold)``, the judge with ``sigmoid(beta'_a - beta'_b + 1.0 z_length + 0.3 z_bold)`` (its
+strengths ``beta'`` off by N(0, 0.3) per system, fixed over draws) and agrees with the humans' draw 80% of the
+time beyond what the probabilities share (a common uniform); 400 comparisons labelled, drawn uniformly. Per
+system, the share of draws whose 95% style-controlled interval holds the true ``beta`` (centred), for the
+corrected and the human-only estimates; the length coefficient's mean estimate and coverage. Davidson: verdicts
+drawn from Davidson's model (nu 0.8), the coverage of nu's and the strengths' intervals.
+
+(b) Real data: Arena-Hard-Auto's first benchmark (arena-bench-v1 in lmarena/arena-hard-auto's git history: 300
+questions, 16 systems' answers, each graded 1-10 by GPT-4 against a reference). Its judgments are single grades,
+not pairwise verdicts: every two systems' answers to a question make one comparison, won by the higher grade
+(equal grades: a tie), with the shown order drawn at random. Style covariates from the two answers' texts;
+plain and style-controlled Bradley-Terry on the judge's verdicts, the Kendall tau between the two rankings, and
+Davidson's tie parameter. There are no human verdicts on these comparisons, and the shared Chatbot Arena file
+(human and judge verdicts) has no response texts, so the corrected style-controlled estimate is measured on
+the simulation only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from itertools import combinations
+from pathlib import Path
+
+import numpy as np
+
+from bench.common import command_line, describe_machine, table_head, table_row, write_doc_section
+from judgelab.evaluate.preferences import comparisons, estimate
+from judgelab.evaluate.style import davidson, style_covariates, style_estimate
+
+SECTION = "## Style control and ties (`bench/bench_style.py`)"
+K, N, LABELLED = 8, 4000, 400
+HUMAN_STYLE = np.array([0.4, 0.0])
+JUDGE_STYLE = np.array([1.0, 0.3])
+FEATURES = ("length", "bold")
+NU = 0.8
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return 1 / (1 + np.exp(-x))
+
+
+def simulate(rng: np.random.Generator, beta: np.ndarray, beta_judge: np.ndarray):
+    """(comparisons, covariates) of one draw; systems named s0..s7 in order of the true strengths."""
+    a = rng.integers(0, K, N)
+    b = (a + rng.integers(1, K, N)) % K
+    z = rng.normal(size=(N, 2))
+    u = rng.random(N)
+    human = (u < _sigmoid(beta[a] - beta[b] + z @ HUMAN_STYLE)).astype(float)
+    shared = np.where(rng.random(N) < 0.8, u, rng.random(N))
+    judge = (shared < _sigmoid(beta_judge[a] - beta_judge[b] + z @ JUDGE_STYLE)).astype(float)
+    labelled = np.zeros(N, dtype=bool)
+    labelled[rng.choice(N, LABELLED, replace=False)] = True
+    names = np.array([f"s{k}" for k in range(K)], dtype=object)
+    return comparisons(names[a], names[b], judge, np.where(labelled, human, np.nan)), z
+
+
+def simulation(draws: int, seed: int = 0) -> dict:
+    rng = np.random.default_rng(seed)
+    beta = np.linspace(-1, 1, K)
+    beta -= beta.mean()
+    beta_judge = beta + np.random.default_rng(99).normal(0, 0.3, K)
+    hits = {name: np.zeros(K) for name in ("corrected", "human")}
+    width = {name: [] for name in hits}
+    coef = {name: [] for name in (*hits, "judge")}
+    coef_hit = {name: 0 for name in coef}
+    lam = []
+    for _ in range(draws):
+        data, z = simulate(rng, beta, beta_judge)
+        order = [data.systems.index(f"s{k}") for k in range(K)]
+        for name in coef:
+            fit = style_estimate(data, z, name, features=FEATURES)
+            length = fit.coefficients["length"]
+            coef[name].append(length["value"])
+            coef_hit[name] += length["low"] <= HUMAN_STYLE[0] <= length["high"]
+            if name in hits:
+                ci = fit.strengths.ci[order]
+                hits[name] += (ci[:, 0] <= beta) & (beta <= ci[:, 1])
+                width[name].append(np.mean(ci[:, 1] - ci[:, 0]))
+            if name == "corrected":
+                lam.append(fit.judge_weight)
+    return {"coverage": {n: h / draws for n, h in hits.items()}, "width": {n: float(np.mean(w)) for n, w in width.items()},
+            "coef": {n: (float(np.mean(v)), float(np.std(v))) for n, v in coef.items()},
+            "coef_coverage": {n: h / draws for n, h in coef_hit.items()}, "lambda": float(np.mean(lam)), "draws": draws}
+
+
+def davidson_simulation(draws: int, seed: int = 1) -> dict:
+    rng = np.random.default_rng(seed)
+    beta = np.linspace(-1, 1, K)
+    beta -= beta.mean()
+    nu_hit, hits, nus = 0, np.zeros(K), []
+    names = np.array([f"s{k}" for k in range(K)], dtype=object)
+    for _ in range(draws):
+        a = rng.integers(0, K, N)
+        b = (a + rng.integers(1, K, N)) % K
+        d = beta[a] - beta[b]
+        total = np.exp(d / 2) + np.exp(-d / 2) + NU
+        u = rng.random(N)
+        win, tie = np.exp(d / 2) / total, NU / total
+        verdict = np.where(u < win, 1.0, np.where(u < win + tie, 0.5, 0.0))
+        data = comparisons(names[a], names[b], verdict)
+        fit = davidson(data)
+        order = [data.systems.index(f"s{k}") for k in range(K)]
+        ci = fit.strengths.ci[order]
+        hits += (ci[:, 0] <= beta) & (beta <= ci[:, 1])
+        nu_hit += fit.tie["low"] <= NU <= fit.tie["high"]
+        nus.append(fit.tie["nu"])
+    return {"nu_coverage": nu_hit / draws, "coverage": hits / draws, "nu": (float(np.mean(nus)), float(np.std(nus)))}
+
+
+# -- Arena-Hard v1 -----------------------------------------------------------------------------------------
+def _rows(path: Path) -> list[dict]:
+    with open(path, encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def arena_hard(folder: Path, seed: int = 0):
+    """(comparisons, first texts, second texts, mean tokens per system) from arena-bench-v1's answers and grades."""
+    answers: dict[str, dict[str, str]] = {}
+    for path in sorted((folder / "model_answer").glob("*.jsonl")):
+        for r in _rows(path):
+            answers.setdefault(r["model_id"].split("/")[-1], {})[r["question_id"]] = r["choices"][0]["turns"][0]
+    grades: dict[str, dict[str, float]] = {}
+    for path in sorted((folder / "model_judgment").glob("*.jsonl")):
+        for r in _rows(path):
+            if isinstance(r.get("score"), (int, float)) and r["score"] >= 0:  # -1: the grader's parse failure
+                grades.setdefault(r["model"].split("/")[-1], {})[r["question_id"]] = float(r["score"])
+    systems = sorted(set(grades) & set(answers))
+    rng = np.random.default_rng(seed)
+    first, second, verdicts, texts_a, texts_b = [], [], [], [], []
+    for question in sorted({q for s in systems for q in grades[s]}):
+        graded = [s for s in systems if question in grades[s] and question in answers[s]]
+        for x, y in combinations(graded, 2):
+            if rng.random() < 0.5:
+                x, y = y, x
+            gx, gy = grades[x][question], grades[y][question]
+            first.append(x)
+            second.append(y)
+            verdicts.append(0.5 if gx == gy else float(gx > gy))
+            texts_a.append(answers[x][question])
+            texts_b.append(answers[y][question])
+    return comparisons(first, second, verdicts), texts_a, texts_b
+
+
+def arena_section(folder: Path) -> list[str]:
+    data, texts_a, texts_b = arena_hard(folder)
+    covariates = style_covariates(texts_a, texts_b)
+    plain = estimate(data, "judge", estimand="bradley-terry")
+    styled = style_estimate(data, covariates, "judge")
+    ties = davidson(data)
+    ties_styled = davidson(data, covariates=covariates)
+    from scipy.stats import kendalltau
+
+    tau = kendalltau(plain.value, styled.strengths.value).statistic
+    rank_plain = np.argsort(np.argsort(-plain.value)) + 1
+    rank_style = np.argsort(np.argsort(-styled.strengths.value)) + 1
+    ties_share = float(np.mean(data.judge == 0.5))
+    lines = [f"{data.n:,} comparisons between {len(data.systems)} systems ({ties_share:.0%} ties); style features "
+             f"{', '.join(covariates.features)}" + (f" (left out, no variation: {', '.join(covariates.dropped)})"
+                                                     if covariates.dropped else "") + ".", "",
+             "Style coefficients (judge's verdicts; log-odds per standard deviation of the normalised difference, "
+             "95% sandwich intervals):", ""]
+    lines += table_head(["feature", "ties half", "Davidson"])
+    for f, c in styled.coefficients.items():
+        d = ties_styled.coefficients[f]
+        lines.append(table_row([f, f"{c['value']:+.3f} [{c['low']:+.3f}, {c['high']:+.3f}]",
+                                f"{d['value']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}]"]))
+    lines += ["", f"Kendall tau, plain vs style-controlled ranking: {tau:.3f}. Davidson's nu {ties.tie['nu']:.3f} "
+                  f"[{ties.tie['low']:.3f}, {ties.tie['high']:.3f}] (ties at equal strength "
+                  f"{ties.tie['tie_share_at_equal_strength']:.0%}); Kendall tau, ties-half vs Davidson strengths: "
+                  f"{kendalltau(plain.value, ties.strengths.value).statistic:.3f}.", ""]
+    lines += table_head(["system", "plain BT", "rank", "style-controlled BT", "rank", "moved", "Davidson"])
+    for k in np.argsort(rank_style):
+        ci = styled.strengths.ci[k]
+        lines.append(table_row([data.systems[k], f"{plain.value[k]:+.2f}", rank_plain[k],
+                                f"{styled.strengths.value[k]:+.2f} [{ci[0]:+.2f}, {ci[1]:+.2f}]", rank_style[k],
+                                f"{rank_plain[k] - rank_style[k]:+d}", f"{ties.strengths.value[k]:+.2f}"]))
+    return lines
+
+
+def simulation_section(draws: int) -> list[str]:
+    sim, dav = simulation(draws), davidson_simulation(draws)
+    lines = table_head(["estimate", "worst system's coverage", "mean coverage", "mean width",
+                        "length coefficient (true 0.4): mean (sd)", "its coverage"])
+    for name in ("corrected", "human"):
+        cov = sim["coverage"][name]
+        mean, sd = sim["coef"][name]
+        lines.append(table_row([name, f"{cov.min():.3f}", f"{cov.mean():.3f}", f"{sim['width'][name]:.3f}",
+                                f"{mean:.3f} ({sd:.3f})", f"{sim['coef_coverage'][name]:.3f}"]))
+    mean, sd = sim["coef"]["judge"]
+    lines.append(table_row(["judge", "-", "-", "-", f"{mean:.3f} ({sd:.3f})", f"{sim['coef_coverage']['judge']:.3f}"]))
+    lines += ["", f"{sim['draws']} draws; mean tuned lambda {sim['lambda']:.2f}. The judge's own length coefficient "
+                  f"estimates its taste (1.0), not the humans'. Davidson (nu {NU}): nu {dav['nu'][0]:.3f} "
+                  f"(sd {dav['nu'][1]:.3f}), its 95% interval covered {dav['nu_coverage']:.3f}; strengths covered "
+                  f"{dav['coverage'].min():.3f}-{dav['coverage'].max():.3f} per system."]
+    return lines
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--arena-hard", type=Path, help="arena-bench-v1 extracted from lmarena/arena-hard-auto's "
+                                                         "history (model_answer/, model_judgment/)")
+    parser.add_argument("--draws", type=int, default=300)
+    parser.add_argument("--no-write", action="store_true", help="print only")
+    args = parser.parse_args(argv)
+    parts = [f"`{command_line('bench.bench_style', argv)}` on {describe_machine()}.", "",
+             __doc__.split("\n\n", 2)[2].strip(), "", "### (a) Simulation", "", *simulation_section(args.draws), ""]
+    if args.arena_hard is not None:
+        parts += ["### (b) Arena-Hard-Auto v1 (arena-bench-v1), GPT-4's grades as pairwise verdicts", "",
+                  *arena_section(args.arena_hard), ""]
+    body = "\n".join(parts)
+    print(body)
+    if not args.no_write and args.arena_hard is not None:
+        write_doc_section("bench_style", body, heading=SECTION)
+
+
+if __name__ == "__main__":
+    main()
