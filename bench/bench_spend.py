@@ -19,11 +19,18 @@ Chatbot Arena (``arena``): its 18,833 comparisons and three judges at published 
 labels at $0.50 and at $2; pilots of 200 and 500 uniformly drawn labelled comparisons; each plan carried
 out with fresh uniform draws of its labels, the win probability's corrected estimate with its judges
 (``plan_spend_comparisons``).
+
+TREC DL 2019 runs (``trec``): the 37 runs' nDCG@10 over the 30 judged queries (5,353 query-passage pairs),
+TREMA's Llama-3-8B and Llama-3.3-70B judges (four-prompts, published labels) at a stated price per pair
+judged (:data:`TREC_PRICES`), a human label at $0.10 a pair, so labelling a query costs its pool (178 pairs
+on average, $17.84); a labelled query serves every run. Pilots of 5 and 8 random queries; each plan carried
+out with fresh random queries, the corrected (or human-only) estimate of every run.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import itertools
 import json
 import time
@@ -40,7 +47,7 @@ from judgelab.evaluate.estimators import corrected, human_only
 from judgelab.evaluate.spend import SpendOption, plan_spend
 
 SECTION = "## Many judges, one budget: the spend planner (`bench/bench_spend.py`)"
-SETS = ("hanna:coherence", "hanna:relevance", "hanna:engagement", "arena")
+SETS = ("hanna:coherence", "hanna:relevance", "hanna:engagement", "arena", "trec")
 PRICES = {"Mistral-7B": 0.0002, "Llama-13B": 0.0004, "Beluga-13B": 0.0004, "OrcaPlatypus": 0.0004, "ChatGPT": 0.002}
 LABEL_COST = 0.5
 BUDGETS = (60.0, 100.0, 200.0)
@@ -54,12 +61,18 @@ ARENA_PRICES = {"gpt-4-0125-preview": 0.019, "claude-3-opus-20240229": 0.0375, "
 ARENA_BUDGETS = ((0.5, (300.0, 1200.0)), (2.0, (2000.0, 6000.0)))
 ARENA_PILOTS = (200, 500)
 ARENA_PILOT_DRAWS = 5
+#: $ per query-passage pair judged: TREMA's four prompts, four calls a pair, at $0.0002 (8B) and $0.001 (70B) a call
+TREC_PRICES = {"TREMA-4prompts/llama3-8b": 0.0008, "TREMA-4prompts/llama3.3-70b": 0.004}
+TREC_LABEL_COST = 0.1  # $ per pair a person labels
+TREC_BUDGETS = (200.0, 300.0, 450.0)  # about 11, 16 and 25 labelled queries of the 30
+TREC_PILOTS = (5, 8)  # labelled queries
+TREC_PILOT_DRAWS = 10
 
 
 def arena_panel():
     """Chatbot Arena's comparisons with its three judges' preferences (every human verdict kept: the truth)."""
     from bench.bench_pairwise import JUDGES, arena_data
-    from judgelab.evaluate.preferences import comparisons, preferences
+    from judgelab.evaluate.comparisons import comparisons, preferences
 
     _, a, b, human, verdicts = arena_data()
     full = comparisons(a, b, verdicts[next(iter(JUDGES))], human)
@@ -119,6 +132,30 @@ def _roles(plan, carry_out, key: dict) -> list[dict]:
     return rows
 
 
+@functools.cache
+def trec_panel():
+    """TREC DL 2019's runs with the TREMA judges of :data:`TREC_PRICES`, and each query's judged pairs."""
+    from collections import Counter
+
+    from bench.bench_evaluate import SHARED, query_problem
+    from judgelab.data import load_items
+
+    singles = [query_problem(name) for name in TREC_PRICES]
+    panel = singles[0].with_judges(np.stack([p.judge for p in singles], axis=-1), list(TREC_PRICES))
+    per_query = Counter(str(item.qid) for item in load_items(SHARED / "trec_dl2019.jsonl"))
+    return panel, np.array([per_query[q] for q in panel.units])
+
+
+def trec_cell(budget: float, pilot_size: int, pilot_seed: int, draws: int) -> list[dict]:
+    panel, pairs = trec_panel()
+    truth = truth_of(panel)
+    pilot = draw(panel, pilot_size, seed=100 * pilot_size + pilot_seed).design
+    plan = plan_spend(panel, pilot, budget=budget, judge_costs=TREC_PRICES, label_cost=TREC_LABEL_COST,
+                      seed=pilot_seed, pairs=pairs)
+    return _roles(plan, lambda option: carried_out(panel, option, draws, truth),
+                  {"set": "trec_dl2019 runs", "budget": budget, "share": pilot_size, "pilot": pilot_seed})
+
+
 def panel_problem(spec: str):
     dataset, aspect = spec.split(":")
     names = [n for n in judges_of(dataset) if "eval_prompt_1" in n]
@@ -159,6 +196,11 @@ def cell(spec: str, budget: float, share: float, pilot_seed: int, draws: int) ->
 
 def cells(spec: str):
     """(the results file's key without draws, the function giving its rows) for every cell of ``spec``."""
+    if spec == "trec":
+        for budget, size, pilot in itertools.product(TREC_BUDGETS, TREC_PILOTS, range(TREC_PILOT_DRAWS)):
+            yield (("trec_dl2019 runs", budget, size, pilot),
+                   lambda draws, b=budget, n=size, p=pilot: trec_cell(b, n, p, draws))
+        return
     if spec == "arena":
         for label_cost, budgets in ARENA_BUDGETS:
             for budget, size, pilot in itertools.product(budgets, ARENA_PILOTS, range(ARENA_PILOT_DRAWS)):
@@ -201,7 +243,7 @@ def summary(rows: list[dict]) -> list[dict]:
     for (spec, budget, share, role), members in groups.items():
         ratio = np.array([r["measured"] / r["predicted"] for r in members])
         inside = np.mean([r["range"][0] <= r["measured"] <= r["range"][1] for r in members])
-        judges = sorted({", ".join(j.split("/")[0] for j in r["judges"]) or "-" for r in members})
+        judges = sorted({", ".join(map(_short, r["judges"])) or "-" for r in members})
         out.append({"set": spec, "budget": budget, "share": share, "role": role, "pilots": len(members),
                     "judges": "; ".join(judges), "labels": float(np.mean([r["labels"] for r in members])),
                     "measured": float(np.mean([r["measured"] for r in members])),
@@ -211,8 +253,15 @@ def summary(rows: list[dict]) -> list[dict]:
     return out
 
 
+def _short(judge: str) -> str:
+    """A judge's name in the table: HANNA's rater without its prompt, TREMA's model without its prompt set."""
+    prompts, _, model = judge.partition("/")
+    return model if prompts.startswith("TREMA") else prompts
+
+
 def line(r: dict) -> str:
-    pilot = f"{r['share']:.0%}" if r["share"] < 1 else f"{r['share']:g} labels"
+    unit = "queries" if r["set"].startswith("trec") else "labels"
+    pilot = f"{r['share']:.0%}" if r["share"] < 1 else f"{r['share']:g} {unit}"
     cells = [r["set"], f"${r['budget']:g}", pilot, r["role"], r["judges"], f"{r['labels']:.0f}",
              f"{r['measured']:.3f}", f"{r['ratio_median']:.3f}", f"{r['ratio_low']:.3f}-{r['ratio_high']:.3f}",
              f"{r['within']:.0%}", f"{r['inside']:.0%}", f"{r['worst']:.3f}"]
@@ -227,7 +276,9 @@ HEAD = ["set", "budget", "pilot", "plan", "judges run (over the pilots)", "label
 def doc(rows: list[dict], args, minutes: float) -> str:
     lines = summary(rows)
     out = [f"Machine: {describe_machine()}. Command: `python -m bench.bench_spend --draws {args.draws} --write` "
-           f"({minutes:.0f} min). HANNA, the five LLM raters on `eval_prompt_1` at a stated price per call (7B "
+           f"({f'{minutes:.0f} min' if minutes >= 1 else 'rows reused from the results file'}; a cell already in "
+           "the results file is not run again, `--fresh` runs every cell). HANNA, "
+           "the five LLM raters on `eval_prompt_1` at a stated price per call (7B "
            "$0.0002, 13B $0.0004, ChatGPT $0.002), $0.50 a human label; pilots of 10% and 20% of the stories "
            f"({PILOTS} pilot draws each); each plan carried out {args.draws} times with fresh stratified labels, "
            "the CLI's defaults. `plan`: the planner's choice; `humans alone` and `best single judge` (chosen on "
@@ -235,10 +286,15 @@ def doc(rows: list[dict], args, minutes: float) -> str:
            f"(${ARENA_PRICES['gpt-4-0125-preview']:g} GPT-4, ${ARENA_PRICES['claude-3-opus-20240229']:g} Claude 3 "
            f"Opus, ${ARENA_PRICES['gpt-3.5-turbo']:g} GPT-3.5 a comparison: 1,000 prompt and 300 completion tokens), "
            f"$0.50 or $2 a human label, pilots of 200 and 500 labelled comparisons ({ARENA_PILOT_DRAWS} draws each), "
-           "the win probability (ties half).", "",
+           "the win probability (ties half). TREC DL 2019: the 37 runs' nDCG@10 over 30 queries, TREMA's Llama-3-8B "
+           f"and Llama-3.3-70B judges at ${TREC_PRICES['TREMA-4prompts/llama3-8b']:g} and "
+           f"${TREC_PRICES['TREMA-4prompts/llama3.3-70b']:g} a query-passage pair (four calls), ${TREC_LABEL_COST:g} a "
+           f"pair a person labels (a query's pool: 178 pairs on average); pilots of 5 and 8 random queries "
+           f"({TREC_PILOT_DRAWS} draws each); `labels` are labelled queries, each serving every run; `worst "
+           "system`: the worst run.", "",
            *table_head(HEAD)]
     out += [line(r) for r in lines]
-    for family in ("hanna", "arena"):
+    for family in ("hanna", "arena", "trec"):
         mine = [r for r in rows if r["set"].startswith(family)]
         if mine:
             out += ["", _closing(family, mine)]
@@ -250,7 +306,8 @@ def _closing(family: str, rows: list[dict]) -> str:
     humans = [chosen[k] / r["measured"] for k, r in _by_role(rows, "humans alone").items()]
     single = [chosen[k] / r["measured"] for k, r in _by_role(rows, "best single judge").items()]
     within = np.mean([abs(r["measured"] / r["predicted"] - 1) <= 0.15 for r in rows])
-    return (f"{'HANNA' if family == 'hanna' else 'Chatbot Arena'}: plans whose measured width is within 15% of the "
+    title = {"hanna": "HANNA", "arena": "Chatbot Arena", "trec": "TREC DL 2019 runs"}[family]
+    return (f"{title}: plans whose measured width is within 15% of the "
             f"predicted one: {within:.0%} of {len(rows)}. The plan chosen, measured, over humans alone at the same "
             f"spend: {min(humans):.3f}-{max(humans):.3f}; over the best single judge with humans: "
             + (f"{min(single):.3f}-{max(single):.3f}." if single else "no single judge fits the budget."))

@@ -84,7 +84,7 @@ def test_a_budget_short_of_ten_labels_a_system_plans_nothing():
 # -- comparisons between systems ---------------------------------------------------------------------------
 def arena(seed=0, n=6000, systems=6):
     """Comparisons whose human preference follows a latent quality difference; 'sharp' sees it, 'blind' not."""
-    from judgelab.evaluate.preferences import comparisons
+    from judgelab.evaluate.comparisons import comparisons
 
     rng = np.random.default_rng(seed)
     a = rng.integers(0, systems, n)
@@ -133,7 +133,7 @@ def test_comparisons_the_predicted_width_is_the_width_the_plan_gets():
     assert abs(np.mean(widths) / plan.best.width - 1) < 0.15
 
 
-def test_a_spend_plan_on_comparison_items_reads_their_judges_and_refuses_runs(tmp_path):
+def test_a_spend_plan_on_comparison_items_reads_their_judges_and_relevance_items_need_runs(tmp_path):
     from judgelab.data import Item, Judgment
     from judgelab.evaluate.spend import plan_spend_for
 
@@ -149,5 +149,8 @@ def test_a_spend_plan_on_comparison_items_reads_their_judges_and_refuses_runs(tm
     with pytest.raises(ConfigError, match="pilot"):
         plan_spend_for(items, judged, budget=400, judge_costs={"sharp": 0.01}, label_cost=0.5)
     queries = [Item(id="r1", qid="q1", docid="d1", query="q", passage="p", label=1)]
-    with pytest.raises(ConfigError, match="system_id or comparisons"):
+    with pytest.raises(ConfigError, match="relevance items is for the runs they rank: give runs"):
         plan_spend_for(queries, [], budget=10, judge_costs={}, label_cost=0.5, human_ids="all")
+    with pytest.raises(ConfigError, match="runs scores TREC runs and needs relevance items"):
+        plan_spend_for([Item(id="i", system_id="s", output="x", scores={"q": 1})], [], budget=10,
+                       judge_costs={}, label_cost=0.5, human_ids="all", runs=str(tmp_path))

@@ -391,7 +391,8 @@ def evaluate(data: Any, judgments: Any = None, *, source: str | None = None, par
              scale: tuple[float, float] | None = None, until_decided: Literal["best"] | None = None,
              skewness_correction: bool = True, bootstrap: int = 1000, seed: int = 0, confidence: float = 0.95,
              estimand: Estimand = "win-prob", baseline: str | None = None, rank_method: RankMethod = "auto",
-             bt_intervals: Literal["sandwich", "bootstrap"] = "sandwich", out: str | Path | None = None) -> Evaluation:
+             bt_intervals: Literal["sandwich", "bootstrap"] = "sandwich", out: str | Path | None = None,
+             style_control: bool = False, ties: Literal["half", "davidson"] = "half") -> Evaluation:
     """Which system is better, and how sure (``judgelab evaluate``): each system's estimate judge-only, human-only
     on the labelled units, corrected (prediction-powered) and shrunk, with per-system intervals, rank intervals
     and Holm-corrected pairwise tests (docs/evaluate.md, docs/pairwise.md).
@@ -429,6 +430,10 @@ def evaluate(data: Any, judgments: Any = None, *, source: str | None = None, par
         baseline: comparisons: the system whose win rate against the others ``baseline-win-rate`` estimates.
         rank_method: comparisons: how the simultaneous rank sets are made.
         bt_intervals: comparisons, Bradley-Terry: ``sandwich`` or ``bootstrap`` intervals.
+        style_control: comparisons with ``output_a``/``output_b``: also the style-controlled Bradley-Terry fits
+            (length and markdown covariates, their coefficients, Kendall tau against the plain ranking), in
+            ``.style`` (docs/evaluate.md, "Style control and ties").
+        ties: comparisons: ``half`` (a tie is half a win, the leaderboard's) or also ``davidson``'s tie model.
         out: also write a report folder (systems.json, systems.csv, pairs.csv, report.html).
 
     Returns:
@@ -455,17 +460,33 @@ def evaluate(data: Any, judgments: Any = None, *, source: str | None = None, par
 
         check_systems_folder(out)
     # comparisons between systems in a JSON-lines file: read in one pass, a few fields a row (comparison_file.py)
-    table = read_comparison_table(data, judgments, judge=judge, field=field) if out is None and source is None else None
+    styled = style_control or ties != "half"  # reads the responses' texts: the items themselves, not the table
+    table = (read_comparison_table(data, judgments, judge=judge, field=field)
+             if out is None and source is None and not styled else None)
     items, judged, source = (table, [], None) if table is not None else _inputs(data, judgments, source, field,
                                                                                  partial)
     labels, aspect = _human(human, items if table is None else table.rows, aspect)
     ids, sample_file = _human_ids(human_ids)
+    style = None
+    if styled:  # first: a comparison without its texts is refused before anything is estimated or written
+        from judgelab.evaluate.style import style_for_items
+
+        style = style_for_items(items, judged, judge=judge, human=labels, human_ids=ids, sample=sample_file,
+                                style_control=style_control, ties=ties, target=target, confidence=confidence,
+                                where=_named(data)).to_dict()
     report = run_evaluate(items, judged, aspect=aspect, judge=judge, human=labels, human_ids=ids, sample=sample_file,
                           runs=runs, measure=measure, unjudged=unjudged, calibration=calibration, target=target,
                           variance=variance, n_resamples=bootstrap, seed=seed, confidence=confidence,
                           skewness_correction=skewness_correction, estimand=estimand, baseline=baseline,
                           rank_method=rank_method, bt_intervals=bt_intervals, intervals=intervals,
                           scale=_scale(scale), until_decided=until_decided)
+    if style is not None:
+        from dataclasses import replace
+
+        from judgelab.evaluate.preferences import PreferenceReport
+
+        assert isinstance(report, PreferenceReport)  # style_for_items refused items that are not comparisons
+        report = replace(report, style=style)
     if out is not None:
         from judgelab.report.systems import write_systems_report
 
@@ -690,27 +711,31 @@ def plan_labels(data: Any, judgments: Any, width: float, *, human: Any = None, h
 
 def plan_spend(data: Any, judgments: Any, budget: float, *, judge_costs: Mapping[str, float] | None = None,
                label_cost: float | None = None, human: Any = None, human_ids: Any = None, aspect: str | None = None,
-               judge: str | None = None, field: str | None = None, seed: int = 0) -> SpendPlan:
+               judge: str | None = None, field: str | None = None, runs: Any = None, measure: str = "nDCG@10",
+               seed: int = 0) -> SpendPlan:
     """What ``budget`` buys (``judgelab sample --spend``): which judges to run on every unit and how many units
     to label for the narrowest intervals, predicted from a pilot (the judges' verdicts and the labels so far).
 
     Args:
-        data: pointwise items with ``system_id``, or comparisons between systems.
+        data: pointwise items with ``system_id``, relevance items with ``runs``, or comparisons between systems.
         judgments: the judges' verdicts on the pilot (a file or run folder, a list; a list of several judges').
         budget: the money to spend, in the unit of ``judge_costs`` and ``label_cost``.
         judge_costs: each judge's cost per unit judged, ``{judge name (or its start): price}`` (0 for one already
-            run); one for every judge.
-        label_cost: the cost of one human label.
+            run); one for every judge. Runs: per query-document pair judged.
+        label_cost: the cost of one human label (runs: of one query-document pair; a labelled query costs its
+            pairs, and serves every run).
         human: a labels file (or ``{item id: value}``) whose labels count.
         human_ids: ``"all"``, the ids whose labels count, a sample file or ``jl.sample``'s draw.
         aspect: the aspect scored (default: the only one).
         judge: which judge of a file holding several (a list: several).
         field: the judgments' field holding the verdict.
+        runs: relevance items: a folder of TREC run files (each run is a system, scored with ``measure``).
+        measure: runs: the ir_measures measure (default nDCG@10).
         seed: seed of the pilot's resamples.
 
     Returns:
         A :class:`~judgelab.api.results.SpendPlan`: ``options`` (narrowest first), ``best``, ``next_money``,
-        ``left_out``, ``to_pandas()``.
+        ``left_out``, ``to_pandas()``, ``draw(seed=...)`` (the ids to label, as :func:`sample`'s result).
 
     Raises:
         ConfigError: a missing cost or pilot, or a budget that buys no plan with 10 labels a system.
@@ -729,11 +754,14 @@ def plan_spend(data: Any, judgments: Any, budget: float, *, judge_costs: Mapping
     labels, aspect = _human(human, items, aspect)
     ids, sample_file = _human_ids(human_ids)
     plan = plan_spend_for(items, judged, budget=budget, judge_costs=dict(judge_costs), label_cost=label_cost,
-                          aspect=aspect, judge=judge, human=labels, human_ids=ids, sample=sample_file, seed=seed)
+                          aspect=aspect, judge=judge, human=labels, human_ids=ids, sample=sample_file, seed=seed,
+                          runs=runs, measure=measure)
     if plan.best is None:
-        raise ConfigError(f"{spending} {budget:g} buys no plan with 10 labels a system ({len(plan.systems)} systems: "
-                          f"at least {10 * len(plan.systems) * label_cost:g} in labels alone)")
-    return wrap(SpendPlan, plan)
+        what, why = (("10 labelled queries", f"a query's pairs at {term('label_cost')} {label_cost:g}") if
+                     plan.unit == "queries" else ("10 labels a system", f"{len(plan.systems)} systems"))
+        raise ConfigError(f"{spending} {budget:g} buys no plan with {what} ({why}: at least {plan.least_spend:.4g} in "
+                          "labels alone)")
+    return wrap(SpendPlan, plan, items=tuple(items))
 
 
 # -- glue the verbs share ---------------------------------------------------------------------------------

@@ -136,6 +136,14 @@ def evaluate(
     bt_intervals: Annotated[str, typer.Option(
         "--bt-intervals", help="Comparisons, --estimand bradley-terry: sandwich (default) or bootstrap intervals "
                                "(--bootstrap resamples of the comparisons, each refitted).")] = "sandwich",
+    style_control: Annotated[bool, typer.Option(
+        "--style-control", help="Comparisons with output_a/output_b: also Bradley-Terry with length and markdown "
+                                "covariates (Chatbot Arena's style control): the style coefficients and the "
+                                "style-controlled leaderboard.")] = False,
+    ties: Annotated[str, typer.Option(
+        "--ties", callback=one_of("half", "davidson"),
+        help="Comparisons: a tie is half a win (half, the leaderboard's), or also Davidson's tie model "
+             "(davidson): strengths and the tie parameter.")] = "half",
     monitor: Annotated[bool, typer.Option(
         "--monitor", help="Watch each system's judged mean over time (--time-field) and raise an alarm when it moves "
                           "from its reference period; confidence sequences: no false alarm, anywhere in the stream, "
@@ -177,13 +185,16 @@ def evaluate(
                               scale=parse_scale(scale), until_decided=until_decided,
                               skewness_correction=skewness_correction, bootstrap=bootstrap, seed=seed,
                               confidence=confidence, estimand=estimand, baseline=baseline, rank_method=rank_method,
-                              bt_intervals=bt_intervals, out=out)
+                              bt_intervals=bt_intervals, out=out, style_control=style_control, ties=ties)
     written = None if out is None else Path(out) / "report.html"
     if as_json:
         typer.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
     else:
         for renderable in systems_tables(report, console.width):
             console.print(renderable, soft_wrap=isinstance(renderable, str))
+        if getattr(report, "style", None) is not None:  # comparisons with --style-control or --ties davidson
+            for renderable in style_tables(report.style, console.width):
+                console.print(renderable, soft_wrap=isinstance(renderable, str))
     if written is not None:
         typer.echo(f"report: {printable(written)}", err=as_json)
     if report.decision is not None and not report.decision["decided"]:
@@ -191,6 +202,55 @@ def evaluate(
 
 
 NOT_DECIDED = 3  # --until-decided: the labels so far do not decide the question (keep labelling)
+
+
+def _signed(value: float | None, low: float | None = None, high: float | None = None) -> str:
+    """``+0.359 [+0.329, +0.389]``; "n/a" without a value, the value alone without an interval."""
+    if value is None:
+        return "n/a"
+    return f"{value:+.3f}" + ("" if low is None or high is None else f" [{low:+.3f}, {high:+.3f}]")
+
+
+def style_tables(style: dict[str, Any], width: int = 120) -> list[Any]:
+    """``--style-control`` / ``--ties davidson``: the style coefficients per estimator, the style-controlled
+    strengths beside the plain ones with the Kendall tau between the rankings, Davidson's tie parameter."""
+    from judgelab.commands._tables import named_table
+
+    out: list[Any] = []
+    fits, davidson = style["style_controlled"], style["davidson"]
+    if fits:
+        covariates = style["covariates"]
+        names = list(next(iter(fits.values()))["coefficients"])
+        columns = [(name, [_signed(*(fit["coefficients"][f][k] for k in ("value", "low", "high"))) for f in names])
+                   for name, fit in fits.items()]
+        out.append(named_table(names, columns, width, name_header="feature",
+                               title="Style coefficients (log-odds per standard deviation of (a - b) / (a + b + 1))"
+                               ).table)
+        if covariates["dropped"]:
+            out.append(f"left out (no variation over the comparisons): {escape(', '.join(covariates['dropped']))}")
+        systems = list(next(iter(fits.values()))["strengths"])
+        last = list(fits)[-1]  # the corrected fit when there are labels, else the judge's
+        value = {s: fits[last]["strengths"][s]["value"] for s in systems}
+        order = sorted(systems, key=lambda s: (value[s] is None, -(value[s] or 0.0)))
+        columns = [(f"{name} style-controlled", [_signed(fit["strengths"][s]["value"], *fit["strengths"][s]["ci"])
+                                                 for s in order]) for name, fit in fits.items()]
+        columns.append((f"{last} plain", [_signed(style["plain_bradley_terry"][last][s]) for s in order]))
+        out.append(named_table(order, columns, width, title=f"Style-controlled Bradley-Terry strengths, ranked by "
+                                                            f"the {last} fit").table)
+        taus = ", ".join(f"{name} {tau:.3f}" for name, tau in style["kendall_tau_plain_vs_style"].items()
+                         if tau is not None)
+        out.append(f"Kendall tau between the plain and the style-controlled ranking: {taus}")
+    for name, fit in davidson.items():
+        tie = fit["tie"]
+        if tie["nu"] is None:
+            out.append(f"[yellow]Davidson ({name}): no finite fit[/] (a system or a covariate decides every "
+                       "comparison)")
+            continue
+        out.append(f"Davidson ({name}): tie parameter nu {tie['nu']:.3f} [{tie['low']:.3f}, {tie['high']:.3f}], "
+                   f"{tie['tie_share_at_equal_strength']:.0%} ties between equal systems "
+                   f"({tie['observed_tie_share']:.0%} observed); strengths "
+                   + ", ".join(f"{escape(s)} {_signed(one['value'], *one['ci'])}" for s, one in fit["strengths"].items()))
+    return out + [f"[yellow]{escape(note)}[/]" for note in style["notes"]]
 
 
 def _monitor(data, judgments, aspect, judge, field, time_field, reference_until, scale, confidence, as_json,
@@ -424,7 +484,8 @@ def _decision_line(decision: dict[str, Any]) -> str:
 # -- sample -------------------------------------------------------------------------------------------
 def sample(
     data: Data,
-    out: Annotated[Path | None, typer.Option("--out", "-o", help="Write the drawn ids here (id<TAB>probability).")] = None,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Write the drawn ids here (id<TAB>probability); "
+                                             "with --spend, the plan's: the ids to label (annotate --ids).")] = None,
     budget: Annotated[float | None, typer.Option(
         "--budget", "-n", callback=checked("Positive"), help="Units to draw: a count (e.g. 50) or a fraction of them (e.g. 0.1).")] = None,
     judgments_given: Annotated[list[Path] | None, typer.Option(
@@ -461,8 +522,12 @@ def sample(
 
     judgments, judge = one_or_several(judgments_given), one_or_several(judge_given)
     if spend is not None:
-        _print_spend(console, data, judgments, judge, aspect, field, human, human_ids, spend, judge_cost, label_cost,
-                     seed)
+        if out is not None:
+            _check_spend_out(out, budget)
+        plan_made = _print_spend(console, data, judgments, judge, aspect, field, human, human_ids, spend, judge_cost,
+                                 label_cost, runs, seed)
+        if out is not None:
+            _write_spend_draw(console, plan_made, data, aspect, out, seed)
         if budget is None:
             return
     if plan is not None:
@@ -485,37 +550,88 @@ def sample(
                   f"-> {escape(str(out))}")
 
 
+def _check_spend_out(out: Path, budget: float | None) -> None:
+    """--spend --out: refused before any work when it cannot be written (nothing is written on error)."""
+    from judgelab.files import writable_file
+
+    if budget is not None:
+        raise ConfigError("--out with --spend writes the plan's draw; with --budget, a draw of that many: give one")
+    if not out.parent.is_dir():
+        raise ConfigError(f"--out {out}: no folder {out.parent}; create it first, or write the draw elsewhere")
+    writable_file(out)
+
+
 def _print_spend(console, data, judgments, judge, aspect, field, human, human_ids, spend: float,
-                 judge_cost: list[str] | None, label_cost: float | None, seed: int) -> None:
-    """--spend: the plans a budget allows, narrowest first, the chosen one marked, and what more money buys."""
+                 judge_cost: list[str] | None, label_cost: float | None, runs, seed: int):
+    """--spend: the plans a budget allows, narrowest first, the chosen one marked, and what more money buys;
+    the judges to run on every unit, each with the command that runs it. Returns the plan."""
     from judgelab.api.verbs import plan_spend
     from judgelab.commands._tables import named_table
 
     plan = plan_spend(data, judgments, spend, judge_costs=_costs(judge_cost or []), label_cost=label_cost,
-                      human=human, human_ids=human_ids, aspect=aspect, judge=judge, field=field, seed=seed)
+                      human=human, human_ids=human_ids, aspect=aspect, judge=judge, field=field, runs=runs, seed=seed)
     rows = plan.options[:12]
     names = [", ".join(o.judges) or "humans alone" for o in rows]
-    columns = [("plan", ["*" if o is plan.best else "" for o in rows]), ("labels", [str(o.labels) for o in rows]),
+    labelled = "queries" if plan.unit == "queries" else "labels"
+    columns = [("plan", ["*" if o is plan.best else "" for o in rows]), (labelled, [str(o.labels) for o in rows]),
+               *([("pairs", [str(o.human_labels) for o in rows])] if plan.unit == "queries" else []),
                ("spend", [f"{o.cost:.4g}" for o in rows]),
                ("width", [f"{o.width:.3f}" for o in rows]),
                ("80% range", [f"{o.range[0]:.3f}-{o.range[1]:.3f}" for o in rows])]
-    fitted = named_table(names, columns, console.width, name_header="judges run on every item",
-                         title=f"What {spend:g} buys (mean interval width over systems, predicted from the pilot)")
+    every = {"queries": "query-document pair", "comparisons": "comparison"}.get(plan.unit, "item")
+    fitted = named_table(names, columns, console.width, name_header=f"judges run on every {every}",
+                         title=f"What {spend:g} buys (mean interval width over "
+                               f"{'runs' if plan.unit == 'queries' else 'systems'}, predicted from the pilot)")
     console.print(fitted.table)
     for line in fitted.notes(console.width, "judge names"):
         console.print(line, soft_wrap=True)
-    judges = f"{escape(', '.join(plan.best.judges))} on every item" if plan.best.judges else "no judge"
-    console.print(f"* the plan: {judges}, {plan.best.labels} labels (the narrowest, or of plans within 1% of it "
-                  "the one with the fewest judges)", soft_wrap=True)
+    judges = f"{escape(', '.join(plan.best.judges))} on every {every}" if plan.best.judges else "no judge"
+    bought = (f"{plan.best.labels} labelled queries (about {plan.best.human_labels} pairs), each serving every run"
+              if plan.unit == "queries" else f"{plan.best.labels} labels")
+    console.print(f"* the plan: {judges}, {bought} (the narrowest, or of plans within 1% of it the one with the fewest "
+                  "judges)", soft_wrap=True)
+    for name in plan.best.judges:  # the command that runs each judge the plan keeps, on every unit
+        console.print(f"  run {escape(name)}: judgelab judge --data {escape(str(data))} --config <{escape(name)}'s "
+                      f"config> --out runs/{escape(_slug(name))}", soft_wrap=True)
     for move in plan.next_money:
         if move["what"] == "more labels":
-            console.print(f"more money: {move['money']:.4g} more buys {move['labels'] - plan.best.labels} labels, "
+            more = move["labels"] - plan.best.labels
+            units = ("query" if more == 1 else "queries") if plan.unit == "queries" else labelled
+            console.print(f"more money: {move['money']:.4g} more buys {more} {units}, "
                           f"width {move['width']:.3f}")
         elif move["width"] is not None:
             console.print(f"{escape(move['what'])} (costs {move['money']:.4g}): width {move['width']:.3f} with "
-                          f"{move['labels']} labels")
+                          f"{move['labels']} {labelled}")
     if plan.left_out:
-        console.print(f"[dim]{len(plan.left_out)} set(s) of judges leave under 10 labels a system: not planned[/]")
+        under = "10 labelled queries" if plan.unit == "queries" else "10 labels a system"
+        console.print(f"[dim]{len(plan.left_out)} set(s) of judges leave under {under}: not planned[/]")
+    return plan
+
+
+def _slug(name: str) -> str:
+    """A judge's name as a folder name: what is not a letter, digit, dot or dash becomes a dash."""
+    import re
+
+    return re.sub(r"[^A-Za-z0-9.-]+", "-", name).strip("-") or "judge"
+
+
+def _write_spend_draw(console, plan, data, aspect, out: Path, seed: int) -> None:
+    """--spend --out: the plan's draw, the ids people label (what the pilot labelled already counts)."""
+    drawn = plan.draw(seed=seed)
+    if not drawn.ids:
+        console.print(f"the pilot's {plan.best.labels} labels already cover the plan: nothing new to label, nothing "
+                      f"written to {escape(str(out))}")
+        return
+    drawn.write(out)
+    head = drawn.header or {}
+    what = (f"{len(drawn.ids)} query-document pairs of {head.get('queries')} new queries" if plan.unit == "queries"
+            else f"{len(drawn.ids)} new {plan.unit}")
+    console.print(f"{what} to label -> {escape(str(out))} (the plan's {plan.best.labels}: {head.get('pilot', 0)} from "
+                  "the pilot, the rest new)", soft_wrap=True)
+    console.print(f"  label them: judgelab annotate --data {escape(str(data))} --aspect {escape(aspect or ('relevance' if plan.unit == 'queries' else 'ASPECT'))} "
+                  f"--ids {escape(str(out))} --out labels.jsonl", soft_wrap=True)
+    console.print("  then evaluate with every label, the pilot's and these (--human), and every judge the plan runs",
+                  soft_wrap=True)
 
 
 def _costs(judge_cost: list[str]) -> dict[str, float]:

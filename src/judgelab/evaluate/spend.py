@@ -17,12 +17,17 @@ while they narrow the plan), each with the labels its judges leave the budget. T
 narrowest (of plans within 1% of it, the one with the fewest judges, then the cheapest), the others
 beside it (humans alone, each judge alone), and what the next unit of money buys: more labels, or one
 more judge in place of the labels it would cost.
+
+TREC runs (:func:`plan_spend` on a problem of queries): the units are queries, and a labelled query serves
+every run, so ``n`` labelled queries give each run ``n`` labels; a judge is paid per query-document pair and
+a labelled query costs its pairs' labels. :func:`plan_draw` gives what to label to carry a plan out.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
+from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -30,10 +35,11 @@ import numpy as np
 from scipy import stats
 
 from judgelab.errors import ConfigError, term
+from judgelab.evaluate.comparisons import NO_VERDICT, Comparisons
 from judgelab.evaluate.design import Design
 from judgelab.evaluate.estimators import corrected, human_only
 from judgelab.evaluate.intervals import T_GUARD, T_MIN_LABELS, rule
-from judgelab.evaluate.preferences import NO_VERDICT, Comparisons, estimate, stacked_preference
+from judgelab.evaluate.preferences import estimate, stacked_preference
 from judgelab.evaluate.problem import Problem
 from judgelab.evaluate.sampling import allocate
 from judgelab.metrics.betting import betting_interval
@@ -53,14 +59,20 @@ class SpendOption:
     width: float  # the mean over systems of the predicted interval widths (inf: not reachable)
     per_system: tuple[float, ...]
     range: tuple[float, float] = (math.nan, math.nan)  # 80% of the widths a pilot like this one could predict
+    per_unit: float = 1.0  # human labels a labelled unit takes (runs: a query's judged documents, on average)
 
     @property
     def cost(self) -> float:
         return self.judge_cost + self.label_cost
 
+    @property
+    def human_labels(self) -> int:
+        """The human labels bought: one a unit, or for runs each labelled query's documents (expected)."""
+        return round(self.labels * self.per_unit)
+
     def to_dict(self) -> dict[str, Any]:
-        return {"judges": list(self.judges), "labels": self.labels, "judge_cost": self.judge_cost,
-                "label_cost": self.label_cost, "cost": self.cost,
+        return {"judges": list(self.judges), "labels": self.labels, "human_labels": self.human_labels,
+                "judge_cost": self.judge_cost, "label_cost": self.label_cost, "cost": self.cost,
                 "width": None if not math.isfinite(self.width) else self.width,
                 "width_range": [None if not math.isfinite(v) else v for v in self.range]}
 
@@ -73,9 +85,12 @@ class SpendPlan:
     options: list[SpendOption]  # every set tried that the budget allows, narrowest first
     next_money: list[dict[str, Any]]  # what the next unit of money buys at the best plan
     left_out: list[str]  # sets the budget leaves under 10 labels a system, or cannot pay for
+    unit: str = "items"  # what a label is bought for: items, comparisons, or queries (runs)
+    least_spend: float = math.nan  # the labels alone of the smallest plan (10 labels a system; runs: 10 queries)
+    pilot: tuple[str, ...] = ()  # the units the pilot labelled (items, comparisons or queries): the draw keeps them
 
     def to_dict(self) -> dict[str, Any]:
-        return {"budget": self.budget, "best": None if self.best is None else self.best.to_dict(),
+        return {"budget": self.budget, "unit": self.unit, "best": None if self.best is None else self.best.to_dict(),
                 "options": [o.to_dict() for o in self.options], "next_money": self.next_money,
                 "left_out": self.left_out}
 
@@ -89,33 +104,60 @@ class _Pilot:
 
 
 def plan_spend(problem: Problem, design: Design, *, budget: float, judge_costs: dict[str, float],
-               label_cost: float, confidence: float = 0.95, seed: int = 0) -> SpendPlan:
+               label_cost: float, confidence: float = 0.95, seed: int = 0,
+               pairs: np.ndarray | None = None) -> SpendPlan:
     """The narrowest plan within ``budget`` (see the module docstring). ``problem``: a pilot with every
     judge (``Problem.judges``, or one judge) and the labels so far (``design``); ``judge_costs``: a cost per
-    call for every judge (0 for one already run); ``label_cost``: a cost per human label."""
+    call for every judge (0 for one already run); ``label_cost``: a cost per human label.
+
+    Runs (``problem.kind == "queries"``): ``pairs`` gives each query's judged documents (the pool a judge
+    and a person label, in ``problem.units``' order). A judge then runs once per query-document pair
+    (``pairs.sum()`` calls), labelling a query costs its documents' labels (a random query: the mean), and a
+    labelled query serves every run: with ``n`` queries labelled, each run's estimate has ``n`` labels. A
+    plan needs 10 labelled queries (the t interval's floor, as for a system's items); a run's interval is
+    the narrower of the corrected one and the labels' own, as ``evaluate`` takes it, and where every query is
+    labelled, the labels' own."""
     names = problem.judge_names or ("judge",)
     _check_costs(names, judge_costs, label_cost, budget)
     sizes = problem.sizes
     labels_of = [problem.human[design.labelled & problem.present[:, s], s] for s in range(len(sizes))]
-    return _plan(_Units(problem.systems, problem.n_units, int(sizes.sum()), lambda n: allocate(sizes, n),
-                        problem.scale, labels_of),
-                 names, lambda judges: _pilot(problem, design, judges, names, seed), budget=budget,
+    if problem.kind == "queries":
+        if pairs is None or len(pairs) != problem.n_units:
+            raise ValueError("runs: give pairs, the judged documents of each of the problem's queries")
+        n_queries = problem.n_units
+        units = _Units(problem.systems, int(np.sum(pairs)), n_queries, lambda n: np.full(len(sizes), n),
+                       problem.scale, labels_of, unit="queries", label_size=float(np.mean(pairs)),
+                       min_units=T_MIN_LABELS, sizes=sizes, labels_own=True)
+    else:
+        units = _Units(problem.systems, problem.n_units, int(sizes.sum()), lambda n: allocate(sizes, n),
+                       problem.scale, labels_of, min_units=T_MIN_LABELS * len(sizes), sizes=sizes)
+    independent = int(design.labelled.sum()) if problem.kind == "queries" else None
+    return _plan(units, names, lambda judges: _pilot(problem, design, judges, names, seed), budget=budget,
                  judge_costs=judge_costs, label_cost=label_cost, confidence=confidence, seed=seed,
-                 spread=_relative_error(labels_of))
+                 spread=_relative_error(labels_of, independent))
 
 
 @dataclass(frozen=True)
 class _Units:
-    """What a plan is made of: the systems, the units a judge runs on (``n_units`` calls each), how many
-    can be labelled, how a number of labels falls to the systems, and each system's pilot labels (its
-    betting widths are resampled from them)."""
+    """What a plan is made of: the systems, the calls a judge makes to run on every unit (``calls``: one a
+    unit, runs: one a query-document pair), how many units can be labelled, how a number of labelled units
+    falls to the systems, and each system's pilot labels (its betting widths are resampled from them).
+    ``label_size``: human labels a labelled unit takes (runs: a query's documents); ``min_units``: the
+    fewest labelled units a plan may have (10 a system; runs share their queries: 10); ``sizes``: each
+    system's units (a system whose every unit is labelled gets the labels' own interval); ``labels_own``:
+    each system's interval is the narrower of the judges' and the labels' own (``evaluate`` runs)."""
 
     systems: tuple[str, ...]
-    n_units: int
+    calls: int
     most_labels: int
     per_system: Any  # labels -> labels per system (an array)
     scale: tuple[float, float] | None
     pilot_labels: list[np.ndarray]
+    unit: str = "items"
+    label_size: float = 1.0
+    min_units: int = 0
+    sizes: np.ndarray | None = None
+    labels_own: bool = False
 
 
 def _plan(units: _Units, names: tuple[str, ...], pilot_of, *, budget: float, judge_costs: dict[str, float],
@@ -124,35 +166,48 @@ def _plan(units: _Units, names: tuple[str, ...], pilot_of, *, budget: float, jud
     pilots: dict[tuple[str, ...], _Pilot] = {}
 
     def option(judges: tuple[str, ...], spend: float = budget) -> SpendOption | None:
-        if judges not in pilots:
-            pilots[judges] = pilot_of(judges)
-        cost = sum(judge_costs[j] for j in judges) * units.n_units
-        labels = min(int((spend - cost) // label_cost), units.most_labels)
-        if labels < T_MIN_LABELS * len(units.systems):
+        for wanted in {judges, ()}:  # the labels' own too: a system may take them (census, labels_own)
+            if wanted not in pilots:
+                pilots[wanted] = pilot_of(wanted)
+        cost = sum(judge_costs[j] for j in judges) * units.calls
+        # a hair over the quotient: money for exactly k labels (a sum of float prices) buys k, not k - 1
+        labels = min(math.floor((spend - cost) / (label_cost * units.label_size) + 1e-9), units.most_labels)
+        if labels < max(units.min_units, 1):
             return None
         per_system = units.per_system(labels)
         if per_system.min() < T_MIN_LABELS:  # a betting interval's width at so few labels: no pilot predicts it
             return None
         bets = _betting_widths(units, per_system, confidence, seed)
-        pilot = pilots[judges]
+        pilot, own = pilots[judges], pilots[()]
         quantile = stats.t.isf(T_GUARD * (1 - confidence) / 2, per_system - 1)  # the t branch's, per system
+        census = units.sizes is not None and bool(judges)
+        every = per_system >= units.sizes if census else np.zeros(len(per_system), dtype=bool)
 
         def widths(factor: float) -> np.ndarray:
-            t_width = 2 * quantile * np.sqrt(np.maximum(factor * pilot.per_label / per_system + pilot.fixed, 0.0))
-            return np.where(np.isfinite(bets), bets, t_width)
+            def t_width(p: _Pilot) -> np.ndarray:
+                return 2 * quantile * np.sqrt(np.maximum(factor * p.per_label / per_system + p.fixed, 0.0))
+
+            mine = t_width(pilot)
+            if judges:  # evaluate takes the labels' own where every unit is labelled (and, for runs, where narrower)
+                labels_width = t_width(own)
+                mine = np.where(every | (units.labels_own & (labels_width < mine)), labels_width, mine)
+            return np.where(np.isfinite(bets), bets, mine)
 
         low, high = (max(1 + z * spread, 0.05) for z in (-RANGE_Z, RANGE_Z))
         width = widths(1.0)
-        return SpendOption(judges, labels, cost, labels * label_cost, float(np.mean(width)), tuple(width.tolist()),
-                           (float(np.mean(widths(low))), float(np.mean(widths(high)))))
+        return SpendOption(judges, labels, cost, labels * units.label_size * label_cost, float(np.mean(width)),
+                           tuple(width.tolist()), (float(np.mean(widths(low))), float(np.mean(widths(high)))),
+                           units.label_size)
 
     candidates = _candidates(names, option)
     tried = {judges: option(judges) for judges in candidates}
     found = sorted((o for o in tried.values() if o is not None), key=lambda o: o.width)
     left_out = [_name(judges) for judges, o in tried.items() if o is None]
     best = _simplest_near(found)
-    next_money = _next_money(best, names, judge_costs, label_cost, units.n_units, option) if best else []
-    return SpendPlan(budget, units.systems, best, found, next_money, left_out)
+    next_money = (_next_money(best, names, judge_costs, label_cost * units.label_size, units.calls, option)
+                  if best else [])
+    least = max(units.min_units, 1) * units.label_size * label_cost
+    return SpendPlan(budget, units.systems, best, found, next_money, left_out, units.unit, least)
 
 
 #: Plans whose predicted width is within this share of the narrowest count as tied: the fewest judges, then
@@ -231,13 +286,14 @@ def _betting_widths(units: _Units, per_system: np.ndarray, confidence: float, se
 RANGE_Z = 1.2816
 
 
-def _relative_error(pilot_labels: list[np.ndarray]) -> float:
+def _relative_error(pilot_labels: list[np.ndarray], independent: int | None = None) -> float:
     """The relative standard error of a variance pooled from the pilot's labels, centred within systems:
     sqrt((kurtosis - (n - 3) / (n - 1)) / n), the kurtosis measured (a rating with a long tail has a noisy
-    variance), not taken as a normal's 3."""
+    variance), not taken as a normal's 3. ``independent``: how many of the labels are independent when fewer
+    than there are (runs: every run's value on a query moves with the query, so n is the labelled queries)."""
     kept = [labels[np.isfinite(labels)] for labels in pilot_labels]
     centred = np.concatenate([labels - labels.mean() for labels in kept if len(labels)] or [np.zeros(0)])
-    n = len(centred)
+    n = len(centred) if independent is None else min(independent, len(centred))
     if n < 4 or not np.any(centred):
         return 1.0
     kurtosis = float(np.mean(centred ** 4) / np.mean(centred ** 2) ** 2)
@@ -264,7 +320,8 @@ def _toward_pooled(per_label: np.ndarray, n_labelled: np.ndarray) -> np.ndarray:
 def _next_money(best: SpendOption, names: tuple[str, ...], judge_costs: dict[str, float], label_cost: float,
                 n_units: int, option) -> list[dict[str, Any]]:
     """At the best plan: how much narrower more money makes it with labels (per unit of money, over a tenth
-    more labels), and for each judge it leaves out, the plan with that judge paid for out of the labels."""
+    more labels), and for each judge it leaves out, the plan with that judge paid for out of the labels.
+    ``label_cost``: of one labelled unit (runs: a query's documents); ``n_units``: a judge's calls."""
     out = []
     step = label_cost * max(1, best.labels // 10)
     more = option(best.judges, best.cost + step)
@@ -312,7 +369,8 @@ def plan_spend_comparisons(data: Comparisons, *, budget: float, judge_costs: dic
         human = _toward_pooled(np.array([_variance(h) for h in human_sides]), counts)
         return _Pilot(per_label, (human - per_label) / np.maximum(sizes, 1.0))
 
-    units = _Units(data.systems, data.n, data.n, lambda n: n * sizes / data.n, (0.0, 1.0), human_sides)
+    units = _Units(data.systems, data.n, data.n, lambda n: n * sizes / data.n, (0.0, 1.0), human_sides,
+                   unit="comparisons", min_units=T_MIN_LABELS * len(data.systems))
     return _plan(units, names, pilot_of, budget=budget, judge_costs=judge_costs, label_cost=label_cost,
                  confidence=confidence, seed=seed, spread=_relative_error(human_sides))
 
@@ -353,11 +411,13 @@ def _name(judges: tuple[str, ...]) -> str:
 
 def plan_spend_for(items, judgments, *, budget: float, judge_costs: dict[str, float], label_cost: float,
                    aspect: str | None = None, judge=None, human=None, human_ids=None, sample=None,
-                   scale: tuple[float, float] | None = None, confidence: float = 0.95, seed: int = 0) -> SpendPlan:
+                   scale: tuple[float, float] | None = None, confidence: float = 0.95, seed: int = 0,
+                   runs=None, measure: str = "nDCG@10", unjudged: str = "condense") -> SpendPlan:
     """:func:`plan_spend` from items, one or several judges' verdicts and the pilot's labels, read as
-    :func:`judgelab.evaluate.evaluate` reads them (pointwise items). ``judge_costs``: by judge name, or a
-    prefix naming one judge."""
-    from judgelab.evaluate.systems import _design, _item_problem
+    :func:`judgelab.evaluate.evaluate` reads them (pointwise items; relevance items with ``runs``, a folder of
+    TREC run files, scored with ``measure``; comparisons). ``judge_costs``: by judge name, or a prefix naming
+    one judge; for runs, per query-document pair judged, as ``label_cost`` is per pair a person labels."""
+    from judgelab.evaluate.systems import _design, _item_problem, _query_problem
     from judgelab.metrics.align import items_of_one_kind
 
     items, kind = items_of_one_kind(items)
@@ -365,19 +425,32 @@ def plan_spend_for(items, judgments, *, budget: float, judge_costs: dict[str, fl
         return _plan_comparisons_for(items, judgments, budget=budget, judge_costs=judge_costs, label_cost=label_cost,
                                      judge=judge, human=human, human_ids=human_ids, sample=sample,
                                      confidence=confidence, seed=seed)
-    if kind != "pointwise":
-        raise ConfigError(f"a spend plan is for items with system_id or comparisons between systems; these are "
-                          f"{kind} items")
-    built = _item_problem(items, judgments, aspect, judge, human, human_ids, scale)
+    if kind == "relevance":
+        if runs is None:
+            raise ConfigError(f"a spend plan over relevance items is for the runs they rank: give {term('runs')} "
+                              "(a folder of TREC run files)")
+        built = _query_problem(items, judgments, judge, human, human_ids, runs, measure, unjudged)
+    elif kind == "pointwise":
+        if runs is not None:
+            raise ConfigError(f"{term('runs')} scores TREC runs and needs relevance items (qid, docid)")
+        built = _item_problem(items, judgments, aspect, judge, human, human_ids, scale)
+    else:
+        raise ConfigError(f"a spend plan is for items with system_id, relevance items with runs, or comparisons "
+                          f"between systems; these are {kind} items")
     if built.labelled is None or not built.labelled.any():
-        raise ConfigError(_no_pilot())
+        raise ConfigError(_no_pilot(kind == "relevance"))
     problem = built.problem
     if problem.judges is None:
         problem = problem.with_judges(problem.judge[..., None], [_single_name(judgments, judge)])
     design = _design(problem, built.labelled, sample, built.notes.get("order"))
     costs = resolve_costs(problem.judge_names, judge_costs)
-    return plan_spend(problem, design, budget=budget, judge_costs=costs, label_cost=label_cost,
-                      confidence=confidence, seed=seed)
+    pairs = None
+    if kind == "relevance":  # each query's judged documents: a judge's calls and a labelled query's labels
+        per_query = Counter(str(item.qid) for item in items)
+        pairs = np.array([per_query[q] for q in problem.units])
+    plan = plan_spend(problem, design, budget=budget, judge_costs=costs, label_cost=label_cost,
+                      confidence=confidence, seed=seed, pairs=pairs)
+    return replace(plan, pilot=tuple(np.asarray(problem.units)[design.labelled].tolist()))
 
 
 def _plan_comparisons_for(items, judgments, *, budget, judge_costs, label_cost, judge, human, human_ids, sample,
@@ -390,11 +463,88 @@ def _plan_comparisons_for(items, judgments, *, budget, judge_costs, label_cost, 
     if data.judges is None:
         data = replace(data, judges=data.judge[:, None], judge_names=(_single_name(judgments, judge),))
     costs = resolve_costs(data.judge_names, judge_costs)
-    return plan_spend_comparisons(data, budget=budget, judge_costs=costs, label_cost=label_cost,
+    plan = plan_spend_comparisons(data, budget=budget, judge_costs=costs, label_cost=label_cost,
                                   confidence=confidence, seed=seed)
+    return replace(plan, pilot=tuple(item.id for item, labelled in zip(items, data.labelled, strict=True) if labelled))
 
 
-def _no_pilot() -> str:  # built when raised: term() reads the caller's naming
+@dataclass(frozen=True)
+class PlanDraw:
+    """What to label to carry a plan out: ``ids`` (items or comparisons; runs: the query-document pairs of the
+    queries drawn), each with ``probability``, its unit's inclusion probability in the whole sample (pilot and
+    new), ``strata`` (each id's system, pair of systems, or query), ``sizes`` (new units per stratum), ``units``
+    (what was drawn: items, comparisons, queries), ``drawn`` (the new units), ``kept`` (the pilot's units
+    counted toward the plan)."""
+
+    ids: tuple[str, ...]
+    probability: tuple[float, ...]
+    strata: tuple[str, ...]
+    sizes: dict[str, int]
+    units: str
+    drawn: tuple[str, ...]
+    kept: int
+
+
+def plan_draw(items, plan: SpendPlan, *, seed: int = 0) -> PlanDraw:
+    """The units to label to carry ``plan.best`` out, stratified as ``judgelab sample`` draws them (by system;
+    comparisons: by pair of systems; runs: the queries). The pilot's labelled units count toward their stratum's
+    share (they are labelled already); the rest of each share is drawn at random from the stratum's unlabelled
+    units, so pilot and new units together are a stratified random sample of the plan's size (the pilot drawn
+    at random within strata, as ``judgelab sample`` draws it). Runs: the ids are the query-document pairs of the
+    queries drawn, what people label (``judgelab annotate --ids``)."""
+    from judgelab.evaluate.sampling import comparison_problem, item_units, query_units
+
+    if plan.best is None:
+        raise ConfigError(f"{term('budget', '--spend')} {plan.budget:g} buys no plan: nothing to draw")
+    items = list(items)
+    if plan.unit == "queries":
+        units = query_units(sorted({str(item.qid) for item in items}))
+    else:
+        units = comparison_problem(items) if plan.unit == "comparisons" else item_units(items)
+    pilot = np.zeros(units.n_units, dtype=bool)
+    pilot[units.index(list(plan.pilot))] = True
+    counts = np.bincount(units.strata, minlength=len(units.systems))
+    share = allocate(counts, plan.best.labels) if plan.unit != "comparisons" else _proportional(counts,
+                                                                                                plan.best.labels)
+    rng = np.random.default_rng(seed)
+    chosen = np.zeros(units.n_units, dtype=bool)
+    probability = np.zeros(units.n_units)
+    sizes = {}
+    for code, name in enumerate(units.systems):
+        members = np.flatnonzero(units.strata == code)
+        free = members[~pilot[members]]
+        new = int(min(max(share[code] - pilot[members].sum(), 0), len(free)))
+        chosen[rng.choice(free, new, replace=False)] = True
+        probability[members] = (pilot[members].sum() + new) / len(members)
+        if new:
+            sizes[name] = new
+    drawn = [k for k in range(units.n_units) if chosen[k]]
+    if plan.unit != "queries":
+        ids = tuple(units.units[k] for k in drawn)
+        return PlanDraw(ids, tuple(float(probability[k]) for k in drawn),
+                        tuple(units.systems[units.strata[k]] for k in drawn), sizes, plan.unit, ids,
+                        int(pilot.sum()))
+    place = {units.units[k]: k for k in drawn}
+    pairs = [item for item in items if str(item.qid) in place]  # what people label: each query's judged documents
+    of_query = tuple(str(item.qid) for item in pairs)
+    return PlanDraw(tuple(item.id for item in pairs), tuple(float(probability[place[q]]) for q in of_query), of_query,
+                    dict(Counter(of_query)), "queries", tuple(place), int(pilot.sum()))
+
+
+def _proportional(counts: np.ndarray, total: int) -> np.ndarray:
+    """Labels per pair of systems in proportion to its comparisons (largest remainder): comparisons plan
+    a uniform share, and a pair may get none (allocate's floor of two a pair would exceed small budgets)."""
+    share = counts / counts.sum() * total
+    out = np.floor(share).astype(int)
+    out[np.argsort(out - share)[: total - int(out.sum())]] += 1
+    return np.minimum(out, counts)
+
+
+def _no_pilot(runs: bool = False) -> str:  # built when raised: term() reads the caller's naming
+    if runs:
+        return (f"a spend plan reads a pilot: no query of the runs has a human label; give the labels so far "
+                f"({term('human')}: query-document labels, or {term('human_ids')}: query ids whose items' labels "
+                "count; a few random queries, judgelab sample --budget 5)")
     return (f"a spend plan reads a pilot: give the labels so far ({term('human')} or {term('human_ids')}; a small "
             "random sample, judgelab sample --budget 0.1)")
 
