@@ -437,3 +437,17 @@ def test_an_answer_the_full_disk_cut_is_refused_and_nothing_of_it_stays(tmp_path
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no partial line to drop on a restart
         assert "2 of 6" in _client(task).get("/").text
+
+
+def test_a_query_id_names_the_whole_pool_of_that_query(tmp_path):
+    data = tmp_path / "pairs.jsonl"
+    rows = [{"id": f"q{q}-d{d}", "qid": f"q{q}", "docid": f"d{d}", "query": f"query {q}", "passage": f"p{d}"}
+            for q in (1, 2) for d in (1, 2, 3)]
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    ids = tmp_path / "queries.txt"
+    ids.write_text("q2\tpi=0.5\nq1-d3\nq2\n")  # a query as sample writes it for runs, a pair, a repeat
+    task = build_task(data, "relevance", tmp_path / "labels.jsonl", scale="0-3", ids=ids)
+    assert [item.id for item in task.items] == ["q2-d1", "q2-d2", "q2-d3", "q1-d3"]
+    ids.write_text("q9\n")
+    with pytest.raises(DataError, match=r"queries.txt:1: item \(or query\) 'q9' is not in the data"):
+        build_task(data, "relevance", tmp_path / "labels.jsonl", scale="0-3", ids=ids)

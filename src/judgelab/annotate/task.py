@@ -357,18 +357,24 @@ def _selected(items: list[Item], ids: str | os.PathLike | None, sample: int | No
 
 
 def _from_ids_file(items: list[Item], path: Path) -> list[Item]:
+    """The items a file of ids names, in the file's order. For relevance items a query id (as ``judgelab sample``
+    writes it for TREC runs: a labelled query is its whole pool) names every pair of that query, in data order."""
     by_id = {item.id: item for item in items}
+    by_query: dict[str, list[str]] = {}
+    for item in items:
+        if item.qid is not None and item.qid not in by_id:
+            by_query.setdefault(item.qid, []).append(item.id)
     lines = read_text(path).splitlines()  # a regular file within the input bound
-    wanted: list[str] = []
+    wanted: dict[str, None] = {}  # ordered, without repeats
     for number, line in enumerate(lines, start=1):
         if not line.strip() or line.strip().startswith("#"):
             continue
         # `judgelab sample` writes "id<TAB>inclusion probability", and an awkward id as a JSON string
-        item_id = read_id(line.split("\t")[0].strip(), path, number)
-        if item_id not in by_id:
-            raise DataError(f"item {item_id!r} is not in the data", path, number)
-        if item_id not in wanted:
-            wanted.append(item_id)
+        named = read_id(line.split("\t")[0].strip(), path, number)
+        if named not in by_id and named not in by_query:
+            what = "item (or query)" if by_query else "item"
+            raise DataError(f"{what} {named!r} is not in the data", path, number)
+        wanted.update(dict.fromkeys(by_query.get(named, [named])))
     if not wanted:
         raise DataError("no item ids (one per line)", path)
     return [by_id[item_id] for item_id in wanted]
