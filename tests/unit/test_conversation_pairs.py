@@ -279,7 +279,7 @@ def test_the_page_shows_a_shipped_pair_and_the_errors_the_code_gives(tmp_path):
 
 def test_an_item_whose_outputs_were_changed_after_it_was_read_is_refused_not_judged_on_other_texts():
     item = Item.model_validate(ROW)
-    swapped = item.model_copy(update={"output_a": item.output_b, "output_b": item.output_a})  # as an audit probe does
+    swapped = item.model_copy(update={"output_a": item.output_b, "output_b": item.output_a})  # not via with_outputs
     with pytest.raises(ConfigError, match="output_a is not the last reply of messages_a"):
         render_pairwise_prompt(swapped)
     padded = item.model_copy(update={"output_b": item.output_b + " Indeed."})

@@ -1,11 +1,16 @@
 """Counterfactual probes: perturb an item in a way that should not change the verdict, and count
 how often it does.
 
-* ``swap``: the two outputs change places (the item's names follow them, so a verdict that does
-  not depend on the order stays the same);
+* ``swap``: the two sides change places (outputs, systems, and conversations when the item compares
+  two; the item's names follow them, so a verdict that does not depend on the order stays the same);
 * ``pad``: content-free text is appended to the output the judge did not prefer;
 * ``reformat``: that output is rewritten as markdown (a heading and one bullet per sentence), or
   as plain text when it already is markdown.
+
+On a comparison of two conversations (``messages_a``, ``messages_b``) the output is the side's last
+assistant reply: pad and reformat rewrite that reply inside its conversation
+(:func:`judgelab.data.item.with_outputs`), so the copy stays a valid item and the judge, which is shown
+the conversations, sees the change.
 
 The judge runs on the original items, then on each probe's perturbed copies, through the one
 client: every request is cached, so a rerun resumes where it stopped and the originals are judged
@@ -25,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from judgelab.data.io import iter_jsonl, load_items
-from judgelab.data.item import Item
+from judgelab.data.item import Item, with_outputs
 from judgelab.errors import ConfigError, DataError
 from judgelab.judges.pairwise import PairwiseJudge
 from judgelab.llm.client import Client
@@ -33,6 +38,10 @@ from judgelab.metrics import bias
 from judgelab.metrics.results import Estimate
 
 PROBES = ("swap", "pad", "reformat")
+#: The fields that belong to one side of a comparison: the swap exchanges each pair.
+_SIDES = (("output_a", "output_b"), ("system_a", "system_b"), ("messages_a", "messages_b"))
+#: What the probes need of each item, in the words of their refusal.
+_NEEDS = "the probes need the two texts (output_a and output_b, or the conversations messages_a and messages_b)"
 #: Says nothing about the instruction: a judge that prefers the padded output prefers length or politeness.
 PAD_TEXT = ("\n\nI hope this answer is helpful. Please let me know if you have any further questions or if there "
             "is anything else I can help you with. Thank you for your question, and have a wonderful day!")
@@ -88,7 +97,7 @@ def probe_items(data: Any, *, limit: int | None = None) -> list[Item]:
     items = list(as_items(data))[:limit]
     bare = next((item.id for item in items if not item.output_a or not item.output_b), None)
     if bare is not None:
-        raise ConfigError(f"the probes need the two texts (output_a and output_b); item {bare!r} lacks one")
+        raise ConfigError(f"{_NEEDS}; item {bare!r} lacks one")
     return items
 
 
@@ -110,17 +119,22 @@ def probe_run(data: Any, probes: Sequence[str], *, config: Any = None, limit: in
 def load_probe_items(path: Path | str, *, limit: int | None = None) -> list[Item]:
     """Pairwise items for the probes; an item without its two texts is refused with its line."""
     for line, record in iter_jsonl(path):
-        if not record.get("output_a") or not record.get("output_b"):
-            raise DataError("the probes need the two texts (output_a and output_b); this item has "
-                            f"{'neither' if not record.get('output_a') and not record.get('output_b') else 'one'}",
-                            path, line)
+        # a side's conversation gives its text (its last reply), which loading derives and checks
+        has = [bool(record.get(f"output_{side}") or record.get(f"messages_{side}")) for side in "ab"]
+        if not all(has):
+            raise DataError(f"{_NEEDS}; this item has {'one' if any(has) else 'neither'}", path, line)
     items = list(load_items(path, kind="pairwise"))
     return items[:limit] if limit is not None else items
 
 
 def swapped(item: Item) -> Item:
-    return item.model_copy(update={"output_a": item.output_b, "output_b": item.output_a,
-                                   "label": {"a": "b", "b": "a"}.get(item.label, item.label)})
+    """The item with its sides exchanged: each output with its system and conversation (an output stays its
+    conversation's last reply), and the label in the new names."""
+    label = item.label
+    update: dict[str, Any] = {"label": {"a": "b", "b": "a"}.get(label, label) if isinstance(label, str) else label}
+    for first, second in _SIDES:
+        update[first], update[second] = getattr(item, second), getattr(item, first)
+    return item.model_copy(update=update)
 
 
 def padded(text: str) -> str:
@@ -155,8 +169,8 @@ def run_probes(items: Sequence[Item], judge: PairwiseJudge, client: Client, prob
             continue
         # Perturb the output the judge did not prefer (alternate sides on ties and failures).
         side_a = np.where(np.isnan(original) | (original == 0.5), np.arange(len(items)) % 2 == 0, original == 0)
-        perturbed = [item.model_copy(update={"output_a": _REWRITES[name](item.output_a or "")}) if on_a else
-                     item.model_copy(update={"output_b": _REWRITES[name](item.output_b or "")})
+        perturbed = [with_outputs(item, output_a=_REWRITES[name](item.output_a or "")) if on_a else
+                     with_outputs(item, output_b=_REWRITES[name](item.output_b or ""))
                      for item, on_a in zip(items, side_a, strict=True)]
         after = _preferences(judge.run(perturbed, client))
         results[name] = _result(name, original, after, side_a, confidence)

@@ -346,6 +346,26 @@ class Item(BaseModel):
         return None
 
 
+def with_outputs(item: Item, *, output_a: str | None = None, output_b: str | None = None) -> Item:
+    """A copy of the pairwise ``item`` with ``output_a`` and/or ``output_b`` replaced (None: kept). On a
+    comparison of conversations the new text also replaces that side's last assistant reply, so the copy is
+    still valid (its output is that reply) and a judge that reads the conversations sees the change. The copy
+    is validated as a read item is; an empty text for a conversation's reply is refused (ValueError)."""
+    fields = item.model_dump()
+    for side, text in (("a", output_a), ("b", output_b)):
+        if text is None:
+            continue
+        fields[f"output_{side}"] = text
+        messages = getattr(item, f"messages_{side}")
+        reply = last_reply(messages) if messages else None
+        if reply is None:
+            continue
+        if not text:  # an empty reply is no reply: the side's output would move to an earlier one
+            raise ValueError(f"item {item.id!r}: output_{side} is the last reply of messages_{side}, which needs text")
+        fields[f"messages_{side}"][reply]["content"] = text  # the dump's own copy: the item is untouched
+    return Item.model_validate(fields)
+
+
 #: The prefix of a group read from an item's input text (no group_id): the text's digest follows.
 TEXT_GROUP = "text:"
 
