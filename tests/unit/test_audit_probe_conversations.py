@@ -150,3 +150,13 @@ def test_a_row_with_one_conversation_is_refused_with_its_line(tmp_path):
         load_probe_items(path)
     assert info.value.line == 2
     assert [item.id for item in load_probe_items(EXAMPLE, limit=2)] == [json.loads(r)["id"] for r in rows[:2]]
+
+
+def test_the_verbosity_rows_read_each_sides_last_reply_of_a_conversation_pair(tmp_path):
+    from judgelab.audit.inputs import read_comparisons
+
+    path = tmp_path / "pairs.jsonl"
+    path.write_text(json.dumps(ROW) + "\n")
+    pair = read_comparisons(path)["trip"]
+    item = Item.model_validate(ROW)
+    assert (pair.output_a, pair.output_b) == (item.output_a, item.output_b) and pair.output_b == SIDE_B[-1]["content"]

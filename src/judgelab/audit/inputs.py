@@ -138,10 +138,22 @@ def read_comparisons(path: Path | str) -> dict[str, Pair]:
         out[item_id] = Pair(
             id=item_id, group=str(record.get("group_id") or item_id),
             human=_checked(record.get("label"), where, line, "the label"),
-            system_a=system_a, system_b=system_b, output_a=record.get("output_a"), output_b=record.get("output_b"))
+            system_a=system_a, system_b=system_b, output_a=_reply(record, "a"), output_b=_reply(record, "b"))
     if not out:
         raise DataError("no items", where)
     return out
+
+
+def _reply(record: dict, side: str) -> str | None:
+    """A side's output: ``output_X``, else the last assistant reply of ``messages_X`` (two assistants'
+    conversations: the verbosity rows measure that reply, as Item reads the side's output)."""
+    text = record.get(f"output_{side}")
+    messages = record.get(f"messages_{side}")
+    if text is None and isinstance(messages, list):
+        replies = [m["content"] for m in messages if isinstance(m, dict) and m.get("role") == "assistant"
+                   and isinstance(m.get("content"), str) and m["content"].strip()]
+        text = replies[-1] if replies else None
+    return text
 
 
 def read_human_labels(path: Path | str, comparisons: dict[str, Pair]) -> dict[str, Pair]:
