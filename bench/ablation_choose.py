@@ -46,7 +46,8 @@ from bench.bench_evaluate import GOAL_MARGIN, kendall, truth_of
 from judgelab.evaluate import draw, judge_only
 from judgelab.evaluate.calibrate import within_slope
 from judgelab.evaluate.choose import SPLITS, kendall_tau_b
-from judgelab.evaluate.estimators import corrected, fay_herriot, human_only
+from judgelab.evaluate.estimators import corrected, human_only
+from judgelab.evaluate.shrinkage import fay_herriot
 
 CANDIDATES = ("shrunk", "labels", "corrected", "smooth", "judge")  # scored on the halves
 RULES = ("current", "to-human", "three-way", "variance", "guard-2", "wconc", "smooth-wconc", "four-way",

@@ -37,8 +37,9 @@ from bench.ablation_choose import split_scores
 from bench.ablation_shrink import BUDGETS, problems
 from bench.bench_evaluate import GOAL_MARGIN, kendall, truth_of
 from judgelab.evaluate import draw, judge_only
-from judgelab.evaluate.estimators import corrected, fay_herriot, human_only
+from judgelab.evaluate.estimators import corrected, human_only
 from judgelab.evaluate.guided import guided_ranking
+from judgelab.evaluate.shrinkage import fay_herriot
 
 SIMULATIONS = 30  # parametric bootstrap draws per label draw
 CANDIDATES = ("judge", "human", "curve")  # what the learned chooser picks from

@@ -22,8 +22,9 @@ import numpy as np
 from bench.bench_evaluate import item_problem, judges_of, kendall, truth_of
 from bench.common import log
 from judgelab.evaluate import draw, judge_only
-from judgelab.evaluate.estimators import TAU2_RULES, _plugged_in, corrected, fay_herriot, human_only
+from judgelab.evaluate.estimators import corrected, human_only
 from judgelab.evaluate.problem import Problem
+from judgelab.evaluate.shrinkage import TAU2_RULES, _plugged_in, fay_herriot
 
 TUNING_SETS = ("hanna@each:coherence", "hanna@each:engagement")
 BUDGETS = (0.05, 0.10, 0.20, 0.40)

@@ -38,9 +38,10 @@ from bench.common import describe_machine, log, write_doc_section
 from judgelab.data import Judgment, load_items
 from judgelab.evaluate import draw, from_items, judge_only
 from judgelab.evaluate.choose import MIN_LABELS_PER_SYSTEM, choose_ranking
-from judgelab.evaluate.estimators import corrected, human_only, shrunk
+from judgelab.evaluate.estimators import corrected, human_only
 from judgelab.evaluate.ir import score_runs
 from judgelab.evaluate.problem import Problem, from_queries
+from judgelab.evaluate.shrinkage import shrunk
 from judgelab.metrics.ir import qrels_from_labels, read_runs
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "benchmarks"

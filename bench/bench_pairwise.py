@@ -41,10 +41,10 @@ from bench.common import command_line, describe_machine, log, write_doc_section
 from judgelab.data.arena import load_arena
 from judgelab.data.labels import PREFERENCES
 from judgelab.evaluate.comparisons import Comparisons, comparisons
-from judgelab.evaluate.estimators import shrunk
 from judgelab.evaluate.guided import guided_ranking
 from judgelab.evaluate.preferences import estimate, recommend
 from judgelab.evaluate.rank_sets import rank_sets, sets_from
+from judgelab.evaluate.shrinkage import shrunk
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "benchmarks" / "chatbot_arena"
 SECTION = "## Pairwise leaderboards: Chatbot Arena, three judges (`bench/bench_pairwise.py`)"

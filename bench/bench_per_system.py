@@ -40,8 +40,9 @@ from scipy import stats
 from bench.bench_evaluate import SHARED, TREC_JUDGES, item_problem, judges_of, query_problem, truth_of
 from bench.common import describe_machine, log, table_head, table_row, write_doc_section
 from judgelab.evaluate import draw
-from judgelab.evaluate.estimators import corrected, human_only, judge_only, shrunk
+from judgelab.evaluate.estimators import corrected, human_only, judge_only
 from judgelab.evaluate.problem import Problem
+from judgelab.evaluate.shrinkage import shrunk
 
 SECTION = "## One interval per system: each system's coverage (`bench/bench_per_system.py`)"
 BUDGETS = (0.05, 0.10, 0.20, 0.40)

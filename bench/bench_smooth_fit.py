@@ -19,7 +19,7 @@ import numpy as np
 from bench.common import command_line, describe_machine, log, write_doc_section
 from judgelab.evaluate import from_items, stratified_design
 from judgelab.evaluate.choose import choose_ranking
-from judgelab.evaluate.estimators import fay_herriot
+from judgelab.evaluate.shrinkage import fay_herriot
 
 SIZES = (6, 11, 25, 50)
 

@@ -6,7 +6,7 @@
         assert_not_worse("outputs.jsonl", "runs/judged", baseline="v1", candidate="v2", margin=0.1)
 
 It raises ``AssertionError`` with the figures when the candidate is significantly worse than the
-baseline by more than ``margin``, and returns the :class:`~judgelab.evaluate.two_systems.Comparison`
+baseline by more than ``margin``, and returns the :class:`~judgelab.evaluate.gate.Comparison`
 otherwise (to log, or to assert more on).
 """
 
@@ -18,7 +18,8 @@ from typing import Any
 
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
-from judgelab.evaluate.two_systems import Comparison, compare_systems
+from judgelab.evaluate.gate import Comparison
+from judgelab.evaluate.two_systems import compare_systems
 
 
 def compare(items: Iterable[Item] | str | Path, judgments: Iterable[Judgment] | str | Path, *, baseline: str,

@@ -36,11 +36,19 @@ def test_the_word_options_spelled_for_editors_are_the_librarys_own_lists():
     from typing import get_args
 
     from judgelab.api import verbs
-    from judgelab.evaluate import calibrate, estimators, intervals, ir, preferences, rank_sets, two_systems
+    from judgelab.evaluate import (
+        calibrate,
+        design_variance,
+        intervals,
+        ir,
+        preferences,
+        rank_sets,
+        two_systems,
+    )
 
     assert get_args(verbs.Calibration) == calibrate.CHOICES
-    assert get_args(verbs.Target) == estimators.TARGETS == preferences.TARGETS
-    assert get_args(verbs.Variance) == estimators.VARIANCES
+    assert get_args(verbs.Target) == design_variance.TARGETS == preferences.TARGETS
+    assert get_args(verbs.Variance) == design_variance.VARIANCES
     assert get_args(verbs.Intervals) == intervals.INTERVALS
     assert get_args(verbs.Unjudged) == ir.UNJUDGED
     assert get_args(verbs.Estimand) == preferences.ESTIMANDS

@@ -8,7 +8,8 @@ import pytest
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
 from judgelab.errors import JudgelabError
-from judgelab.evaluate.two_systems import compare_systems, decide
+from judgelab.evaluate.gate import decide
+from judgelab.evaluate.two_systems import compare_systems
 from judgelab.testing import assert_not_worse
 
 

@@ -37,7 +37,7 @@ def test_the_cli_and_the_report_count_the_same_labels_those_of_the_systems_with_
     system on betting the two said "30 labelled" and "40 labelled" for the same total."""
     import numpy as np
 
-    from judgelab.evaluate.estimators import SystemEstimates
+    from judgelab.evaluate.system_estimates import SystemEstimates
     from judgelab.evaluate.systems import SystemsReport
 
     def estimates(name, se, methods):

@@ -9,7 +9,8 @@ from scipy import stats
 from judgelab.evaluate import from_items
 from judgelab.evaluate.choose import _concordance, choose_ranking
 from judgelab.evaluate.design import Design, stratified_design
-from judgelab.evaluate.estimators import corrected, shrunk
+from judgelab.evaluate.estimators import corrected
+from judgelab.evaluate.shrinkage import shrunk
 
 REVERSED_GROUPS = [1.6, 1.4, 1.2, 1.0, 3.6, 3.4, 3.2, 3.0]  # two groups the judge separates, each ordered backwards
 SHUFFLED = [2.2, 1.0, 3.4, 1.8, 3.0, 1.4, 3.8, 2.6]  # system means in an order unrelated to the humans'
@@ -60,7 +61,7 @@ def test_a_judge_that_reverses_the_order_inside_two_groups_is_trusted_for_the_gr
     mean = {rule: float(np.mean(t)) for rule, t in taus.items()}
     # 0.82 against 0.78 (labels: corrected, which takes the labels' own interval where the judge would widen
     # it) and 0.77 (line) over 40 draws; the line's 0.1 gap before came with a judge term whose variance was
-    # inflated where the systems' inputs were not shared (estimators._cluster_covariance)
+    # inflated where the systems' inputs were not shared (design_variance._cluster_covariance)
     assert mean["smooth"] > mean["labels"] + 0.03 and mean["smooth"] > mean["posterior"] + 0.04
 
 

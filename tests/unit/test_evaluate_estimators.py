@@ -9,14 +9,9 @@ from scipy import stats
 
 from judgelab.errors import ConfigError
 from judgelab.evaluate import draw, from_items, from_queries, holm, pairwise, stratified_design
-from judgelab.evaluate.estimators import (
-    SystemEstimates,
-    corrected,
-    fay_herriot,
-    human_only,
-    judge_only,
-    shrunk,
-)
+from judgelab.evaluate.estimators import corrected, human_only, judge_only
+from judgelab.evaluate.shrinkage import fay_herriot, shrunk
+from judgelab.evaluate.system_estimates import SystemEstimates
 
 
 def synthetic(n_sources=40, n_systems=5, bias_sd=0.3, seed=0, judge_noise=0.5):

@@ -11,7 +11,8 @@ import pytest
 
 from judgelab.data import Dataset, load_items, load_judgments
 from judgelab.evaluate import evaluate, from_items, stratified_design
-from judgelab.evaluate.estimators import corrected, fay_herriot
+from judgelab.evaluate.estimators import corrected
+from judgelab.evaluate.shrinkage import fay_herriot
 from judgelab.evaluate.two_systems import compare_systems
 
 HERE = Path(__file__).resolve().parents[1] / "data" / "own_small"

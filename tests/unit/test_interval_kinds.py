@@ -13,8 +13,9 @@ import numpy as np
 import pytest
 
 from judgelab.evaluate import draw
-from judgelab.evaluate.estimators import SystemEstimates, corrected, human_only
+from judgelab.evaluate.estimators import corrected, human_only
 from judgelab.evaluate.intervals import BETTING_KINDS, INTERVALS, KINDS, is_betting, mark_of
+from judgelab.evaluate.system_estimates import SystemEstimates
 from judgelab.report.systems_view import MARKS, systems_section
 from tests.unit.test_evaluate_intervals import ratings
 

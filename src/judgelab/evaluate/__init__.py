@@ -9,10 +9,11 @@
 from judgelab.evaluate.board import SystemsReport
 from judgelab.evaluate.compare import Pairs, holm, pairwise
 from judgelab.evaluate.design import Design, recorded_design, stratified_design
-from judgelab.evaluate.estimators import SystemEstimates, corrected, human_only, judge_only
+from judgelab.evaluate.estimators import corrected, human_only, judge_only
 from judgelab.evaluate.problem import Problem, from_items, from_queries
 from judgelab.evaluate.sample_file import SampleFile, read_sample, write_sample
 from judgelab.evaluate.sampling import draw, inclusion_probabilities
+from judgelab.evaluate.system_estimates import SystemEstimates
 from judgelab.evaluate.systems import ALL, evaluate
 
 __all__ = [

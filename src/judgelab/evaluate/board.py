@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from judgelab.evaluate.compare import Pairs, ranks_of
-from judgelab.evaluate.estimators import SystemEstimates
+from judgelab.evaluate.system_estimates import SystemEstimates
 from judgelab.metrics.results import json_number
 
 

@@ -20,8 +20,8 @@ from judgelab.evaluate.comparisons import (
     _tuned,
     components,
 )
-from judgelab.evaluate.estimators import SystemEstimates
 from judgelab.evaluate.intervals import T_MIN_LABELS, guarded_t
+from judgelab.evaluate.system_estimates import SystemEstimates
 from judgelab.metrics.bradley_terry import (
     fit_bradley_terry,
     fit_many,

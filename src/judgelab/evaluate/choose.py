@@ -1,6 +1,6 @@
 """Which ranking of systems to recommend: the shrunk one, or the labels' own, checked on the labels.
 
-``shrunk`` (Fay-Herriot, :func:`judgelab.evaluate.estimators.shrunk`) pulls each system toward a
+``shrunk`` (Fay-Herriot, :func:`judgelab.evaluate.shrinkage.shrunk`) pulls each system toward a
 smooth curve in the judge's system means. That ranks better than the labels alone when the judge
 orders systems well, and worse when it does not; with six systems and a handful of labels each the
 model cannot always tell (docs/evaluate.md). So the choice is checked on the labels themselves, by sample
@@ -52,8 +52,8 @@ import numpy as np
 
 from judgelab.evaluate.calibrate import within_slope
 from judgelab.evaluate.design import Design
-from judgelab.evaluate.estimators import SHRINK_RULE, fay_herriot
 from judgelab.evaluate.problem import Problem
+from judgelab.evaluate.shrinkage import SHRINK_RULE, fay_herriot
 
 SPLITS = 30
 MIN_LABELS_PER_SYSTEM = 8  # below it the recommended ranking is provisional (see the docstring)
@@ -104,7 +104,7 @@ def choose_ranking(problem: Problem, design: Design, judge_means: np.ndarray, *,
     ``calibration``: the map the corrected estimate used (its ``info["calibration"]``): ``identity``
     keeps lambda = 1 on the halves; any other is refitted on each half as the within-system slope
     (the pooled PPI++ lambda; a stand-in for an isotonic map, which a half's labels cannot fit).
-    ``rule``: shrunk's trend in the judge's means (:func:`judgelab.evaluate.estimators.shrunk`)."""
+    ``rule``: shrunk's trend in the judge's means (:func:`judgelab.evaluate.shrinkage.shrunk`)."""
     labelled = design.labelled[:, None] & problem.present & np.isfinite(problem.human)
     units, systems = np.nonzero(labelled)
     counts = np.bincount(systems, minlength=len(problem.systems))
@@ -170,7 +170,7 @@ class _Pairs:
     judge_means: np.ndarray  # (S,) the judge's mean over all the system's items
     pooled: float  # within-system variance of the labels, pooled over systems
     slope: bool  # refit lambda on each half (else lambda = 1)
-    rule: str  # shrunk's trend (estimators.fay_herriot): the one the full fit used
+    rule: str  # shrunk's trend (shrinkage.fay_herriot): the one the full fit used
 
     def split_scores(self, rng: np.random.Generator) -> list[float]:
         """(shrunk's, the labels', corrected's) score against the other half, both ways round, averaged:

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from judgelab.evaluate.estimators import SystemEstimates
 from judgelab.evaluate.intervals import T_GUARD, difference_interval, difference_pvalue, is_betting
+from judgelab.evaluate.system_estimates import SystemEstimates
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from scipy.sparse.csgraph import connected_components
 
 from judgelab.data.labels import PREFERENCES
 from judgelab.errors import ConfigError
-from judgelab.evaluate.estimators import SystemEstimates
+from judgelab.evaluate.system_estimates import SystemEstimates
 from judgelab.metrics.bootstrap import group_codes
 
 # pairwise tests and rank sets hold k x k matrices for k systems (a ring of 1,000 systems: 34 s and 384 MB;

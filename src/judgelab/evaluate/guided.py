@@ -31,7 +31,7 @@ from graphlib import TopologicalSorter
 import numpy as np
 
 from judgelab.evaluate.compare import t_tests
-from judgelab.evaluate.estimators import SystemEstimates
+from judgelab.evaluate.system_estimates import SystemEstimates
 
 LEVEL = 0.2  # with enough labelled queries for intervals
 LEVEL_FEW = 0.05  # below estimators.MIN_LABELLED_QUERIES labelled queries

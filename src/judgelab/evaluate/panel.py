@@ -24,8 +24,9 @@ from judgelab.data.io import select_judge
 from judgelab.data.judgment import Judgment
 from judgelab.errors import ConfigError
 from judgelab.evaluate.design import Design
-from judgelab.evaluate.estimators import SystemEstimates, corrected
+from judgelab.evaluate.estimators import corrected
 from judgelab.evaluate.problem import Problem
+from judgelab.evaluate.system_estimates import SystemEstimates
 from judgelab.metrics.align import several_judges
 from judgelab.metrics.results import json_number
 

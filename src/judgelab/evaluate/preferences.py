@@ -28,7 +28,7 @@ for all systems, the one that minimises the trace of the estimate's covariance (
 [0, 1]): 0 ignores the judge, 1 is plain PPI. Whatever the judge's bias, the estimate is unbiased
 (to first order), because the labelled comparisons are a random sample.
 
-``shrunk`` (as for pointwise items, :func:`judgelab.evaluate.estimators.shrunk`): the corrected
+``shrunk`` (as for pointwise items, :func:`judgelab.evaluate.shrinkage.shrunk`): the corrected
 estimates pulled toward what the judge's values predict for them (Fay-Herriot, hierarchical Bayes over
 how far the judge's values can be trusted), more so where a system has few labels. It ranks systems better than the corrected estimate with few
 labels (bench/bench_pairwise.py), at the price of a model: its intervals hold on average over
@@ -73,12 +73,13 @@ from judgelab.evaluate.comparisons import (
     comparisons,
     require_connected,
 )
-from judgelab.evaluate.estimators import SystemEstimates, shrunk, shrunk_values
 from judgelab.evaluate.guided import guided_ranking
 from judgelab.evaluate.intervals import BETTING_KINDS, Sample, is_betting, per_system
 from judgelab.evaluate.intervals import INTERVALS as SYSTEM_INTERVALS
 from judgelab.evaluate.panel import effective_labels, effective_per_system
 from judgelab.evaluate.rank_sets import RankSets, rank_sets
+from judgelab.evaluate.shrinkage import shrunk, shrunk_values
+from judgelab.evaluate.system_estimates import SystemEstimates
 from judgelab.metrics.bradley_terry import side_gram
 from judgelab.metrics.results import json_number
 
@@ -89,7 +90,7 @@ MEASURES = {"win-prob": "win probability (ties half)", "bradley-terry": "Bradley
             "baseline-win-rate": "win rate against {baseline} (ties half)"}
 INTERVALS = ("sandwich", "bootstrap")
 # shrunk's trend in the judge's values: the straight line, measured on Arena's 20 systems (bench_pairwise);
-# the items' smooth curve (estimators.shrunk) was not, and its check would refit ~180 curves per evaluate
+# the items' smooth curve (shrinkage.shrunk) was not, and its check would refit ~180 curves per evaluate
 COMPARISONS_SHRINK_RULE = "posterior"
 # fewer labelled comparisons per system and the percentile bootstrap of a label-based estimate undercovers
 # badly (2 labels on Arena: an interval a fifth of the t one with 1 degree of freedom); the t intervals stay

@@ -20,8 +20,8 @@ from scipy import stats
 
 from judgelab.errors import ConfigError
 from judgelab.evaluate.compare import Pairs, pairwise, ranks_of
-from judgelab.evaluate.estimators import SystemEstimates
 from judgelab.evaluate.intervals import T_GUARD, is_betting
+from judgelab.evaluate.system_estimates import SystemEstimates
 
 RANK_METHODS = ("auto", "max-t", "bonferroni", "holm")
 # auto: max-t's normal approximation is short with few labels (Arena, 200 labelled comparisons, about 20

@@ -6,7 +6,7 @@ Each plan runs a set of judges on every unit (``cost_j`` per call, one call a un
 ``n`` units, drawn stratified by system as ``judgelab sample`` draws them (``label_cost`` each), within
 ``budget``. Its width is predicted from a pilot (the labels so far): the corrected estimate with those
 judges has, for system s with ``n_s`` labels, the variance ``per_label_s / n_s + judge_term_s`` (the
-pilot's, evaluate/estimators.py's ``per_label_variance`` and ``judge_term_variance``; no judge: the
+pilot's, evaluate/design_variance.py's ``per_label_variance`` and ``judge_term_variance``; no judge: the
 human-only estimate's; each system's pulled toward the variance pooled over systems, :data:`POOLED_WEIGHT`),
 and the interval the guarded t branch gives (evaluate/intervals.py) from 10 labels a system:
 ``2 t sqrt(variance)``, t at the system's labels less one. A system that would get fewer than 10 labels would get a

@@ -22,20 +22,16 @@ from judgelab.evaluate.choose import choose_ranking
 from judgelab.evaluate.compare import pairwise
 from judgelab.evaluate.comparison_file import ComparisonTable
 from judgelab.evaluate.design import Design, recorded_design, stratified_design
-from judgelab.evaluate.estimators import (
-    TARGETS,
-    SystemEstimates,
-    corrected,
-    human_only,
-    judge_only,
-    shrunk,
-)
+from judgelab.evaluate.design_variance import TARGETS
+from judgelab.evaluate.estimators import corrected, human_only, judge_only
 from judgelab.evaluate.guided import guided_ranking
 from judgelab.evaluate.ir import runs_without_judgments, score_runs
 from judgelab.evaluate.panel import is_panel, panel, worth
 from judgelab.evaluate.problem import Problem, from_items, from_queries
 from judgelab.evaluate.sample_file import SampleFile
 from judgelab.evaluate.sequential import QUESTIONS, decide_best, per_system_level
+from judgelab.evaluate.shrinkage import shrunk
+from judgelab.evaluate.system_estimates import SystemEstimates
 from judgelab.limits import max_input_bytes, over_limit
 from judgelab.metrics.align import items_of_one_kind, judge_value, judgments_by_item, select_judgments
 from judgelab.metrics.ir import read_runs
@@ -86,7 +82,8 @@ def evaluate(items: Iterable[Item] | ComparisonTable, judgments: Iterable[Judgme
     (``"all"``: every item) whose own human score counts as a label. For IR a labelled unit is a
     query: ``human_ids`` lists query ids. ``sample``: the file ``judgelab sample`` wrote, which
     says how the labelled units were drawn (without it: a random sample within each system).
-    See :mod:`judgelab.evaluate.estimators` for ``calibration``, ``target``, ``variance`` and
+    See :mod:`judgelab.evaluate.estimators` for ``calibration``, and
+    :mod:`judgelab.evaluate.design_variance` for ``target``, ``variance`` and
     ``skewness_correction``; :mod:`judgelab.evaluate.intervals` for ``intervals`` (``auto``: each
     system's own interval, t or betting, by a rule fixed in advance). ``scale``: the human values'
     ``(low, high)`` when the items do not declare it (betting intervals need it). ``until_decided``:
@@ -158,7 +155,7 @@ def evaluate(items: Iterable[Item] | ComparisonTable, judgments: Iterable[Judgme
             judges = worth(labelled_problem, design, estimates["human"], estimates["corrected"], **fixing)
         if built.problem.kind == "items":
             # shrunk keeps the pooled variances it was built and measured with: a ranking model, whose
-            # intervals are posterior ones, not per-system confidence intervals (estimators.shrunk)
+            # intervals are posterior ones, not per-system confidence intervals (shrinkage.shrunk)
             pooled = corrected(labelled_problem, design, calibration=calibration, target=target, variance="pooled",
                                folds=folds, seed=seed, confidence=confidence,
                                skewness_correction=skewness_correction, intervals="t")

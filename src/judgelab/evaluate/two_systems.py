@@ -26,15 +26,18 @@ the same :class:`Comparison`, with the estimators of :mod:`judgelab.evaluate.pre
 baseline minus 1/2, ties half a win, over their comparisons with each other), else **via others**
 (the difference of the two systems' win probabilities against the opponents each met, from the
 leaderboard of the part of the comparison graph that connects them). The decision is the same.
+
+Here: ``compare_systems``, its checks, and the gate on comparisons. The result, :class:`Comparison`
+(with its printing and ``plan``), and :func:`~judgelab.evaluate.gate.decide` live in gate.py; whether to
+pair and the paired and unpaired differences of scores, in paired_difference.py.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
-from typing import Any, TypedDict
-from xml.etree import ElementTree
+from dataclasses import replace
+from typing import Any
 
 import numpy as np
 from scipy import stats
@@ -44,205 +47,18 @@ from judgelab.data.judgment import Judgment
 from judgelab.errors import ConfigError, term
 from judgelab.evaluate import comparison_items, comparisons, preferences
 from judgelab.evaluate.compare import pairwise
-from judgelab.evaluate.design import stratified_design
-from judgelab.evaluate.estimators import SystemEstimates, corrected, human_only, judge_only
-from judgelab.evaluate.intervals import T_GUARD, T_MIN_LABELS
-from judgelab.evaluate.problem import from_items
+from judgelab.evaluate.gate import Comparison, _undecided, _undecided_fails, decide
+from judgelab.evaluate.intervals import T_MIN_LABELS
+from judgelab.evaluate.paired_difference import _difference_se, _paired, _pairing, _Settings, _unpaired
 from judgelab.evaluate.sample_file import SampleFile
 from judgelab.evaluate.systems import ALL, _item_problem, evaluate
 from judgelab.metrics.align import items_of_one_kind
 from judgelab.metrics.bootstrap import check_resamples
-from judgelab.metrics.results import json_number
-from judgelab.printable import markdown_text as _md
-from judgelab.printable import printable
 
 ESTIMATORS = ("auto", "corrected", "human", "judge")
 PAIRINGS = ("auto", "paired", "unpaired")
-POWER = 0.8  # compare --plan: the chance of catching the regression it plans for
-MIN_PAIRS = 2  # an interval needs two paired inputs (labelled ones, for the label-based estimators)
 JUDGE_ONLY_WARNING = ("judge-only has no bias correction: without human labels the interval covers the judge's "
                       "difference, not the humans'; label both outputs of a random sample of inputs to correct it")
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """``candidate - baseline`` with its ``1 - alpha`` interval, and the decision the gate takes."""
-
-    baseline: str
-    candidate: str
-    difference: float
-    low: float
-    high: float
-    estimator: str  # "corrected", "human" or "judge"
-    estimator_reason: str
-    paired: bool
-    pairing_reason: str
-    n: int  # units the difference averages over: shared inputs (paired) or items of the two systems
-    n_labelled: int  # labelled units the estimate used (paired: inputs with both outputs labelled)
-    margin: float
-    alpha: float
-    higher_is_better: bool
-    decision: str  # "worse" or "undecided" (both fail; "undecided" only with fail_undecided), "not worse", "better"
-    aspect: str | None = None
-    warnings: tuple[str, ...] = field(default_factory=tuple)
-    # comparisons between systems: "head-to-head" or "via others" (None: pointwise, paired or not)
-    basis: str | None = None
-    measure: str | None = None  # what the difference is, when it is not a difference of mean scores
-    # the interval's kind when it is not the estimator's usual one (an exact one where verdicts show no spread)
-    interval: str | None = None
-    se: float | None = None  # the difference's design-based standard error, which plan() scales
-
-    def plan(self, regression: float, power: float = POWER) -> dict[str, Any]:
-        """How many labels (as these were: inputs with both outputs, items, or comparisons) would catch a
-        true regression of ``regression`` (the candidate that much worse) with probability ``power``:
-        the design-based standard error of the labels so far, scaled by sqrt(labels now / labels then),
-        with the t branch's guarded quantile (docs/compare.md); at least T_MIN_LABELS."""
-        if not regression > self.margin:
-            raise ConfigError(f"{term('regression', '--plan')} {regression:g}: a regression to catch must exceed the "
-                              f"margin ({self.margin:g})")
-        if self.estimator == "judge" or not self.n_labelled or self.se is None:
-            raise ConfigError(f"{term('plan()', '--plan')} scales the labels so far: label a small random pilot first "
-                              f"(judgelab sample --budget 20) and give it with {term('human')} or {term('human_ids')}")
-        quantile = stats.norm.isf(T_GUARD * self.alpha / 2) + stats.norm.ppf(power)
-        with np.errstate(over="ignore"):  # a regression far under the labels' spread: said below
-            needed = self.n_labelled * (self.se * quantile / (regression - self.margin)) ** 2
-        if not math.isfinite(needed):
-            raise ConfigError(f"{term('regression', '--plan')} {regression:g}: a regression this small (against the "
-                              "labels' spread) would take "
-                              "more labels than can be counted; give a larger one")
-        total = max(math.ceil(needed), T_MIN_LABELS)
-        unit = {"head-to-head": "labelled comparisons between the two", "via others": "labelled comparisons",
-                None: "labelled inputs (both outputs)" if self.paired else "labelled items of the two systems"}
-        return {"regression": regression, "power": power, "labels": total, "unit": unit[self.basis],
-                "so_far": self.n_labelled,
-                "text": f"to catch a regression of {regression:g} (margin {self.margin:g}) with {power:.0%} power: "
-                        f"about {total} {unit[self.basis]} ({max(total - self.n_labelled, 0)} more than the "
-                        f"{self.n_labelled} so far; from their spread, at the {1 - self.alpha:.0%} level)"}
-
-    @property
-    def passed(self) -> bool:
-        return self.decision not in ("worse", "undecided")
-
-    @property
-    def design(self) -> str:
-        """How the units were formed: paired/unpaired (scores), head-to-head/via others (comparisons)."""
-        return self.basis or ("paired" if self.paired else "unpaired")
-
-    @property
-    def design_heading(self) -> str:
-        return "comparisons" if self.basis else "pairing"
-
-    def summary(self) -> str:
-        """One line with the figures, as the CLI, JUnit and AssertionError show it."""
-        side, bound = ("upper", self.high) if self.higher_is_better else ("lower", self.low)
-        limit = (-self.margin if self.higher_is_better else self.margin) + 0.0  # + 0.0: no "-0"
-        beyond = "<" if self.higher_is_better else ">"
-        if self.decision == "worse":
-            verdict = f"worse by more than the margin ({side} bound {bound:+.4g} {beyond} {limit:+.4g})"
-        elif self.decision == "undecided":
-            other, low_side = ("lower", self.low) if self.higher_is_better else ("upper", self.high)
-            verdict = (f"not shown within the margin ({other} bound {low_side:+.4g} {beyond} {limit:+.4g}; "
-                       f"{term('fail_undecided')} asks for that)")
-        elif self.decision == "better":
-            other = "lower" if self.higher_is_better else "upper"
-            verdict = f"better ({other} bound {self.low if self.higher_is_better else self.high:+.4g} excludes 0)"
-        else:
-            verdict = f"not shown worse by more than the margin ({side} bound {bound:+.4g}, limit {limit:+.4g})"
-        return (f"{self.measure or f'{self.candidate} - {self.baseline}'} = {self.difference:+.4g} "
-                f"[{self.low:+.4g}, {self.high:+.4g}] ({1 - self.alpha:.0%} {self.interval + ' ' if self.interval else ''}"
-                f"interval, {self.estimator}, {self.design}, "
-                f"n={self.n}, {self.n_labelled} labelled; {'higher' if self.higher_is_better else 'lower'} is better, "
-                f"margin {self.margin:g}): {verdict}")
-
-    def details(self) -> str:
-        """The summary, then why this estimator and this pairing, then the warnings: one per line."""
-        return "\n".join([self.summary(), self.estimator_reason, self.pairing_reason, *self.warnings])
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"baseline": self.baseline, "candidate": self.candidate, "aspect": self.aspect,
-                "difference": json_number(self.difference), "ci": [json_number(self.low), json_number(self.high)],
-                "confidence": 1 - self.alpha, "estimator": self.estimator, "estimator_reason": self.estimator_reason,
-                "paired": self.paired, "pairing_reason": self.pairing_reason, "n": self.n,
-                "n_labelled": self.n_labelled, "margin": self.margin, "alpha": self.alpha,
-                "higher_is_better": self.higher_is_better, "decision": self.decision, "passed": self.passed,
-                "warnings": list(self.warnings), "basis": self.basis, "measure": self.measure,
-                "interval": self.interval, "se": json_number(self.se) if self.se is not None else None}
-
-    def junit_xml(self) -> str:
-        """One JUnit testcase: a failure (with the figures) when the candidate is worse."""
-        suite = ElementTree.Element("testsuite", name="judgelab compare", tests="1",
-                                    failures=str(int(not self.passed)), errors="0", skipped="0")
-        properties = ElementTree.SubElement(suite, "properties")
-        for name, value in self.to_dict().items():
-            ElementTree.SubElement(properties, "property", name=name, value=_xml(value))
-        case = ElementTree.SubElement(suite, "testcase", classname="judgelab.compare",
-                                      name=_xml(f"{self.candidate} not worse than {self.baseline} (margin {self.margin:g})"))
-        details = _xml(self.details())
-        if not self.passed:
-            failure = ElementTree.SubElement(case, "failure", message=_xml(self.summary()),
-                                             type="regression" if self.decision == "worse" else "undecided")
-            failure.text = details
-        ElementTree.SubElement(case, "system-out").text = details
-        root = ElementTree.Element("testsuites")
-        root.append(suite)
-        ElementTree.indent(root)
-        return ElementTree.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
-
-    def rows(self) -> list[tuple[str, str]]:
-        """(what, text) for each figure of the result: the decision, the difference with its interval, the
-        measure, the margin, the estimator and the design, each with why; the markdown summary's rows."""
-        return [("decision", self.decision),
-                ("difference", f"{self.difference:+.4g} [{self.low:+.4g}, {self.high:+.4g}] ({1 - self.alpha:.0%} "
-                               f"{self.interval + ' ' if self.interval else ''}interval)"),
-                *([("measure", self.measure)] if self.measure else []),
-                ("margin", f"{self.margin:g} ({'higher' if self.higher_is_better else 'lower'} is better)"),
-                ("estimator", f"{self.estimator}: {self.estimator_reason}"),
-                (self.design_heading, f"{self.design}: {self.pairing_reason}"),
-                ("units", f"{self.n} ({self.n_labelled} labelled)")]
-
-    def markdown(self) -> str:
-        """A short summary for a CI job page (e.g. ``$GITHUB_STEP_SUMMARY``)."""
-        mark = {"worse": ":x: worse", "undecided": ":x: undecided", "not worse": ":white_check_mark: not worse",
-                "better": ":white_check_mark: better"}[self.decision]
-        rows = [("decision", mark), *self.rows()[1:]]
-        # names come from data a pull request can change: every text but the decision's own mark is escaped
-        lines = [f"### judgelab compare: {_md(self.candidate)} vs {_md(self.baseline)}"
-                 + (f" ({_md(self.aspect)})" if self.aspect else ""), "", "| | |", "|---|---|"]
-        lines += [f"| {name} | {value if name == 'decision' else _md(value)} |" for name, value in rows]
-        lines += [""] + [f"> :warning: {_md(w)}" for w in self.warnings]
-        return "\n".join(lines).rstrip() + "\n"
-
-
-def _xml(text: object) -> str:
-    """Text XML 1.0 can hold (no control character but tab and line feed, no U+FFFF): JUnit readers
-    drop a file that is not well formed."""
-    return printable(text, keep="\t\n")
-
-
-def decide(low: float, high: float, margin: float, higher_is_better: bool = True,
-           fail_undecided: bool = False) -> str:
-    """``worse`` when the interval lies beyond ``-margin`` on the bad side, ``better`` when it excludes
-    0 on the good side, ``not worse`` otherwise (a bound exactly at the limit does not fail).
-    ``fail_undecided``: a non-inferiority test instead, ``undecided`` (a failure) when the interval still
-    holds differences worse than ``-margin``: the gate passes only on evidence that the candidate is not worse."""
-    if not higher_is_better:
-        low, high = -high, -low
-    if high < -margin:
-        return "worse"
-    if low > 0:
-        return "better"
-    if fail_undecided and low < -margin:
-        return "undecided"
-    return "not worse"
-
-
-class _Settings(TypedDict):
-    """The settings the label-based estimators share (``human_only(..., **options)``, ``corrected``)."""
-
-    confidence: float
-    skewness_correction: bool
-    target: str
-    intervals: str
 
 
 class _Common(_Settings):
@@ -324,24 +140,6 @@ def compare_systems(items: Iterable[Item], judgments: Iterable[Judgment], *, bas
     return Comparison(baseline, candidate, value, low, high, chosen, estimator_reason, paired, pairing_reason, n,
                       n_labelled, margin, alpha, higher_is_better, decision, built.aspect, tuple(warnings),
                       se=_finite(se), interval=SEQUENCE if sequential else kind)
-
-
-def _undecided(value: float, margin: float, higher_is_better: bool, n_labelled: int, kind: str | None) -> str | None:
-    """A pass whose estimate is worse than the margin: the interval could not show it. Said, with why (a betting
-    interval under 10 labels is valid but wide) and how to decide, so that a gate that could not tell is not
-    read as one that found no regression."""
-    if not (value if higher_is_better else -value) < -margin:
-        return None
-    why = (f" with {n_labelled} labelled, under {T_MIN_LABELS}, the interval is a betting one (valid at any number "
-           "of labels, wide);" if kind == "betting" and n_labelled < T_MIN_LABELS else "")
-    return (f"not decided: the estimate is worse than the margin, but its interval also holds differences that are "
-            f"not;{why} label more (compare --plan REGRESSION says how many would catch a regression that size)")
-
-
-def _undecided_fails() -> str:
-    return (f"failed as undecided: the interval still holds differences worse than the margin, and "
-            f"{term('fail_undecided')} passes only when it does not; label more ({term('plan()', '--plan')} says how "
-            "many would catch a regression of a given size)")
 
 
 SEQUENCE = "confidence-sequence"  # Comparison.interval under --sequential
@@ -600,131 +398,9 @@ def _estimator(requested: str, has_labels: bool, source: str | None, sequential:
     return requested, f"chosen with --estimator {requested}"
 
 
-def _inputs_of(items: list[Item], system: str) -> dict[str, int] | None:
-    """{input (group) id: position in ``items``} of one system; None when it answers an input twice."""
-    where: dict[str, int] = {}
-    for k, item in enumerate(items):
-        if item.system_id == system:
-            if item.group in where:
-                return None
-            where[item.group] = k
-    return where
-
-
-def _pairing(items: list[Item], baseline: str, candidate: str, requested: str, labelled: np.ndarray | None,
-             estimator: str, sample: SampleFile | None) -> tuple[bool, str]:
-    """Whether to pair, and why. Paired needs each system to answer each input once, inputs in
-    common, and (label-based estimators) inputs with both outputs labelled under a uniform design."""
-    if requested == "unpaired":
-        return False, "chosen with --pairing unpaired: the two systems' estimates are independent"
-    base, cand = _inputs_of(items, baseline), _inputs_of(items, candidate)
-    if base is None or cand is None:
-        return _unpairable("a system answers the same input (group_id) more than once", requested)
-    shared = sorted(set(base) & set(cand))
-    both = None  # label-based estimators: the shared inputs with both outputs labelled
-    if estimator != "judge" and labelled is not None:
-        both = sum(bool(labelled[base[g]] and labelled[cand[g]]) for g in shared)
-    label_based = both is not None
-    problem = None
-    if len(shared) < MIN_PAIRS:
-        problem = f"the two systems share {len(shared)} input(s) (group_id); pairing needs {MIN_PAIRS}"
-    elif both is not None and both < MIN_PAIRS:
-        problem = f"{both} shared input(s) have both outputs labelled; a paired interval needs {MIN_PAIRS}"
-    elif label_based and sample is not None and sample.method != "stratified":
-        problem = f"the labels were drawn by a {sample.method} design, whose pair probabilities are not recorded"
-    if problem is not None:
-        return _unpairable(problem, requested)
-    left_out = len(base) + len(cand) - 2 * len(shared)
-    if requested == "auto" and 2 * len(shared) < min(len(base), len(cand)):
-        return False, (f"unpaired: only {len(shared)} of their inputs are shared (pairing would leave out "
-                       f"{left_out} items)")
-    why = "chosen with --pairing paired" if requested == "paired" else "the two systems answer the same inputs"
-    if any(items[k].grouped_by == "text" for k in base.values()):
-        why += " (matched by their text: the items have no group_id)"
-    text = f"{why}: {len(shared)} inputs, each the difference of its two outputs"
-    if left_out:
-        text += f"; {left_out} items of inputs only one system answers are left out"
-    if label_based:
-        text += f"; {both} inputs have both outputs labelled"
-    return True, text
-
-
-def _unpairable(problem: str, requested: str) -> tuple[bool, str]:
-    """:func:`_pairing`'s answer when ``problem`` rules pairing out: unpaired, or an error if paired was asked for."""
-    if requested == "paired":
-        raise ConfigError(f"{term('pairing')} paired: {problem}")
-    return False, f"unpaired: {problem}"
-
-
-def _paired(items: list[Item], built, baseline: str, candidate: str, estimator: str, *, n_resamples: int, seed: int,
-            confidence: float, skewness_correction: bool, calibration: str, target: str, intervals: str = "auto"):
-    """The difference as one mean over shared inputs: judge and human values are output differences
-    (an input counts as labelled, in the order of labels, once its second output has its label)."""
-    base, cand = _inputs_of(items, baseline), _inputs_of(items, candidate)
-    if base is None or cand is None:  # _pairing paired them: each answers an input once (set(None): a TypeError)
-        raise TypeError("a system answers the same input more than once: the two cannot be paired")
-    shared = sorted(set(base) & set(cand))
-    rows_b, rows_c = [base[g] for g in shared], [cand[g] for g in shared]
-    rows = np.arange(built.problem.n_units)
-    per_item_judge = built.problem.judge[rows, built.problem.strata]  # items: one system (column) each
-    judge = per_item_judge[rows_c] - per_item_judge[rows_b]
-    human = np.full(len(shared), np.nan)
-    labelled = np.zeros(len(shared), dtype=bool)
-    if built.labelled is not None:
-        per_item_human = built.problem.human[rows, built.problem.strata]
-        labelled = built.labelled[rows_b] & built.labelled[rows_c]
-        human = np.where(labelled, per_item_human[rows_c] - per_item_human[rows_b], np.nan)
-    name = f"{candidate} - {baseline}"
-    scale = built.problem.scale
-    spread = None if scale is None else (scale[0] - scale[1], scale[1] - scale[0])  # a difference of two ratings
-    problem = from_items(shared, [name] * len(shared), shared, judge, human, spread)
-    if built.problem.judges is not None:  # a panel: each judge's difference of the two outputs
-        per_item = built.problem.judges[rows, built.problem.strata]  # (items, judges)
-        problem = problem.with_judges((per_item[rows_c] - per_item[rows_b])[:, None, :], built.problem.judge_names)
-    if estimator == "judge":
-        estimates = judge_only(problem, n_resamples=n_resamples, seed=seed, confidence=confidence)
-    else:
-        given = built.notes.get("order")
-        order = None if given is None else np.maximum(given[rows_b], given[rows_c])
-        design = stratified_design(problem, labelled, order)
-        labelled_problem = problem.with_human(np.where(labelled[:, None], problem.human, np.nan))
-        options: _Settings = {"confidence": confidence, "skewness_correction": skewness_correction,
-                              "target": target, "intervals": intervals}
-        estimates = (human_only(labelled_problem, design, **options) if estimator == "human" else
-                     corrected(labelled_problem, design, calibration=calibration, seed=seed, **options))
-    return ((float(estimates.value[0]), float(estimates.ci[0, 0]), float(estimates.ci[0, 1]), len(shared),
-             int(estimates.n_labelled[0]), estimates.reason[0], float(estimates.se[0]),
-             _betting(estimates.info.get("per_system", ()))), bool(estimates.info.get("labels_own_narrower")))
-
-
-def _unpaired(estimates: SystemEstimates, baseline: str, candidate: str):
-    """``candidate - baseline`` from two systems' independent estimates (``pairwise``'s row)."""
-    b, c = estimates.systems.index(baseline), estimates.systems.index(candidate)
-    pairs = pairwise(estimates)
-    reason = estimates.reason[c] or estimates.reason[b]
-    methods = estimates.info.get("per_system") or ()
-    return (float(pairs.difference[c, b]), float(pairs.low[c, b]), float(pairs.high[c, b]),
-            int(estimates.n_units[b] + estimates.n_units[c]), int(estimates.n_labelled[b] + estimates.n_labelled[c]),
-            reason, _difference_se(estimates, c, b), _betting([methods[k] for k in (b, c)] if methods else ()))
-
-
-def _betting(methods) -> str | None:
-    """``"betting"`` when a system's interval behind the difference is a betting one (few labels, or a mean
-    near an end of the scale), for the summary to say; None otherwise."""
-    return "betting" if "betting" in methods else None
-
-
-def _difference_se(estimates: SystemEstimates, i: int, j: int) -> float | None:
-    """The design-based standard error of ``value[i] - value[j]`` (what a plan scales), if there is one."""
-    if estimates.cov is not None:
-        return float(np.sqrt(max(estimates.cov[i, i] + estimates.cov[j, j] - 2 * estimates.cov[i, j], 0.0)))
-    if estimates.replicates is not None:
-        return float(np.nanstd(estimates.replicates[:, i] - estimates.replicates[:, j], ddof=1))
-    return None
-
-
 def _finite(value: float | None) -> float | None:
     return value if value is not None and math.isfinite(value) and value > 0 else None
 
 
+# Comparison and decide live in evaluate/gate.py; importable from here too, where the gate's callers found them
 __all__ = ["Comparison", "compare_systems", "decide"]

@@ -1,7 +1,7 @@
 """What the front door's verbs return: the deep modules' own result classes, each with ``to_pandas()`` and an
 HTML view for Jupyter (``_repr_html_``) added. A result is the deep one's fields copied as they are (no
 figure is computed again), so everything documented for ``SystemsReport``, ``MetaReport``, ``AuditReport``,
-``two_systems.Comparison``, ``RunResult``, ``SampleFile`` and ``SourceData`` holds for it, ``to_dict()``
+``gate.Comparison``, ``RunResult``, ``SampleFile`` and ``SourceData`` holds for it, ``to_dict()``
 included. The HTML is report.html's own sections where the report has them (judgelab.report.notebook); at a
 plain Python prompt each shows a few lines instead (judgelab.api.reprs): what it is, its sizes, the headline
 figures and where the rest is.

@@ -10,9 +10,9 @@ from typing import Any
 from judgelab.api import reprs
 from judgelab.api.results.shared import frame, wrap
 from judgelab.evaluate.board import SystemsReport
+from judgelab.evaluate.gate import Comparison as _TwoSystems
 from judgelab.evaluate.preferences import PreferenceReport
 from judgelab.evaluate.sample_file import SampleFile, write_sample
-from judgelab.evaluate.two_systems import Comparison as _TwoSystems
 from judgelab.report import notebook
 
 
