@@ -86,3 +86,38 @@ def test_comparisons_without_texts_exit_2_naming_the_file_and_field_and_write_no
     code, err = run_main_in_process(capsys, "evaluate", "--data", made_up[0], "--judgments", judgments, "--ties",
                                     "rao-kupper")
     assert code == 2 and "rao-kupper" in err
+
+
+def test_comparisons_sharing_questions_get_clustered_intervals_and_rank_sets(made_up, tmp_path, capsys):
+    _, judgments, labelled, rows = made_up
+    grouped = [dict(r, group_id=f"q{k // 8}") for k, r in enumerate(rows)]  # 50 questions, 8 comparisons each
+    data = write_jsonl(tmp_path / "grouped.jsonl", grouped)
+    args = ("evaluate", "--data", data, "--judgments", judgments, "--human-ids", labelled, "--style-control")
+    code, out, err = run_main_captured(capsys, *args)
+    assert code == 0, err
+    shown = " ".join(out.split())
+    assert "clustered by 50 questions (group_id)" in shown and "rank (set)" in shown
+    code, out, err = run_main_captured(capsys, *args, "--json")
+    style = json.loads(out)["style"]
+    assert style["clusters"] == {"questions": 50, "from": "group_id"}
+    corrected = style["style_controlled"]["corrected"]
+    assert corrected["clusters"] == 50 and corrected["intervals"] == "sandwich"
+    sets = [one["rank_set"] for one in corrected["strengths"].values()]
+    assert all(1 <= best <= worst <= 4 for best, worst in sets)
+    code, out, err = run_main_captured(capsys, *args, "--style-intervals", "bootstrap", "--bootstrap", "200", "--json")
+    assert code == 0, err
+    judge = json.loads(out)["style"]["style_controlled"]["judge"]
+    assert judge["intervals"] == "bootstrap" and judge["n_resamples"] == 200 and judge["clusters"] == 50
+    code, out, err = run_main_captured(capsys, *args, "--style-intervals", "bootstrap", "--bootstrap", "200")
+    assert "intervals: bootstrap, 200 resamples of the 50 questions (group_id)" in " ".join(out.split())
+
+
+def test_bootstrap_style_intervals_without_resamples_exit_2_and_write_nothing(made_up, tmp_path, capsys):
+    data, judgments, _, _ = made_up
+    code, err = run_main_in_process(capsys, "evaluate", "--data", data, "--judgments", judgments, "--style-control",
+                                    "--style-intervals", "bootstrap", "--bootstrap", "0", "--out", tmp_path / "never")
+    assert code == 2 and "--style-intervals bootstrap" in err and "0 bootstrap resample" in err
+    assert not (tmp_path / "never").exists()
+    code, err = run_main_in_process(capsys, "evaluate", "--data", data, "--judgments", judgments,
+                                    "--style-intervals", "bootstrap")
+    assert code == 2 and "add --style-control" in err

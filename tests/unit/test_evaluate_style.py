@@ -205,3 +205,98 @@ def test_human_only_fit_leaves_out_a_system_without_labels():
     assert np.isfinite(np.delete(fit.strengths.value, s0)).all()
     corrected = style_estimate(unlabelled, z, "corrected", features=["length"])
     assert np.isnan(corrected.strengths.value[s0])  # the corrected value needs the system's own labels too
+
+
+# -- rank sets, clustered and bootstrap intervals ------------------------------------------------------------
+def _texts(rng, n):
+    """Responses of random lengths (the length covariate varies; no markdown)."""
+    return (["word " * int(k) for k in rng.integers(5, 60, n)], ["word " * int(k) for k in rng.integers(5, 60, n)])
+
+
+def test_rank_sets_put_a_clearly_best_system_alone_at_1_and_overlap_the_close_ones():
+    rng = np.random.default_rng(21)
+    strength = np.array([2.5, 0.05, 0.0, -0.05])
+    a = rng.integers(0, 4, 3000)
+    b = (a + rng.integers(1, 4, 3000)) % 4
+    verdict = (rng.random(3000) < _sigmoid(strength[a] - strength[b])).astype(float)
+    names = np.array(["top", "x", "y", "w"], dtype=object)
+    board = style_board(comparisons(names[a], names[b], verdict), _texts(rng, 3000))
+    fit = board.fits["judge"]
+    best, worst = fit.ranks.best, fit.ranks.worst
+    top = board.systems.index("top")
+    assert (best[top], worst[top]) == (1, 1)
+    close = [board.systems.index(s) for s in ("x", "y", "w")]
+    assert all(best[k] <= 3 and worst[k] >= 3 and worst[k] - best[k] >= 1 for k in close)  # they share rank 3
+    shown = board.to_dict()["style_controlled"]["judge"]
+    assert shown["strengths"]["top"]["rank_set"] == [1, 1] and shown["rank_sets"]["method"] == "max-t"
+
+
+def _question_effect(rng, n, questions, rho):
+    """Comparisons whose outcomes share each question's draw (a Gaussian copula per question and system: a system
+    that does well on a question wins its comparisons there together); each outcome alone stays
+    Bernoulli(sigmoid(beta_a - beta_b + 0.5 z)), so the logistic model holds and only the independence breaks."""
+    from scipy.stats import norm
+
+    q = rng.integers(0, questions, n)
+    a, b = _pairs(rng, n)
+    z = rng.normal(size=(n, 1))
+    w = rng.normal(size=(questions, K))
+    u = norm.cdf(np.sqrt(rho) * (w[q, a] - w[q, b]) / np.sqrt(2) + np.sqrt(1 - rho) * rng.normal(size=n))
+    verdict = (u < _sigmoid(BETA[a] - BETA[b] + 0.5 * z[:, 0])).astype(float)
+    return comparisons(NAMES[a], NAMES[b], verdict), z, q
+
+
+def test_clustered_intervals_widen_under_a_question_effect_and_not_without_one():
+    width = lambda fit: np.mean(np.diff(fit.strengths.ci, axis=1))  # noqa: E731
+    ratios = {}
+    for rho in (0.0, 0.7):
+        data, z, q = _question_effect(np.random.default_rng(31), 6000, 200, rho)
+        naive = style_estimate(data, z, "judge", features=["length"])
+        clustered = style_estimate(data, z, "judge", features=["length"], groups=q)
+        assert clustered.strengths.info["clusters"] == 200 and naive.strengths.info["clusters"] is None
+        ratios[rho] = width(clustered) / width(naive)
+    assert 0.9 < ratios[0.0] < 1.1
+    assert ratios[0.7] > 1.5
+    # the corrected fit too: its judge term and its labels, summed by question
+    data, z, q = _question_effect(np.random.default_rng(32), 6000, 200, 0.7)
+    names = np.asarray(data.systems, dtype=object)
+    human = np.where(np.random.default_rng(33).random(6000) < 0.15, 1 - data.judge, data.judge)  # people differ
+    labelled = comparisons(names[data.a], names[data.b], data.judge, np.where(np.arange(6000) % 5 == 0, human, np.nan))
+    naive = style_estimate(labelled, z, "corrected", features=["length"])
+    clustered = style_estimate(labelled, z, "corrected", features=["length"], groups=q)
+    assert width(clustered) > 1.1 * width(naive) and 0 < clustered.judge_weight < 1
+    # every comparison its own question: nothing to cluster
+    alone = style_estimate(data, z, "judge", features=["length"], groups=np.arange(6000))
+    assert alone.strengths.info["clusters"] is None
+
+
+def test_bootstrap_intervals_are_close_to_the_sandwich_on_independent_comparisons():
+    rng = np.random.default_rng(41)
+    a, b = _pairs(rng, 4000)
+    z = rng.normal(size=(4000, 1))
+    verdict = (rng.random(4000) < _sigmoid(BETA[a] - BETA[b] + 0.5 * z[:, 0])).astype(float)
+    data = comparisons(NAMES[a], NAMES[b], verdict)
+    sandwich = style_estimate(data, z, "judge", features=["length"])
+    boot = style_estimate(data, z, "judge", features=["length"], intervals="bootstrap", n_resamples=400, seed=1)
+    assert boot.strengths.info["intervals"] == "bootstrap" and boot.strengths.info["not_converged"] == 0
+    ratio = np.diff(boot.strengths.ci, axis=1) / np.diff(sandwich.strengths.ci, axis=1)
+    assert np.all((ratio > 0.8) & (ratio < 1.2)), ratio
+    assert np.allclose(boot.strengths.value, sandwich.strengths.value)  # the point estimates stay
+    assert 0.8 < boot.coefficients["length"]["se"] / sandwich.coefficients["length"]["se"] < 1.2
+    # with few labels per system a label-based fit keeps its sandwich intervals, and says why
+    few, zf = _human_and_judge(np.random.default_rng(42), 2000, 60)
+    kept = style_estimate(few, zf, "corrected", features=["length"], intervals="bootstrap", n_resamples=50)
+    assert kept.strengths.info["intervals"] == "sandwich" and "need 30 per system" in kept.strengths.info[
+        "intervals_reason"]
+
+
+def test_bad_interval_choices_are_refused_before_fitting():
+    data, z = _human_and_judge(np.random.default_rng(9), 500, 100)
+    with pytest.raises(ConfigError, match="0 bootstrap resample"):
+        style_estimate(data, z, "judge", intervals="bootstrap", n_resamples=0)
+    with pytest.raises(ConfigError, match="choose sandwich, bootstrap"):
+        style_estimate(data, z, "judge", intervals="jackknife")
+    with pytest.raises(ConfigError, match="target population"):
+        style_board(data, _texts(np.random.default_rng(1), 500), target="items", intervals="bootstrap")
+    with pytest.raises(ConfigError, match="group labels for 500"):
+        style_estimate(data, z, "judge", groups=np.zeros(10))

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from judgelab.judges.base import JudgeConfig
 
 #: The choices of the verbs' word options, spelled out for editors and type checkers (the library checks them
-#: against its own lists: evaluate/calibrate.py CHOICES, estimators.TARGETS, ...).
+#: against its own lists: evaluate/calibrate.py CHOICES, design_variance.TARGETS, ...).
 Calibration = Literal["auto", "isotonic", "linear", "identity", "stack"]
 Target = Literal["population", "items"]
 Variance = Literal["pooled", "system"]
@@ -392,7 +392,8 @@ def evaluate(data: Any, judgments: Any = None, *, source: str | None = None, par
              skewness_correction: bool = True, bootstrap: int = 1000, seed: int = 0, confidence: float = 0.95,
              estimand: Estimand = "win-prob", baseline: str | None = None, rank_method: RankMethod = "auto",
              bt_intervals: Literal["sandwich", "bootstrap"] = "sandwich", out: str | Path | None = None,
-             style_control: bool = False, ties: Literal["half", "davidson"] = "half") -> Evaluation:
+             style_control: bool = False, ties: Literal["half", "davidson"] = "half",
+             style_intervals: Literal["sandwich", "bootstrap"] = "sandwich") -> Evaluation:
     """Which system is better, and how sure (``judgelab evaluate``): each system's estimate judge-only, human-only
     on the labelled units, corrected (prediction-powered) and shrunk, with per-system intervals, rank intervals
     and Holm-corrected pairwise tests (docs/evaluate.md, docs/pairwise.md).
@@ -434,6 +435,9 @@ def evaluate(data: Any, judgments: Any = None, *, source: str | None = None, par
             (length and markdown covariates, their coefficients, Kendall tau against the plain ranking), in
             ``.style`` (docs/evaluate.md, "Style control and ties").
         ties: comparisons: ``half`` (a tie is half a win, the leaderboard's) or also ``davidson``'s tie model.
+        style_intervals: the style fits' intervals: ``sandwich`` (cluster-robust by question when comparisons
+            share one: ``group_id``) or ``bootstrap`` (``bootstrap`` resamples of the questions, else of the
+            comparisons, each refitted). Rank sets on the style-controlled strengths either way.
         out: also write a report folder (systems.json, systems.csv, pairs.csv, report.html).
 
     Returns:
@@ -461,6 +465,8 @@ def evaluate(data: Any, judgments: Any = None, *, source: str | None = None, par
         check_systems_folder(out)
     # comparisons between systems in a JSON-lines file: read in one pass, a few fields a row (comparison_file.py)
     styled = style_control or ties != "half"  # reads the responses' texts: the items themselves, not the table
+    if style_intervals != "sandwich" and not style_control:
+        raise ConfigError(f"--style-intervals {style_intervals} is for the style-controlled fits: add --style-control")
     table = (read_comparison_table(data, judgments, judge=judge, field=field)
              if out is None and source is None and not styled else None)
     items, judged, source = (table, [], None) if table is not None else _inputs(data, judgments, source, field,
@@ -473,6 +479,7 @@ def evaluate(data: Any, judgments: Any = None, *, source: str | None = None, par
 
         style = style_for_items(items, judged, judge=judge, human=labels, human_ids=ids, sample=sample_file,
                                 style_control=style_control, ties=ties, target=target, confidence=confidence,
+                                intervals=style_intervals, n_resamples=bootstrap, rank_method=rank_method, seed=seed,
                                 where=_named(data)).to_dict()
     report = run_evaluate(items, judged, aspect=aspect, judge=judge, human=labels, human_ids=ids, sample=sample_file,
                           runs=runs, measure=measure, unjudged=unjudged, calibration=calibration, target=target,

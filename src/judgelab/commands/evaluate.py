@@ -144,6 +144,11 @@ def evaluate(
         "--ties", callback=one_of("half", "davidson"),
         help="Comparisons: a tie is half a win (half, the leaderboard's), or also Davidson's tie model "
              "(davidson): strengths and the tie parameter.")] = "half",
+    style_intervals: Annotated[str, typer.Option(
+        "--style-intervals", callback=one_of("sandwich", "bootstrap"),
+        help="--style-control: sandwich intervals (default; clustered by question when comparisons share one, "
+             "group_id) or bootstrap ones (--bootstrap resamples of the questions, else of the comparisons, each "
+             "refitted).")] = "sandwich",
     monitor: Annotated[bool, typer.Option(
         "--monitor", help="Watch each system's judged mean over time (--time-field) and raise an alarm when it moves "
                           "from its reference period; confidence sequences: no false alarm, anywhere in the stream, "
@@ -185,7 +190,8 @@ def evaluate(
                               scale=parse_scale(scale), until_decided=until_decided,
                               skewness_correction=skewness_correction, bootstrap=bootstrap, seed=seed,
                               confidence=confidence, estimand=estimand, baseline=baseline, rank_method=rank_method,
-                              bt_intervals=bt_intervals, out=out, style_control=style_control, ties=ties)
+                              bt_intervals=bt_intervals, out=out, style_control=style_control, ties=ties,
+                              style_intervals=style_intervals)
     written = None if out is None else Path(out) / "report.html"
     if as_json:
         typer.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
@@ -213,8 +219,10 @@ def _signed(value: float | None, low: float | None = None, high: float | None = 
 
 def style_tables(style: dict[str, Any], width: int = 120) -> list[Any]:
     """``--style-control`` / ``--ties davidson``: the style coefficients per estimator, the style-controlled
-    strengths beside the plain ones with the Kendall tau between the rankings, Davidson's tie parameter."""
+    strengths beside the plain ones with the ranking fit's simultaneous rank sets and the Kendall tau between the
+    rankings, what the intervals are (clustered by question, or bootstrap), Davidson's tie parameter."""
     from judgelab.commands._tables import named_table
+    from judgelab.report.systems_view import rank_text
 
     out: list[Any] = []
     fits, davidson = style["style_controlled"], style["davidson"]
@@ -235,8 +243,18 @@ def style_tables(style: dict[str, Any], width: int = 120) -> list[Any]:
         columns = [(f"{name} style-controlled", [_signed(fit["strengths"][s]["value"], *fit["strengths"][s]["ci"])
                                                  for s in order]) for name, fit in fits.items()]
         columns.append((f"{last} plain", [_signed(style["plain_bradley_terry"][last][s]) for s in order]))
-        out.append(named_table(order, columns, width, title=f"Style-controlled Bradley-Terry strengths, ranked by "
-                                                            f"the {last} fit").table)
+        ranked = fits[last]["strengths"]
+        if "rank" in ranked[order[0]]:  # rank sets: simultaneous over the systems, from the ranking fit
+            columns.insert(0, ("rank (set)", [rank_text(*(math.nan if v is None else v for v in
+                                                          (ranked[s]["rank"], *ranked[s]["rank_set"]))) or "-"
+                                              for s in order]))
+        narrow_first = [f"{last} plain", *(f"{name} style-controlled" for name in fits if name != last)]
+        board = named_table(order, columns, width, left_out_first=narrow_first,
+                            title=f"Style-controlled Bradley-Terry strengths, ranked by the {last} fit")
+        out.append(board.table)
+        if board.left_out:
+            out.append(f"left out for the width (wider terminal, or --json): {escape(', '.join(board.left_out))}")
+        out.append(_style_intervals_line(fits[last], style.get("clusters"), last))
         taus = ", ".join(f"{name} {tau:.3f}" for name, tau in style["kendall_tau_plain_vs_style"].items()
                          if tau is not None)
         out.append(f"Kendall tau between the plain and the style-controlled ranking: {taus}")
@@ -251,6 +269,22 @@ def style_tables(style: dict[str, Any], width: int = 120) -> list[Any]:
                    f"({tie['observed_tie_share']:.0%} observed); strengths "
                    + ", ".join(f"{escape(s)} {_signed(one['value'], *one['ci'])}" for s, one in fit["strengths"].items()))
     return out + [f"[yellow]{escape(note)}[/]" for note in style["notes"]]
+
+
+def _style_intervals_line(fit: dict[str, Any], clusters: dict[str, Any] | None, name: str) -> str:
+    """What the style fits' intervals are: bootstrap or sandwich, clustered by how many questions, and the rank
+    sets' method."""
+    source = f" ({clusters['from']})" if clusters else ""
+    if fit["intervals"] == "bootstrap":
+        kind = (f"bootstrap, {fit['n_resamples']} resamples of the "
+                + (f"{fit['clusters']} questions{source}" if fit["clusters"] else "comparisons"))
+    else:
+        kind = "sandwich" + (f", clustered by {fit['clusters']} questions{source}" if fit["clusters"] else "")
+    if clusters and not fit["clusters"]:  # the items target draws only the labels: the questions tie no errors
+        kind += " (comparisons as independent: --target items)"
+    sets = fit.get("rank_sets")
+    ranks = f"; rank sets ({name}): {sets['method']}, simultaneous" if sets else ""
+    return f"intervals: {kind}{ranks}"
 
 
 def _monitor(data, judgments, aspect, judge, field, time_field, reference_until, scale, confidence, as_json,
