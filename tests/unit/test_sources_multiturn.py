@@ -13,31 +13,14 @@ from pathlib import Path
 import pytest
 
 from judgelab.data.sources import detect_source, read_source
-from judgelab.errors import DataError
 from judgelab.tools import SOURCES
+from tests.unit.test_sources_traces import _lines, _refused, _written
 
 HERE = Path(__file__).resolve().parents[1] / "data" / "sources"
 CONVERSATIONS = HERE / "promptfoo" / "conversations.json"
 LANGFUSE = HERE / "langfuse" / "traces.jsonl"
 OTLP = HERE / "otel" / "otlp.jsonl"
 SPANS = HERE / "otel" / "spans.jsonl"
-
-
-def _lines(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-
-
-def _written(tmp_path: Path, name: str, records: list[dict]) -> Path:
-    path = tmp_path / name
-    path.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
-    return path
-
-
-def _refused(path: Path, source: str) -> DataError:
-    with pytest.raises(DataError) as info:
-        read_source(path, source)
-    assert info.value.path == str(path)
-    return info.value
 
 
 def _claimants(path: Path) -> list[str]:

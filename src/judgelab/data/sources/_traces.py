@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from judgelab.data.rows import _beyond_limits, _json_rows, _objects, _read_bytes
-from judgelab.data.sources._read import files_in, text, typed
+from judgelab.data.sources import SourceData
+from judgelab.data.sources._read import dataset, files_in, text, typed
 from judgelab.errors import DataError
 from judgelab.files import JsonBudget, regular_file
 
@@ -84,6 +85,15 @@ def add_passage(passages: dict[str, dict[str, Any]], passage: dict[str, Any]) ->
 def noted(name: str, counts: Counter[str]) -> list[str]:
     """Each counted note of a file, as ``<file>: <count> <what>``."""
     return [f"{name}: {n} {what}" for what, n in counts.items()]
+
+
+def traced_data(name: str, path: Path, items: list, judgments: list, counts: Counter[str], nothing: str) -> SourceData:
+    """The SourceData of a traces file, its counted notes kept; no item read is a DataError naming the file with
+    ``nothing`` (what the reader found none of) and the notes."""
+    notes = noted(path.name, counts)
+    if not items:
+        raise DataError(f"{nothing}{' (' + '; '.join(notes) + ')' if notes else ''}", path)
+    return SourceData(name, dataset(items, str(path)), judgments, tuple(notes))
 
 
 def typed_at(value: Any, kinds: type | tuple[type, ...], where: str, line: int | None, field: str, name: str) -> Any:

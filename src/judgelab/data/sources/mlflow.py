@@ -29,15 +29,15 @@ from pathlib import Path
 from typing import Any
 
 from judgelab.data.sources import SourceData
-from judgelab.data.sources._read import dataset, head, item, judgment, text
+from judgelab.data.sources._read import head, item, judgment, text
 from judgelab.data.sources._traces import (
     add_passage,
     claimed,
     decoded,
     exported,
     group_of,
-    noted,
     records,
+    traced_data,
     typed_at,
 )
 from judgelab.errors import DataError
@@ -74,10 +74,7 @@ def read(path: Path, *, partial: bool = False) -> SourceData:
                 if got is not None:
                     items.append(got[0])
                     judgments += got[1]
-    notes = noted(path.name, counts)
-    if not items:
-        raise DataError(f"no trace to read{' (' + '; '.join(notes) + ')' if notes else ''}: expected {EXPECTED}", path)
-    return SourceData(NAME, dataset(items, str(path)), judgments, tuple(notes))
+    return traced_data(NAME, path, items, judgments, counts, f"no trace to read: expected {EXPECTED}")
 
 
 def _traces(record: dict[str, Any], where: str, line: int) -> Iterator[tuple[str, dict[str, Any]]]:

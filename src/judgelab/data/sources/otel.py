@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from judgelab.data.sources import SourceData
-from judgelab.data.sources._read import dataset, head, item, judgment, text
+from judgelab.data.sources._read import head, item, judgment, text
 from judgelab.data.sources._traces import (
     add_passage,
     claimed,
@@ -40,8 +40,8 @@ from judgelab.data.sources._traces import (
     exported,
     group_of,
     maybe_json,
-    noted,
     records,
+    traced_data,
     typed_at,
 )
 from judgelab.errors import DataError
@@ -134,11 +134,8 @@ def read(path: Path, *, partial: bool = False) -> SourceData:
         if one is not None:
             items.append(one)
             judgments += verdicts
-    notes = noted(path.name, counts)
-    if not items:
-        raise DataError(f"no trace holds a model's reply to read ({'; '.join(notes)}): expected {EXPECTED}, with "
-                        "the GenAI semantic conventions' gen_ai.* attributes and the messages recorded", path)
-    return SourceData(NAME, dataset(items, str(path)), judgments, tuple(notes))
+    return traced_data(NAME, path, items, judgments, counts, "no trace holds a model's reply to read: expected "
+                       f"{EXPECTED}, with the GenAI semantic conventions' gen_ai.* attributes and the messages recorded")
 
 
 def _spans(record: dict[str, Any], where: str, line: int, budget: JsonBudget) -> list[_Span]:
