@@ -31,6 +31,7 @@ _COMMAND_MODULES = [
     ("judgelab.commands.similarity", "app"),
     ("judgelab.commands.train", "app"),
     ("judgelab.commands.evaluate", "app"),
+    ("judgelab.commands.sample", "app"),
     ("judgelab.commands.compare", "app"),
     ("judgelab.commands.annotate", "app"),
     ("judgelab.commands.audit", "app"),

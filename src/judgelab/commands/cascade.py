@@ -12,7 +12,7 @@ import typer
 from rich.markup import escape
 
 from judgelab.commands._numbers import checked
-from judgelab.commands.evaluate import Aspect, Field, Human, HumanIds, JudgmentsFiles, _load
+from judgelab.commands._system_options import Aspect, Field, Human, HumanIds, JudgmentsFiles, _load
 from judgelab.errors import ConfigError
 
 

@@ -13,7 +13,7 @@ import typer
 from rich.markup import escape
 
 from judgelab.commands._numbers import checked, one_of
-from judgelab.commands.evaluate import (
+from judgelab.commands._system_options import (
     CALIBRATION_HELP,
     Aspect,
     Field,
