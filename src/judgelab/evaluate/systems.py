@@ -107,18 +107,10 @@ def evaluate(items: Iterable[Item] | ComparisonTable, judgments: Iterable[Judgme
     if until_decided is not None and until_decided not in QUESTIONS:
         raise ConfigError(f"{term('until_decided')} {until_decided!r}: choose {', '.join(QUESTIONS)}")
     if kind == "pairwise":
-        if until_decided is not None:
-            raise ConfigError(f"{term('until_decided')} is for pointwise items and runs; for comparisons, judgelab "
-                              "compare --sequential decides between two systems")
-        if not isinstance(items, ComparisonTable) and items[0].system_a is None:
-            raise ConfigError("pairwise items without system_a/system_b compare two outputs, not systems; name the "
-                              "systems compared (system_a, system_b) to rank them")
-        from judgelab.evaluate.comparison_items import evaluate_comparisons
-
-        return evaluate_comparisons(items, judgments, judge=judge, human=human, human_ids=human_ids,
-                                    estimand=estimand, baseline=baseline, target=target, rank_method=rank_method,
-                                    confidence=confidence, seed=seed, sample=sample, intervals=bt_intervals,
-                                    n_resamples=n_resamples, system_intervals=intervals)
+        return _comparisons(items, judgments, judge=judge, human=human, human_ids=human_ids, estimand=estimand,
+                            baseline=baseline, target=target, rank_method=rank_method, confidence=confidence, seed=seed,
+                            sample=sample, bt_intervals=bt_intervals, n_resamples=n_resamples, intervals=intervals,
+                            until_decided=until_decided)
     if estimand != "win-prob" or baseline is not None or rank_method != "auto" or bt_intervals != "sandwich":
         raise ConfigError(f"{term('estimand')}, {term('baseline')}, {term('rank_method')} and {term('bt_intervals')} "
                           "are for comparisons between "
@@ -142,47 +134,19 @@ def evaluate(items: Iterable[Item] | ComparisonTable, judgments: Iterable[Judgme
     estimates = {"judge": judge_only(built.problem, n_resamples=n_resamples, seed=seed, confidence=confidence)}
     recommended = None  # the estimator whose ranking to use, and why (evaluate/choose.py, evaluate/guided.py)
     judges = None  # a panel's judges: weight and worth in labels of each (evaluate/panel.py)
+    decision = None
+    if until_decided is not None and design is None:
+        raise ConfigError(f"{term('until_decided')} needs the labels so far ({term('human')} or {term('human_ids')})")
     if design is not None:
         labelled_problem = built.problem.with_human(np.where(design.labelled[:, None], built.problem.human, np.nan))
-        estimates["human"] = human_only(labelled_problem, design, target=target, variance=variance,
-                                        confidence=confidence, skewness_correction=skewness_correction,
-                                        intervals=intervals, seed=seed)
         fixing: _Fixing = {"calibration": calibration, "target": target, "variance": variance, "folds": folds,
                            "seed": seed, "confidence": confidence, "skewness_correction": skewness_correction,
                            "intervals": intervals}
-        estimates["corrected"] = corrected(labelled_problem, design, labels_own=estimates["human"], **fixing)
-        if labelled_problem.judges is not None:
-            judges = worth(labelled_problem, design, estimates["human"], estimates["corrected"], **fixing)
-        if built.problem.kind == "items":
-            # shrunk keeps the pooled variances it was built and measured with: a ranking model, whose
-            # intervals are posterior ones, not per-system confidence intervals (shrinkage.shrunk)
-            pooled = corrected(labelled_problem, design, calibration=calibration, target=target, variance="pooled",
-                               folds=folds, seed=seed, confidence=confidence,
-                               skewness_correction=skewness_correction, intervals="t")
-            estimates["shrunk"] = shrunk(pooled, estimates["judge"].value)
-            if np.isfinite(estimates["shrunk"].value).any():  # shrunk has values: is its ranking better?
-                recommended = choose_ranking(labelled_problem, design, estimates["judge"].value, seed=seed,
-                                             calibration=estimates["corrected"].info["calibration"]).to_dict()
-        else:  # runs: the judge's order where the labels cannot contradict it (evaluate/guided.py)
-            estimates["guided"] = guided_ranking(estimates["corrected"], estimates["judge"])
-            recommended = {"estimator": "guided", "reason": "runs: the judge's order except where a corrected "
-                           "difference is significant (evaluate/guided.py)"}
-    decision = None
-    if until_decided is not None:
-        if design is None:
-            raise ConfigError(f"{term('until_decided')} needs the labels so far ({term('human')} or "
-                              f"{term('human_ids')})")
-        decision = _decide(labelled_problem, design, confidence=confidence, target=target, seed=seed)
+        recommended, judges = _with_labels(estimates, labelled_problem, design, fixing)
+        if until_decided is not None:
+            decision = _decide(labelled_problem, design, confidence=confidence, target=target, seed=seed)
     _keep_on_scale(estimates, built.problem.scale)
-    pairs_omitted = None
-    if n_systems <= MAX_PAIRWISE_SYSTEMS:
-        # guided is a ranking, shrunk a model's point estimate: neither has tests that hold per pair
-        pairs = {name: pairwise(est) for name, est in estimates.items() if name not in ("guided", "shrunk")}
-    else:
-        pairs = {}
-        pairs_omitted = (f"{n_systems} systems: pairwise differences and rank intervals are computed for up to "
-                         f"{MAX_PAIRWISE_SYSTEMS} systems ({n_systems * (n_systems - 1) // 2:,} pairs would not fit "
-                         "in memory); evaluate a subset of systems to compare them")
+    pairs, pairs_omitted = _pairs(estimates, n_systems)
     labels = {"n_labelled": 0 if design is None else design.n_labelled,
               "design": None if design is None else design.method, "source": built.label_source,
               "unlabelled_sample_ids": built.notes.get("unlabelled_sample_ids", 0),
@@ -195,6 +159,56 @@ def evaluate(items: Iterable[Item] | ComparisonTable, judgments: Iterable[Judgme
         options |= {"measure": measure, "unjudged": unjudged}
     return SystemsReport(built.problem.kind, built.aspect, built.measure, estimates, pairs, labels, built.coverage,
                          built.skipped, built.unjudged_share, options, pairs_omitted, recommended, decision, judges)
+
+
+def _comparisons(items: list[Item] | ComparisonTable, judgments: Iterable[Judgment], *, until_decided: str | None,
+                 bt_intervals: str, intervals: str, **options: Any) -> SystemsReport:
+    """Comparisons between systems: :func:`judgelab.evaluate.comparison_items.evaluate_comparisons`."""
+    if until_decided is not None:
+        raise ConfigError(f"{term('until_decided')} is for pointwise items and runs; for comparisons, judgelab "
+                          "compare --sequential decides between two systems")
+    if not isinstance(items, ComparisonTable) and items[0].system_a is None:
+        raise ConfigError("pairwise items without system_a/system_b compare two outputs, not systems; name the "
+                          "systems compared (system_a, system_b) to rank them")
+    from judgelab.evaluate.comparison_items import evaluate_comparisons
+
+    return evaluate_comparisons(items, judgments, intervals=bt_intervals, system_intervals=intervals, **options)
+
+
+def _with_labels(estimates: dict[str, SystemEstimates], labelled_problem: Problem, design: Design,
+                 fixing: _Fixing) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """Adds the estimates that use the labels to ``estimates`` (human, corrected, and shrunk for items or guided
+    for runs); returns the recommended ranking and, for a panel, each judge's weight and worth."""
+    estimates["human"] = human_only(labelled_problem, design, target=fixing["target"], variance=fixing["variance"],
+                                    confidence=fixing["confidence"], skewness_correction=fixing["skewness_correction"],
+                                    intervals=fixing["intervals"], seed=fixing["seed"])
+    estimates["corrected"] = corrected(labelled_problem, design, labels_own=estimates["human"], **fixing)
+    judges = None
+    if labelled_problem.judges is not None:
+        judges = worth(labelled_problem, design, estimates["human"], estimates["corrected"], **fixing)
+    if labelled_problem.kind != "items":  # runs: the judge's order where the labels cannot contradict it (guided.py)
+        estimates["guided"] = guided_ranking(estimates["corrected"], estimates["judge"])
+        return {"estimator": "guided", "reason": "runs: the judge's order except where a corrected difference is "
+                "significant (evaluate/guided.py)"}, judges
+    # shrunk keeps the pooled variances it was built and measured with: a ranking model, whose intervals are
+    # posterior ones, not per-system confidence intervals (shrinkage.shrunk)
+    pooled_fixing: _Fixing = {**fixing, "variance": "pooled", "intervals": "t"}
+    pooled = corrected(labelled_problem, design, **pooled_fixing)
+    estimates["shrunk"] = shrunk(pooled, estimates["judge"].value)
+    if not np.isfinite(estimates["shrunk"].value).any():
+        return None, judges
+    return choose_ranking(labelled_problem, design, estimates["judge"].value, seed=fixing["seed"],  # is shrunk's better?
+                          calibration=estimates["corrected"].info["calibration"]).to_dict(), judges
+
+
+def _pairs(estimates: dict[str, SystemEstimates], n_systems: int) -> tuple[dict[str, Any], str | None]:
+    """Each estimator's pairwise differences, or why they are left out (too many systems)."""
+    if n_systems <= MAX_PAIRWISE_SYSTEMS:
+        # guided is a ranking, shrunk a model's point estimate: neither has tests that hold per pair
+        return {name: pairwise(est) for name, est in estimates.items() if name not in ("guided", "shrunk")}, None
+    return {}, (f"{n_systems} systems: pairwise differences and rank intervals are computed for up to "
+                f"{MAX_PAIRWISE_SYSTEMS} systems ({n_systems * (n_systems - 1) // 2:,} pairs would not fit in memory); "
+                "evaluate a subset of systems to compare them")
 
 
 def _keep_on_scale(estimates: dict[str, SystemEstimates], scale: tuple[float, float] | None) -> None:
