@@ -4,7 +4,9 @@ The ``faithfulness`` judge (src/judgelab/examples/faithfulness.yaml: the summary
 against the article) runs with the embedded model on the QAGS CNN/DM and XSum summaries of ../shared/benchmarks
 (the 70% shared there). Reported per dataset: Spearman, Pearson and Kendall with the human consistency labels
 (one summary per article: the dataset level), group-bootstrap 95% intervals, how many judgments were unparsable,
-and UniEval's published predictions on the same items with the paired difference judge - UniEval.
+and UniEval's published predictions on the same items with the paired difference judge - UniEval. Beside it the
+``grounding`` score (src/judgelab/examples/grounding.yaml: each summary sentence's best MiniLM cosine to an article
+sentence, averaged; no LLM) on the same datasets, with its own paired difference to UniEval.
 
 The run folders and the completion cache make it resumable: rerun the same command after an interruption and the
 finished calls are read back, not paid again.
@@ -25,6 +27,7 @@ from bench.common import command_line, describe_machine, log, table_head, table_
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = Path(os.environ.get("JUDGELAB_BENCH_RUNS", Path.home() / ".cache" / "judgelab" / "bench_faithfulness"))
 CONFIG = ROOT / "src" / "judgelab" / "examples" / "faithfulness.yaml"
+GROUNDING = ROOT / "src" / "judgelab" / "examples" / "grounding.yaml"
 STATISTICS = ("spearman", "pearson", "kendall")
 
 
@@ -32,11 +35,12 @@ def benchmarks() -> Path:
     return Path(os.environ.get("JUDGELAB_SHARED", ROOT.parent / "shared")) / "benchmarks"
 
 
-def run_judge(dataset: str, model: str, threads: int, limit: int | None) -> Path:
-    """The judge's run folder for ``dataset`` (resumed when it exists)."""
-    out = RUNS / f"{dataset}-{model}"
-    argv = [sys.executable, "-m", "judgelab.cli", "judge", "--config", str(CONFIG), "--aspect", "consistency",
-            "--data", str(benchmarks() / f"{dataset}.jsonl"), "--model", model, "--threads", str(threads),
+def run_judge(dataset: str, model: str | None, threads: int, limit: int | None) -> Path:
+    """The judge's run folder for ``dataset`` (resumed when it exists); no ``model``: the grounding score."""
+    out = RUNS / f"{dataset}-{model or 'grounding'}"
+    config, chosen = (CONFIG, ["--model", model]) if model else (GROUNDING, [])
+    argv = [sys.executable, "-m", "judgelab.cli", "judge", "--config", str(config), "--aspect", "consistency",
+            "--data", str(benchmarks() / f"{dataset}.jsonl"), *chosen, "--threads", str(threads),
             "--out", str(out), *(["--limit", str(limit)] if limit else [])]
     subprocess.run(argv, check=True)
     return out
@@ -57,7 +61,7 @@ def measure(dataset: str, run: Path) -> dict:
             "difference": {s: found["comparison"]["dataset"][s] for s in STATISTICS}}
 
 
-def rows(result: dict, model: str) -> list[list[str]]:
+def rows(result: dict, model: str, grounding: dict | None = None) -> list[list[str]]:
     def cell(estimate: dict) -> str:
         ci = estimate.get("ci")
         if estimate.get("value") is None:
@@ -80,6 +84,12 @@ def rows(result: dict, model: str) -> list[list[str]]:
                 *(cell(differences[s]["baseline"]) for s in STATISTICS)])
     out.append([result["dataset"], "judge - UniEval (paired)", str(result["n"]),
                 *(difference(differences[s]) for s in STATISTICS)])
+    if grounding is not None:
+        counts = grounding["coverage"]
+        out.append([result["dataset"], "grounding, MiniLM (no LLM)", f"{counts['n_used']} of {counts['n_items']}",
+                    *(cell(grounding["judge"][s]) for s in STATISTICS)])
+        out.append([result["dataset"], "grounding - UniEval (paired)", str(grounding["n"]),
+                    *(difference(grounding["difference"][s]) for s in STATISTICS)])
     return out
 
 
@@ -95,12 +105,16 @@ def main(argv: list[str] | None = None) -> None:
     for dataset in args.datasets.split(","):
         log(f"{dataset}: judging")
         result = measure(dataset, run_judge(dataset, args.model, args.threads, args.limit))
-        table += [table_row(row) for row in rows(result, args.model)]
-        log(f"{dataset}: {result['judge']['spearman']}")
+        log(f"{dataset}: grounding")
+        grounding = measure(dataset, run_judge(dataset, None, args.threads, args.limit))
+        table += [table_row(row) for row in rows(result, args.model, grounding)]
+        log(f"{dataset}: {result['judge']['spearman']}; grounding {grounding['judge']['spearman']}")
     body = "\n".join([f"Machine: {describe_machine()}. Command: `{command_line('bench.bench_faithfulness', argv)}`. "
                       "Dataset-level correlations with the human consistency labels (one summary per article), "
                       "95% group-bootstrap intervals; UniEval's row is its published predictions on the items the "
-                      "judge scored; the last row is the paired difference.", "", *table])
+                      "judge scored; the third row is the paired difference; the grounding rows are the no-LLM "
+                      "score (src/judgelab/examples/grounding.yaml) and its paired difference to UniEval.", "",
+                      *table])
     print(body)
     if args.write and args.limit is None:
         write_doc_section("bench_faithfulness", body,

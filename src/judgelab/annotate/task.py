@@ -39,6 +39,8 @@ DEFINITIONS = {
     "overall": "Your overall judgement of the output's quality.",
     "engagingness": "The response is interesting and makes you want to continue the conversation.",
     "groundedness": "The response uses the given fact (context) appropriately.",
+    "answer_relevance": "The answer directly addresses the question asked, completely and without redundant or "
+                        "off-topic content (whether it is true is another aspect: faithfulness).",
     "understandability": "The response is understandable on its own and in the conversation.",
     "empathy": "The story shows the characters' emotions and makes the reader feel them.",
     "surprise": "The story's ending is surprising yet follows from what came before.",
@@ -70,6 +72,7 @@ ANCHORS = {
     "overall": ("very poor", "excellent"),
     "engagingness": ("dull: no wish to go on", "makes you want to continue"),
     "groundedness": ("ignores or misuses the given fact", "uses the given fact appropriately"),
+    "answer_relevance": ("does not address the question", "answers exactly what was asked, nothing off-topic"),
     "understandability": ("cannot be understood", "understandable on its own and in the conversation"),
     "empathy": ("shows no emotion, makes the reader feel none", "shows emotions and makes the reader feel them"),
     "surprise": ("predictable, or does not follow", "surprising yet follows from what came before"),

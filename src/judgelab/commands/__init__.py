@@ -38,6 +38,7 @@ _COMMAND_MODULES = [
     ("judgelab.commands.combine", "app"),
     ("judgelab.commands.cascade", "app"),
     ("judgelab.commands.turns", "app"),
+    ("judgelab.commands.passages", "app"),
 ]
 
 

@@ -4,6 +4,7 @@ from judgelab.judges.base import JudgeConfig, judge_from_dict, judge_kinds, load
 from judgelab.judges.critic import ActiveCriticJudge  # noqa: F401 - registers the 'active-critic' kind
 from judgelab.judges.ensemble import EnsembleJudge  # noqa: F401 - registers the "ensemble" kind
 from judgelab.judges.faithfulness import FaithfulnessJudge  # noqa: F401 - registers the 'faithfulness' kind
+from judgelab.judges.grounding import GroundingJudge  # noqa: F401 - registers the 'grounding' kind
 from judgelab.judges.likelihood import LikelihoodJudge  # noqa: F401 - registers the "likelihood" kind
 from judgelab.judges.pairwise import PairwiseJudge
 from judgelab.judges.prompted import PromptedJudge

@@ -318,6 +318,7 @@ ASPECT_ADJECTIVES = {
     "consistency": "factually consistent", "fluency": "fluent", "relevance": "relevant",
     "engagingness": "engaging", "groundedness": "grounded", "understandability": "understandable",
     "empathy": "empathetic", "surprise": "surprising", "complexity": "complex", "overall": "good",
+    "answer_relevance": "relevant to the question",
 }
 
 
