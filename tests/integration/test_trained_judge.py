@@ -112,7 +112,7 @@ def test_frozen_bottom_cache_gives_exactly_the_full_forward():
     import torch
 
     from judgelab.data import Item
-    from judgelab.judges.scorer_model import _batches, encode
+    from judgelab.judges.scorer_model import encode, feature_batches
     from judgelab.train.model import new_scorer
     from judgelab.train.trainer import hidden_below, predict_from_below
 
@@ -122,7 +122,7 @@ def test_frozen_bottom_cache_gives_exactly_the_full_forward():
     scorer.eval()
     features = encode(items, tokenizer, spec)
     with torch.no_grad():
-        full = np.concatenate([scorer.scores(scorer(b)) for _, b in _batches(features, tokenizer, 2, range(5))])
+        full = np.concatenate([scorer.scores(scorer(b)) for _, b in feature_batches(features, tokenizer, 2, range(5))])
     for n_frozen in (0, 3, 6):
         below = hidden_below(scorer, tokenizer, items, spec, n_frozen)
         assert [len(rows) for rows in below] == [len(f["input_ids"]) for f in features]  # padding cut off, in order

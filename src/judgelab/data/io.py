@@ -38,12 +38,12 @@ from judgelab.data.judgment import Judgment
 from judgelab.data.rows import (
     _FRAME,
     _ITEMS,
-    _JUDGMENTS,
+    JUDGMENT_ROWS,
     _format_of,
     _is_frame,
     _json_value,
-    _open_rows,
     _Schema,
+    open_rows,
 )
 from judgelab.data.rows import ITEM_DOTTED as ITEM_DOTTED
 from judgelab.data.rows import nest_dotted as nest_dotted
@@ -76,7 +76,7 @@ def load_items(source: PathLike | pd.DataFrame, *, kind: ItemKind | None = None)
 
     if kind is not None and kind not in _KINDS:
         raise ValueError(f"kind must be one of {', '.join(_KINDS)}, not {kind!r}")
-    where, rows, name = _open_rows(source, _ITEMS)
+    where, rows, name = open_rows(source, _ITEMS)
     items: list[Item] = []
     first_line: dict[str, int] = {}
     columns: dict[str, None] = {}  # every top-level name, in the order first seen
@@ -173,7 +173,7 @@ def iter_judgments(source: PathLike | pd.DataFrame, *, field: str | None = None,
     a number per judgment (``evaluate --monitor`` on a log of a million), not a million objects."""
     if isinstance(source, (str, os.PathLike)):
         source = judgments_file(source)
-    where, rows, _ = _open_rows(source, _JUDGMENTS, verdict_at=field)
+    where, rows, _ = open_rows(source, JUDGMENT_ROWS, verdict_at=field)
     known = Judgment.model_fields.keys()
     for line, record in rows:
         record = _verdict_record(record, field, where, line)
@@ -277,7 +277,7 @@ def save_judgments(judgments: Iterable[Judgment], path: PathLike) -> Path:
     path = Path(path)
     fmt, gz = _format_of(path)
     records = [_dump(j, j.item_id, path) for j in judgments]
-    _atomic_write(path, _encode(records, _JUDGMENTS, fmt, gz, path))
+    _atomic_write(path, _encode(records, JUDGMENT_ROWS, fmt, gz, path))
     return path
 
 
@@ -299,7 +299,7 @@ def judgments_frame(judgments: Iterable[Judgment]) -> pd.DataFrame:
     ``extra`` as dicts (what the front door's ``to_pandas()`` of a run gives)."""
     import pandas as pd
 
-    columns, rows = _table([j.model_dump() for j in judgments], _JUDGMENTS, (), Path(_FRAME))
+    columns, rows = _table([j.model_dump() for j in judgments], JUDGMENT_ROWS, (), Path(_FRAME))
     return pd.DataFrame.from_records(rows, columns=columns)
 
 
@@ -424,7 +424,7 @@ def _verdict_record(record: dict[str, Any], field: str | None, where: str, line:
     (a string); a row whose ``status`` is not ok keeps no value, and gets a reason if it has none."""
     if field is None:
         return record
-    value = _value_at(record, field)
+    value = value_at(record, field)
     status = record.get("status")
     record = {key: value for key, value in record.items() if key not in ("score", "label")}
     if status not in (None, "ok"):
@@ -438,7 +438,7 @@ def _verdict_record(record: dict[str, Any], field: str | None, where: str, line:
     raise DataError(f"expected a number (a score) or a string (a label), got {_short(value)}", where, line, field)
 
 
-def _value_at(record: Mapping[str, Any], field: str) -> Any:
+def value_at(record: Mapping[str, Any], field: str) -> Any:
     """``record[field]`` (a tabular column named ``prediction.coherence``), else the dotted path."""
     if field in record:
         return record[field]

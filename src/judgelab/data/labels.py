@@ -31,7 +31,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
 from judgelab.data.item import Item, Score
-from judgelab.data.rows import _open_rows, _Schema
+from judgelab.data.rows import _Schema, open_rows
 from judgelab.data.validation import _validate
 from judgelab.errors import ConfigError, DataError
 
@@ -100,7 +100,7 @@ _LABELS = _Schema(Label, flat=("scores",), json_cells=("extra", "scale"))
 def read_labels(source: str | os.PathLike) -> list[Label]:
     """Every record of a label file in file order, skips and replaced answers included (what
     annotate resumes from). A malformed row is a DataError naming file, line and field."""
-    where, rows, _ = _open_rows(source, _LABELS)
+    where, rows, _ = open_rows(source, _LABELS)
     labels: list[Label] = []
     for line, record in rows:
         for label in _labels_of(record, where, line):

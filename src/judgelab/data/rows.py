@@ -62,19 +62,19 @@ class _Schema:
 _CONVERSATION = ("messages", "contexts", "trajectory", "messages_a", "messages_b")
 _ITEMS = _Schema(Item, flat=("scores",), json_cells=("extra", "scale", *_CONVERSATION),
                  parquet_json=("extra", *_CONVERSATION))
-_JUDGMENTS = _Schema(Judgment, flat=("criteria", "usage"), json_cells=("extra",))
+JUDGMENT_ROWS = _Schema(Judgment, flat=("criteria", "usage"), json_cells=("extra",))
 #: Heads of the dotted keys read as nested fields in items (``scores.helpfulness``, ``extra.note``).
 ITEM_DOTTED = (*_ITEMS.flat, "extra")
 
 
-def _open_rows(source: Any, schema: _Schema, *, verdict_at: str | None = None
+def open_rows(source: Any, schema: _Schema, *, verdict_at: str | None = None
                ) -> tuple[str, Iterator[tuple[int, dict[str, Any]]], str | None]:
     """(where, rows as (line, record dict), dataset name) for a path or a DataFrame.
 
     For judgments read from ``score``/``label`` (no ``verdict_at`` field), tabular sources check
     their columns once; JSON rows are checked one by one.
     """
-    check = schema is _JUDGMENTS and verdict_at is None
+    check = schema is JUDGMENT_ROWS and verdict_at is None
     if _is_frame(source):
         records = _frame_records(source)
         if check and len(source):

@@ -214,14 +214,14 @@ def read_times(path, field: str) -> dict[str, Any]:
     """{item id: time} from a JSON-lines data file's ``field`` (a dotted path reaches into ``extra``):
     an ISO 8601 date or time, or a number. A line without it, or with something else there, is an
     error naming the file, the line and the field."""
-    from judgelab.data.io import _value_at, iter_jsonl
+    from judgelab.data.io import iter_jsonl, value_at
     from judgelab.errors import DataError
 
     times, kinds = {}, set()
     for line, record in iter_jsonl(path):
-        value = _value_at(record, field)
+        value = value_at(record, field)
         if value is None and isinstance(record.get("extra"), dict):
-            value = _value_at(record["extra"], field)
+            value = value_at(record["extra"], field)
         time = parse_time(value)
         if time is None:
             raise DataError(f"no time here ({'missing' if value is None else repr(value)[:60]}): --monitor reads each "

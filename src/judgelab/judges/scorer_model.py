@@ -157,7 +157,7 @@ def encode(items: Sequence[Item], tokenizer: Any, spec: TrainedJudge) -> list[di
     return [{key: encoded[key][i] for key in encoded} for i in range(len(pairs))]
 
 
-def _batches(features: list[dict[str, list[int]]], tokenizer: Any, size: int, order: Sequence[int]):
+def feature_batches(features: list[dict[str, list[int]]], tokenizer: Any, size: int, order: Sequence[int]):
     for start in range(0, len(order), size):
         chosen = order[start:start + size]
         yield chosen, tokenizer.pad([features[i] for i in chosen], return_tensors="pt")
@@ -170,5 +170,5 @@ def predict(scorer: CrossEncoderScorer, tokenizer: Any, items: Sequence[Item], s
     scorer.eval()
     features = features if features is not None else encode(items, tokenizer, spec)
     scores = [scorer.scores(scorer(batch)) for _, batch in
-              _batches(features, tokenizer, spec.batch_size, list(range(len(features))))]
+              feature_batches(features, tokenizer, spec.batch_size, list(range(len(features))))]
     return np.concatenate(scores) if scores else np.zeros(0)

@@ -24,7 +24,7 @@ from judgelab.data.io import judgments_file, load_judgments, select_judge
 from judgelab.data.item import VERDICTS
 from judgelab.data.judgment import Judgment
 from judgelab.data.labels import PREFERENCES
-from judgelab.data.rows import _JUDGMENTS, _open_rows
+from judgelab.data.rows import JUDGMENT_ROWS, open_rows
 from judgelab.errors import ConfigError, DataError, term
 from judgelab.metrics.align import several_judges
 from judgelab.metrics.latent import LatentClassFit, dawid_skene, family_dawid_skene, vote_shares
@@ -160,7 +160,7 @@ def _read_file(source: str | os.PathLike, judges: Sequence[str], field: str | No
     loaded = load_judgments(path, field=field)
     if not loaded:
         raise DataError("no judgments", str(source))
-    lines = [line for line, _ in _open_rows(path, _JUDGMENTS, verdict_at=field)[1]]  # the rows load_judgments read
+    lines = [line for line, _ in open_rows(path, JUDGMENT_ROWS, verdict_at=field)[1]]  # the rows load_judgments read
     names: list[str | None] = ([_pick(name, loaded, str(source)) for name in judges]
                                or list(dict.fromkeys(j.judge for j in loaded)))
     out = []

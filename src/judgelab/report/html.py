@@ -65,7 +65,7 @@ SAMPLE = 5000  # judgments drawn for plots and tables (uniformly, reproducibly) 
 TOP_DISAGREEMENTS = 15
 SHOWN_JUDGMENTS = 200
 _NOT_ESTIMATES = ("kind", "aspect", "preset", "judge", "coverage", "bootstrap",
-                  "comparison")  # judge minus baseline: its own table (_comparison_rows)
+                  "comparison")  # judge minus baseline: its own table (comparison_rows)
 
 
 @dataclass
@@ -134,7 +134,7 @@ def render_report(folder: str | Path, items: Iterable[Item] | None = None) -> st
         title=folder.name, record=record, usage=record.get("usage") or {}, judge_yaml=_judge_yaml(judge, record),
         score_note=_score_note(judge, judge_scale),
         metrics=metrics, **agreement_context(metrics), coverage=(metrics or {}).get("coverage"),
-        comparison=_comparison_rows(metrics), dropped=_dropped_groups(metrics),
+        comparison=comparison_rows(metrics), dropped=_dropped_groups(metrics),
         scan=scan, sample_size=SAMPLE, figures=_figures(scan, metrics, judge, judge_scale),
         criteria=_criteria_rows(scan.rows), disagreements=_disagreements(scan.rows, judge_scale),
         gap_note=_gap_note(scan.rows, judge_scale),
@@ -267,7 +267,7 @@ FEW_SYSTEMS = 10
 def agreement_context(metrics: Mapping[str, Any] | None) -> dict[str, Any]:
     """The agreement table's rows with how to read them: the row to read first (marked), the levels
     present in plain words, and a caution when the system level rests on few systems."""
-    rows = list(_estimate_rows(metrics))
+    rows = list(estimate_rows(metrics))
     first, why = next(((row, text) for level, statistic, text in READ_FIRST for row in rows  # "accuracy (half)"
                        if row["level"] == level and row["statistic"].split(" (")[0] == statistic), (None, None))
     for row in rows:
@@ -289,7 +289,7 @@ def _system_caution(rows: list[dict[str, Any]]) -> str | None:
             f"chance{spread}. Read it as a hint; it says much only from about {FEW_SYSTEMS} systems on.")
 
 
-def _estimate_rows(metrics: Mapping[str, Any] | None) -> Iterator[dict[str, Any]]:
+def estimate_rows(metrics: Mapping[str, Any] | None) -> Iterator[dict[str, Any]]:
     """Every estimate (value + CI) in metrics.json, named by its section path."""
     for name, section in (metrics or {}).items():
         if name not in _NOT_ESTIMATES:
@@ -319,7 +319,7 @@ def _dropped_groups(metrics: Mapping[str, Any] | None) -> list[dict[str, Any]]:
             and isinstance(e["by_reason"], Mapping)] if isinstance(entries, list) else []
 
 
-def _comparison_rows(metrics: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+def comparison_rows(metrics: Mapping[str, Any] | None) -> list[dict[str, Any]]:
     """The ``comparison`` section (``meta --baseline``): judge minus baseline per level and statistic,
     with the paired-bootstrap interval, or the reason there is none. Entries of another shape (a
     hand-edited metrics.json) are left out rather than failing the page."""

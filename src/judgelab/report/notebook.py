@@ -21,11 +21,11 @@ from judgelab.report.html import (
     _ENV,
     SHOWN_JUDGMENTS,
     Scan,
-    _comparison_rows,
     _dropped_groups,
     _join_items,
     _row,
     agreement_context,
+    comparison_rows,
 )
 
 #: the report's blocks whose heading stands outside them on the page
@@ -54,7 +54,7 @@ def meta_view(metrics: Mapping[str, Any], title: str) -> str:
     and its judge-minus-baseline table when there is a baseline."""
     sections = _blocks(("agreement", "comparison"), metrics=metrics, **agreement_context(metrics),
                        coverage=metrics.get("coverage"), dropped=_dropped_groups(metrics),
-                       comparison=_comparison_rows(metrics), record={})
+                       comparison=comparison_rows(metrics), record={})
     return view(title, sections=sections)
 
 

@@ -21,7 +21,7 @@ from judgelab.data.dataset import Dataset
 from judgelab.data.item import Item
 from judgelab.data.split import split_by_group
 from judgelab.errors import ConfigError, DataError, term
-from judgelab.judges.scorer_model import CrossEncoderScorer, _batches, encode, predict
+from judgelab.judges.scorer_model import CrossEncoderScorer, encode, feature_batches, predict
 from judgelab.train.labels import Targets, ordinal_levels, scale_of
 from judgelab.train.model import new_scorer, pairwise_loss
 
@@ -72,7 +72,7 @@ def hidden_below(scorer: CrossEncoderScorer, tokenizer: Any, items: Sequence[Ite
     scorer.eval()
     features = encode(items, tokenizer, spec)
     rows: list[torch.Tensor] = []
-    for _, batch in _batches(features, tokenizer, spec.batch_size, list(range(len(features)))):
+    for _, batch in feature_batches(features, tokenizer, spec.batch_size, list(range(len(features)))):
         hidden = scorer.below(batch, n_frozen)
         rows.extend(h[: int(n)].clone() for h, n in zip(hidden, batch["attention_mask"].sum(1), strict=True))
     return rows

@@ -29,21 +29,21 @@ class MetaEvaluation(MetaReport):
     def to_pandas(self):
         """One row per estimate: level, statistic, value, interval, n, groups and what was skipped, as the
         report's agreement table (and the judge-minus-baseline differences with a baseline)."""
-        from judgelab.report.html import _comparison_rows, _estimate_rows
+        from judgelab.report.html import comparison_rows, estimate_rows
 
         metrics = self.to_dict()
         rows = [{"level": r["level"], "statistic": r["statistic"], "value": r["value"],
                  "ci_low": (r["ci"] or [None, None])[0], "ci_high": (r["ci"] or [None, None])[1], "n": r["n"],
-                 "groups": r["groups"], "note": r["note"]} for r in _estimate_rows(metrics)]
+                 "groups": r["groups"], "note": r["note"]} for r in estimate_rows(metrics)]
         rows += [{"level": f"{r['level']} (judge - baseline)", "statistic": r["statistic"], "value": r["difference"],
                   "ci_low": r["ci"][0], "ci_high": r["ci"][1], "n": r["n"], "groups": None, "note": r["note"]}
-                 for r in _comparison_rows(metrics)]
+                 for r in comparison_rows(metrics)]
         return frame(rows, ["level", "statistic", "value", "ci_low", "ci_high", "n", "groups", "note"])
 
     def __repr__(self) -> str:
-        from judgelab.report.html import _estimate_rows
+        from judgelab.report.html import estimate_rows
 
-        return reprs.meta(self, _estimate_rows(self.to_dict()))
+        return reprs.meta(self, estimate_rows(self.to_dict()))
 
     def _repr_html_(self) -> str:
         judge = f", judge {self.judge}" if self.judge else ""

@@ -40,9 +40,9 @@ class JudgeRun(RunResult):
         return frame
 
     def __repr__(self) -> str:
-        from judgelab.report.html import _estimate_rows
+        from judgelab.report.html import estimate_rows
 
-        return reprs.run(self, _estimate_rows(self.metrics))
+        return reprs.run(self, estimate_rows(self.metrics))
 
     def _repr_html_(self) -> str:
         title = (f"judge run: {len(self.judgments)} judgments of {self.aspect or 'the items'}"
