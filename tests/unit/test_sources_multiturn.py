@@ -37,7 +37,7 @@ def test_each_new_fixture_is_claimed_by_one_reader_alone(path, source):
 
 def test_promptfoo_multi_turn_tests_are_read_as_conversations():
     read = read_source(CONVERSATIONS)
-    chat, conversation, goat = read.items
+    chat, conversation, goat, _, _ = read.items
     # a chat prompt: its messages, then the provider's reply (the judged output)
     assert [m.role for m in chat.messages] == ["system", "user", "assistant", "user", "assistant"]
     assert chat.output == "Cooler: around 11 C, so bring a jacket." and chat.source.endswith("user: And at night?")
@@ -50,6 +50,26 @@ def test_promptfoo_multi_turn_tests_are_read_as_conversations():
     assert goat.system_id == "promptfoo:redteam:goat" and goat.output.startswith("Even in a story")
     verdicts = {(j.item_id, j.judge): j.score for j in read.judgments}
     assert verdicts[(conversation.id, "llm-rubric")] == 0.8 and verdicts[(goat.id, "promptfoo/pass")] == 1.0
+
+
+def test_a_promptfoo_reply_of_tool_calls_is_the_last_assistant_messages_calls():
+    called, both = read_source(CONVERSATIONS).items[3:]
+    # the calls alone (an OpenAI chat reply without text): one user turn, then the calls; the text output empty
+    assert [m.role for m in called.messages] == ["user", "assistant"] and called.messages[1].content is None
+    (call,) = called.messages[1].tool_calls
+    assert (call.id, call.function.name, json.loads(call.function.arguments)) == (
+        "call_oslo", "get_forecast", {"city": "oslo"})
+    assert called.output == "" and "[calls get_forecast(" in called.source
+    # the whole message (text and calls): its text the output, its calls kept on it
+    assert both.output == "Let me look that up." and both.messages[-1].tool_calls[0].id == "call_bergen"
+
+
+def test_a_promptfoo_output_that_only_looks_like_calls_stays_text(tmp_path):
+    def listed(rows):
+        rows[3]["response"]["output"] = [{"city": "Oslo"}]  # a structured output, no call
+
+    item = read_source(_promptfoo(tmp_path, listed), "promptfoo").items[3]
+    assert item.messages is None and json.loads(item.output) == [{"city": "Oslo"}]
 
 
 def test_a_single_turn_promptfoo_file_still_has_no_messages():
@@ -74,6 +94,12 @@ def _promptfoo(tmp_path: Path, change) -> Path:
     (lambda rows: rows[1]["vars"]["_conversation"][0].pop("output"), "results.results.1.vars._conversation.0.output"),
     (lambda rows: rows[0]["prompt"].update(raw=json.dumps([{"role": "narrator", "content": "Once"}])),
      "results.results.0.prompt.raw.0.role"),
+    (lambda rows: rows[4]["response"]["output"].update(role="user"), "results.results.4.response.output.role"),
+    (lambda rows: rows[4]["response"]["output"]["tool_calls"].append("get_forecast"),
+     "results.results.4.response.output.tool_calls.1"),
+    (lambda rows: rows[3]["response"]["output"][0].pop("id"), "results.results.3.response.output.0.id"),
+    (lambda rows: rows[3]["response"]["output"][0]["function"].update(name=""),
+     "results.results.3.response.output.0.function.name"),
 ])
 def test_a_bad_promptfoo_conversation_is_refused_naming_its_field(tmp_path, change, field):
     error = _refused(_promptfoo(tmp_path, change), "promptfoo")
@@ -114,6 +140,35 @@ def test_langfuse_traces_are_read_with_messages_a_trajectory_and_scores():
     assert "several people on one trace: their mean" in notes and "earlier generation(s)" in notes
 
 
+def test_langfuse_retriever_observations_are_the_items_contexts():
+    paris, oslo, sloppy = read_source(LANGFUSE).items
+    # LangChain documents: id the metadata's source and page (else the document's id); one retrieved twice, once
+    assert [(p.id, p.text, p.title, p.source) for p in paris.contexts] == [
+        ("guides/paris.md#2", "Paris in spring: pack a light raincoat.", "Paris", "guides/paris.md"),
+        ("faq-umbrella", "Umbrellas fold into any day bag.", None, "faq.md")]
+    assert paris.context.startswith("[guides/paris.md#2] Paris\nParis in spring")
+    # a LlamaIndex node with its score: the node's id_ and text; a plain text: its place
+    assert [(p.id, p.text, p.source) for p in oslo.contexts] == [
+        ("node-oslo-1", "Oslo in December: snow most weeks.", "oslo.txt")]
+    assert [(p.id, p.text) for p in sloppy.contexts] == [("0.0", "Paris: rain on one day in three in spring.")]
+    assert "RETRIEVER" not in " | ".join(read_source(LANGFUSE).notes)
+
+
+def test_langfuse_documents_of_one_source_and_no_text_are_told_apart(tmp_path):
+    def retrieved(traces):
+        documents = traces[0]["observations"][4]["output"]
+        documents[2]["page_content"] = "Paris in autumn: bring a warm scarf."  # same source and page, other text
+        documents.append({"metadata": {"source": "empty.md"}})  # no text
+        traces[1]["observations"][1]["output"] = {"nodes": traces[1]["observations"][1]["output"]}
+
+    read = read_source(_langfuse(tmp_path, retrieved), "langfuse")
+    paris, oslo, _ = read.items
+    assert [p.id for p in paris.contexts] == ["guides/paris.md#2", "faq-umbrella", "0.2"]
+    assert [p.id for p in oslo.contexts] == ["node-oslo-1"]  # {"nodes": [...]} read as the list
+    notes = " | ".join(read.notes)
+    assert "1 retrieved document(s) whose id names another text" in notes and "1 retrieved document(s) without" in notes
+
+
 def test_langfuse_records_of_each_kind_apart_read_as_the_traces_do(tmp_path):
     """A list response of traces (observations and scores named by id) beside the observations' and scores'."""
     traces, observations, scores = [], [], []
@@ -150,6 +205,11 @@ def _generation(trace: dict) -> dict:
     (lambda t: t[1].update(scores={"a": 1}), 2, "scores", "is an object: expected an array"),
     (lambda t: t[1]["observations"][0].update(type=None), 2, "observations.0.type", "is null: expected a string"),
     (lambda t: t[2].pop("timestamp"), 3, "id", "neither a trace, an observation nor a score"),
+    (lambda t: t[1]["observations"][1].update(output="Oslo in December"), 2, "observations.1.output",
+     "is a string: expected an array"),
+    (lambda t: t[0]["observations"][4]["output"].append(3), 1, "observations.4.output.3", "a retrieved document"),
+    (lambda t: t[2]["observations"][1].update(output={"nodes": 7}), 3, "observations.1.output.nodes",
+     "is a number"),
 ])
 def test_a_bad_langfuse_trace_is_refused_naming_its_line_and_field(tmp_path, change, line, field, says):
     error = _refused(_langfuse(tmp_path, change), "langfuse")

@@ -9,8 +9,13 @@ integration records a call with tools; a text is one user message) and its reply
 text); a chat API's call carries the conversation so far, so the last call holds it all, and the judged reply is
 the last assistant message (``Item``'s rule). A trace without a generation is read from its own ``input`` and
 ``output`` (``source``, ``output``); one without either is refused. Its ``TOOL`` observations are its
-``trajectory`` (tool the observation's name, arguments its input, observation its output). System: the
-generation's ``model``, else the trace's name.
+``trajectory`` (tool the observation's name, arguments its input, observation its output), its ``RETRIEVER``
+observations' documents its ``contexts``: the ``output`` a list of documents (or ``{"documents": [...]}``,
+``{"nodes": [...]}``) as Langfuse's integrations record a retriever's, each a LangChain ``Document``
+(``page_content``, ``metadata``), a LlamaIndex node (``text``, ``id_``, ``metadata``; or ``{node, score}``) or a
+text; id the document's (``id``, ``id_``, else its metadata's ``id``/``doc_id``, else its metadata's ``source``
+(``file_path``, ``file_name``) with its ``page``/``chunk_id``), else its place, ``<retriever>.<document>``.
+System: the generation's ``model``, else the trace's name.
 
 Scores: Langfuse marks each score's ``source``. A person's (``ANNOTATION``) numeric and boolean values are the
 item's human labels, ``scores.<name>`` (several people's values of one name: their mean), a categorical one with
@@ -29,7 +34,15 @@ from typing import Any
 
 from judgelab.data.sources import SourceData
 from judgelab.data.sources._read import head, item, judgment, kind_of, text
-from judgelab.data.sources._traces import claimed, exported, group_of, records, traced_data, typed_at
+from judgelab.data.sources._traces import (
+    add_passage,
+    claimed,
+    exported,
+    group_of,
+    records,
+    traced_data,
+    typed_at,
+)
 from judgelab.errors import DataError
 
 NAME = "langfuse"
@@ -41,6 +54,8 @@ ROLES = ("system", "user", "assistant", "tool")
 HUMAN = "ANNOTATION"
 SOURCES = ("ANNOTATION", "EVAL", "API")
 _MARKS = ('"parentObservationId"', '"htmlPath"')
+READ = ("GENERATION", "TOOL", "RETRIEVER", "SPAN", "EVENT", "AGENT")
+_TEXTS = ("page_content", "text", "content")  # LangChain's Document, LlamaIndex's node, a plain record
 
 
 def claims(path: Path) -> bool:
@@ -167,7 +182,7 @@ def _item(trace: _Trace, counts: Counter[str]) -> tuple[Any, list[Any]] | None:
         raise at.error(f"trace {trace.id}: no GENERATION observation with an output, and no output on the trace: "
                        "nothing to judge (an export without its observations?)", "observations")
     counts.update({f"observation(s) of type {kind!r} not read": n for kind, n in Counter(
-        o["type"] for o, _ in observations if o["type"] not in ("GENERATION", "TOOL", "SPAN", "EVENT", "AGENT")).items()})
+        o["type"] for o, _ in observations if o["type"] not in READ).items()})
     labels, verdicts = _scores(trace, counts)
     name = record.get("name")
     extra = {"trace_name": name, "session_id": record.get("sessionId"), "user_id": record.get("userId"),
@@ -175,6 +190,7 @@ def _item(trace: _Trace, counts: Counter[str]) -> tuple[Any, list[Any]] | None:
     one = fields | labels | {
         "id": trace.id, "system_id": model or (name if isinstance(name, str) else None),
         "trajectory": [_step(o, w) for o, w in observations if o["type"] == "TOOL"] or None,
+        "contexts": _passages([(o, w) for o, w in observations if o["type"] == "RETRIEVER"], trace.id, counts) or None,
         "extra": labels["extra"] | {key: value for key, value in extra.items() if value is not None}}
     return item(one, at.file, at.line), [judgment(row, where.file, where.line) for row, where in verdicts]
 
@@ -238,6 +254,57 @@ def _step(observation: dict[str, Any], at: _Where) -> dict[str, Any]:
     result = text(output) if output is not None else (
         f"[error] {observation.get('statusMessage') or 'the tool failed'}" if failed else None)
     return {"tool": name, "arguments": observation.get("input"), "observation": result}
+
+
+def _passages(retrievers: list[tuple[dict[str, Any], _Where]], trace_id: str,
+              counts: Counter[str]) -> list[dict[str, Any]]:
+    """The retriever observations' documents that carry their text, each once (``add_passage``)."""
+    passages: dict[str, dict[str, Any]] = {}
+    for r, (observation, at) in enumerate(retrievers):
+        output = observation.get("output")
+        if output is None:
+            counts["RETRIEVER observation(s) without an output not read"] += 1
+            continue
+        field = "output"
+        if isinstance(output, dict) and len(output) == 1 and next(iter(output)) in ("documents", "nodes"):
+            field = f"output.{next(iter(output))}"
+            output = next(iter(output.values()))
+        documents = at.typed(output, list, field, f"trace {trace_id}: the RETRIEVER observation's {field!r} (the "
+                             "documents: a list of LangChain documents, LlamaIndex nodes or texts)")
+        for j, document in enumerate(documents):
+            passage = _passage(document, at, f"{field}.{j}", trace_id, f"{r}.{j}")
+            if passage is None:
+                counts["retrieved document(s) without their text (page_content, text) not read as passages"] += 1
+            elif passages.get(passage["id"], passage)["text"] != passage["text"]:
+                # two chunks of one source file share its name: the later is kept under its place
+                counts["retrieved document(s) whose id names another text kept under their place"] += 1
+                add_passage(passages, passage | {"id": f"{r}.{j}"})
+            else:
+                add_passage(passages, passage)
+    return list(passages.values())
+
+
+def _passage(document: Any, at: _Where, field: str, trace_id: str, place: str) -> dict[str, Any] | None:
+    """One retrieved document as a passage (id, text, title, source); None when it carries no text."""
+    if isinstance(document, str):
+        return {"id": place, "text": document}
+    at.typed(document, dict, field, f"trace {trace_id}: a retrieved document")
+    if isinstance(document.get("node"), dict):  # LlamaIndex's NodeWithScore: the node, its score aside
+        document = document["node"]
+    content = next((document[key] for key in _TEXTS if isinstance(document.get(key), str)), None)
+    if content is None:
+        return None
+    metadata = document.get("metadata") if isinstance(document.get("metadata"), dict) else {}
+    # LangChain's loaders name the file or page in ``source``, LlamaIndex's readers in ``file_path``/``file_name``
+    source = next((metadata[key] for key in ("source", "file_path", "file_name") if isinstance(metadata.get(key), str)),
+                  None)
+    part = next((metadata[key] for key in ("page", "chunk_id") if metadata.get(key) is not None), None)
+    given = next((one for one in (document.get("id"), document.get("id_"), metadata.get("id"), metadata.get("doc_id"))
+                  if isinstance(one, (str, int)) and not isinstance(one, bool) and str(one)), None)
+    named = source and (f"{source}#{part}" if part is not None else source)
+    title = metadata.get("title")
+    return {"id": str(given if given is not None else named or place), "text": content,
+            "title": title if isinstance(title, str) else None, "source": source}
 
 
 # -- scores ---------------------------------------------------------------------------------------------

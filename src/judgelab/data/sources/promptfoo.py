@@ -10,6 +10,10 @@ assistant message, the source the turns before it): the whole conversation a mul
 (the rendered prompt a JSON list of ``{role, content}`` messages) followed by the reply; else a text prompt whose
 earlier turns are the built-in ``_conversation`` variable (each turn's ``input`` a user message, its ``output`` the
 assistant's), then this turn's prompt and reply.
+A reply of tool calls is the last assistant message's ``tool_calls``, as promptfoo's OpenAI-compatible chat providers
+give it: the calls alone (``[{"id", "type": "function", "function": {"name", "arguments"}}]``, the message's content
+empty) or the whole message when it has text too (``{"role", "content", "tool_calls"}``); a single-turn test with
+such a reply is read as the rendered prompt (one user message) and that reply.
 Each assertion's grading result becomes a judgment (judge: the assertion's type, e.g.
 ``llm-rubric``, numbered when a test has two of a type; score its score, label pass/fail, its
 reason as explanation), and the whole test's result one more (judge ``promptfoo``). Each of these judges'
@@ -111,7 +115,9 @@ def _result(row: Any, k: int, several_prompts: bool, where: str):
     response = typed(row["response"], (dict, type(None)), where, f"{record}: 'response'") or {}
     variables = typed(row.get("vars") or {}, dict, where, f"{record}: 'vars'")
     messages = _conversation(prompt, response, variables, record, where)
-    texts = ({"messages": messages} if messages is not None else
+    # a reply of tool calls alone has no text: the output is empty, the calls read in the messages (its source)
+    silent = messages is not None and messages[-1]["role"] == "assistant" and not messages[-1]["content"]
+    texts = ({"messages": messages} | ({"output": ""} if silent else {}) if messages is not None else
              {"source": prompt.get("raw"), "output": text(response.get("output", ""))})
     one = item({"id": item_id, "group_id": f"test{row['testIdx']}", "system_id": system, **texts,
                 "extra": {"vars": {key: value for key, value in variables.items() if key != "_conversation"}}},
@@ -154,14 +160,14 @@ def _conversation(prompt: dict[str, Any], response: dict[str, Any], variables: d
         field = f"{record}.response.metadata.messages"
         kept = _checked(kept, list, where, field, "the conversation")
         return [_message(one, where, f"{field}.{j}") for j, one in enumerate(kept)]
-    reply = {"role": "assistant", "content": text(response.get("output", ""))}
+    reply = _reply(response.get("output", ""), where, f"{record}.response.output")
     raw = prompt.get("raw")
     chat = _chat(raw)
     if chat is not None:
         return [_message(one, where, f"{record}.prompt.raw.{j}") for j, one in enumerate(chat)] + [reply]
     earlier = variables.get("_conversation")
     if not earlier:
-        return None
+        return [{"role": "user", "content": text(raw or "")}, reply] if reply["tool_calls"] else None
     field = f"{record}.vars._conversation"
     turns = []
     for j, turn in enumerate(_checked(earlier, list, where, field, "'_conversation'")):
@@ -172,6 +178,31 @@ def _conversation(prompt: dict[str, Any], response: dict[str, Any], variables: d
                                 "output}", where, None, f"{field}.{j}.{key}")
             turns.append({"role": role, "content": text(turn[key])})
     return [*turns, {"role": "user", "content": text(raw or "")}, reply]
+
+
+def _calls(output: Any) -> bool:
+    """Whether a provider's output is a list of tool calls in the OpenAI shape (each with its ``function``)."""
+    return isinstance(output, list) and bool(output) and all(
+        isinstance(call, dict) and isinstance(call.get("function"), dict) for call in output)
+
+
+def _reply(output: Any, where: str, field: str) -> dict[str, Any]:
+    """The provider's reply as the last assistant message: its tool calls read (the calls alone, or the message
+    holding text and calls), any other output as text."""
+    if _calls(output):
+        for j, call in enumerate(output):  # checked here, so that the error names the file's field
+            for key, value in (("id", call.get("id")), ("function.name", call["function"].get("name"))):
+                if not isinstance(value, str) or not value:
+                    raise DataError(f"tool call {j} has no {key!r}: expected OpenAI's {{id, type, function: {{name, "
+                                    "arguments}}}", where, None, f"{field}.{j}.{key}")
+        return {"role": "assistant", "content": None, "tool_call_id": None,
+                "tool_calls": [{"id": call.get("id"), "function": call["function"]} for call in output]}
+    if isinstance(output, dict) and output.get("tool_calls"):
+        if output.get("role", "assistant") != "assistant":
+            raise DataError(f"the provider's reply has role {output['role']!r}: expected an assistant message", where,
+                            None, f"{field}.role")
+        return _message(output | {"role": "assistant"}, where, field)
+    return {"role": "assistant", "content": text(output), "tool_calls": None, "tool_call_id": None}
 
 
 def _chat(raw: Any) -> list[Any] | None:
@@ -214,6 +245,6 @@ def _message(message: Any, where: str, field: str) -> dict[str, Any]:
         content = "\n".join(part["text"] for part in content if isinstance(part, dict) and isinstance(part.get("text"), str))
     calls = _checked(message.get("tool_calls") or [], list, where, f"{field}.tool_calls", "'tool_calls'")
     return {"role": message["role"], "content": None if content is None else text(content),
-            "tool_calls": [{"id": call.get("id"), "function": call.get("function")}
-                           for call in (_checked(one, dict, where, f"{field}.tool_calls", "a tool call") for one in calls)]
+            "tool_calls": [{"id": call.get("id"), "function": call.get("function")} for call in (
+                _checked(one, dict, where, f"{field}.tool_calls.{j}", "a tool call") for j, one in enumerate(calls))]
             or None, "tool_call_id": message.get("tool_call_id")}

@@ -30,6 +30,13 @@ def generation(trace: str, k: int, minute: int, model: str, given: list[dict], r
                        calculatedTotalCost=0.0001, latency=0.5)
 
 
+def retriever(trace: str, k: int, minute: int, query: str, documents: object) -> dict:
+    """A RETRIEVER observation as Langfuse's LangChain callback handler records one: the query its input, the
+    documents its output (a LangChain ``Document`` serialized: ``page_content``, ``metadata``, ``id``, ``type``; a
+    LlamaIndex ``NodeWithScore``: ``node`` with ``id_``, ``text``, ``metadata``, and ``score``; or texts)."""
+    return observation(trace, k, "RETRIEVER", "VectorStoreRetriever", minute, input=query, output=documents)
+
+
 def score(trace: str, k: int, name: str, source: str, data_type: str, value: float | None,
           string_value: str | None = None, comment: str | None = None, author: str | None = None) -> dict:
     row = {"id": f"{trace}-score-{k}", "traceId": trace, "name": name, "source": source, "observationId": None,
@@ -63,6 +70,13 @@ def paris() -> dict:
         observation(t, 2, "TOOL", "get_forecast", 1, input={"city": "paris"},
                     output={"city": "Paris", "forecast": "18 C, light rain"}),
         generation(t, 3, 1, "careful", {"messages": [*asked, called, result], "tools": TOOLS}, reply),
+        retriever(t, 4, 1, question, [
+            {"id": None, "type": "Document", "page_content": "Paris in spring: pack a light raincoat.",
+             "metadata": {"source": "guides/paris.md", "page": 2, "title": "Paris"}},
+            {"id": "faq-umbrella", "type": "Document", "page_content": "Umbrellas fold into any day bag.",
+             "metadata": {"source": "faq.md"}},
+            {"id": None, "type": "Document", "page_content": "Paris in spring: pack a light raincoat.",
+             "metadata": {"source": "guides/paris.md", "page": 2, "title": "Paris"}}]),  # retrieved twice: once
     ]
     scores = [score(t, 1, "helpfulness", "ANNOTATION", "NUMERIC", 5, author="annotator-a"),
               score(t, 2, "correctness", "EVAL", "NUMERIC", 0.9, comment="The forecast supports the answer."),
@@ -74,7 +88,10 @@ def paris() -> dict:
 def oslo() -> dict:
     t, question = "lf-oslo-careful", "Will it snow in Oslo tomorrow?"
     reply = {"role": "assistant", "content": [{"type": "text", "text": "Probably not: 3 C and cloudy."}]}
-    observations = [generation(t, 0, 2, "careful", [SYSTEM, {"role": "user", "content": question}], reply)]
+    observations = [generation(t, 0, 2, "careful", [SYSTEM, {"role": "user", "content": question}], reply),
+                    retriever(t, 1, 2, question, [
+                        {"node": {"id_": "node-oslo-1", "text": "Oslo in December: snow most weeks.",
+                                  "metadata": {"file_name": "oslo.txt"}}, "score": 0.82}])]
     scores = [score(t, 1, "helpfulness", "ANNOTATION", "NUMERIC", 2, author="annotator-a"),
               score(t, 2, "helpfulness", "ANNOTATION", "NUMERIC", 3, author="annotator-b"),
               score(t, 3, "correctness", "EVAL", "NUMERIC", 0.4, comment="No forecast was looked up.")]
@@ -84,7 +101,8 @@ def oslo() -> dict:
 def paris_sloppy() -> dict:
     t, question = "lf-paris-sloppy", "Do I need an umbrella in Paris tomorrow?"
     observations = [generation(t, 0, 3, "sloppy", [{"role": "user", "content": question}],
-                               "It will be sunny and warm, no umbrella needed.")]
+                               "It will be sunny and warm, no umbrella needed."),
+                    retriever(t, 1, 3, question, ["Paris: rain on one day in three in spring."])]
     scores = [score(t, 1, "helpfulness", "ANNOTATION", "NUMERIC", 1, author="annotator-a"),
               score(t, 2, "correctness", "EVAL", "NUMERIC", 0.1, comment="Contradicts the forecast."),
               score(t, 3, "correct_city", "ANNOTATION", "CATEGORICAL", None, "yes-but-vague", author="annotator-b")]
