@@ -57,14 +57,22 @@ class GroupBootstrap:
         """Apply ``statistic(counts) -> (b,) or (b, k)`` to every block and stack the results
         (None when no resample is asked for).
 
-        Blocks run on a thread per core: the work is numpy calls that release the GIL.
+        Blocks run on a thread per core: the work is numpy calls that release the GIL. Each runs under the
+        caller's ``np.errstate`` (threads do not inherit it: a resample that leaves a system without units
+        printed "invalid value encountered in divide" though the caller had silenced it).
         """
         if self.n_resamples <= 0:
             return None
+        settings = np.geterr()
+
+        def under_callers_errstate(counts: np.ndarray) -> np.ndarray:
+            with np.errstate(**settings):
+                return np.asarray(statistic(counts))
+
         # The products here are small (block x groups x cells): a multi-threaded BLAS spends more
         # time waking threads than multiplying, and stalls badly when the cores are busy.
         with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(_workers()) as pool:
-            return np.concatenate([np.asarray(r) for r in pool.map(statistic, self.blocks())])
+            return np.concatenate(list(pool.map(under_callers_errstate, self.blocks())))
 
 
 def _workers() -> int:
