@@ -84,3 +84,12 @@ def test_pairwise_items_keep_their_labels():
     assert report["pairwise"]["accuracy"].value == 0.5
     assert report["pairwise"]["positional_consistency"].value == 0.75
     assert np.array_equal(align(items, judgments).human, np.array(["b", "a", "b", "a"], dtype=object))
+
+
+def test_judgments_of_another_aspect_are_named_in_the_error():
+    from judgelab.metrics.align import align as _align
+
+    items = [Item(id=f"i{k}", output="x", scores={"faithfulness": k}) for k in range(3)]
+    judged = [Judgment(item_id=f"i{k}", score=0.5, aspect="consistency") for k in range(3)]
+    with pytest.raises(DataError, match="the judgments rate 'consistency', not 'faithfulness': judge 'faithfulness'"):
+        _align(items, judged)

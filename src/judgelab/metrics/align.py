@@ -203,6 +203,7 @@ def align(items: Iterable[Item], judgments: Iterable[Judgment], *, aspect: str |
     """
     items, kind = items_of_one_kind(items)
     aspect = infer_aspect(items, aspect)
+    judgments = list(judgments)
     by_item, n_unknown = judgments_by_item(select_judgments(judgments, aspect, judge, judge_option),
                                            {item.id for item in items})
     counts: Counter[str] = Counter()
@@ -227,10 +228,19 @@ def align(items: Iterable[Item], judgments: Iterable[Judgment], *, aspect: str |
         require_human_values(items, aspect)  # says where human values go
     if not used_items:
         raise DataError(f"no item has both a human value{f' for aspect {aspect!r}' if aspect else ''} "
-                        f"and a usable judgment ({_describe(coverage)})")
+                        f"and a usable judgment ({_describe(coverage)}){_other_aspects(judgments, aspect)}")
     dtype = object if kind == "pairwise" else float
     return Aligned(kind, aspect, used_items, used_judgments, np.array(human, dtype=dtype),
                    np.array(verdicts, dtype=dtype), coverage, all_items=items)
+
+
+def _other_aspects(judgments: list[Judgment], aspect: str | None) -> str:
+    """Where the judgments rate only other aspects than the items' labels: which, and the way out."""
+    rated = sorted({j.aspect for j in judgments if j.aspect is not None})
+    if not aspect or not rated or aspect in rated:
+        return ""
+    return (f"; the judgments rate {', '.join(map(repr, rated))}, not {aspect!r}: judge {aspect!r} (the judge's "
+            f"{term('aspect', '--aspect')}), or compare with the human values of the aspect judged")
 
 
 def _describe(coverage: Coverage) -> str:
