@@ -1,0 +1,243 @@
+"""Whether judging Topical-Chat as conversations (`messages`) agrees with people as well as judging its `source` text.
+
+    .venv/bin/python -m bench.bench_conversation_regression --work ~/.cache/judgelab/bench-conversation-regression --write
+    .venv/bin/python -m bench.bench_conversation_regression --work ... --report-only     # the figures from the records
+
+Two ways of judging the same 252 Topical-Chat responses, with the embedded default model and the embedded
+default strategy (the rating first, read from the model's probabilities; HPSS's native 1-3 scale, the
+benchmark's human-written criteria), on coherence and engagingness:
+
+* ``source``: the item as the benchmark gives it (history text, fact, response), the ``dialogue`` prompt family;
+* ``messages``: the item converted to a chat (:func:`to_conversation`: the history's turns alternate user and
+  assistant so that the response is the last assistant reply; the fact, when there is one, a system message
+  first), the ``family: conversation`` prompt, which shows every message and rates the assistant over them.
+
+The fact is a system note, not a ``contexts`` passage: the conversation family shows the messages only, so a
+passage would never reach its judge. Reported per aspect and way: Spearman with the human scores at the
+dataset and group levels with 95% bootstrap intervals over dialogues (what ``judgelab meta --baseline``
+computes, ``judgelab.metrics.compare.compare_scores``), and the paired difference (messages minus source) on the
+same resamples. Judgments go to files under ``--work`` and every call to its cache, so a rerun resumes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bench.bench_judge_quality import NATIVE_SCALE, Recorder, benchmarks_dir, read_records
+from bench.common import command_line, describe_machine, load_avg, log, write_doc_section
+from judgelab.data import Item, JsonlAppender, load_items
+from judgelab.judges.options import EMBEDDED_DEFAULT
+from judgelab.judges.prompted import PromptedJudge
+from judgelab.llm.models import DEFAULT_MODEL
+from judgelab.strategy import Strategy
+
+SECTION = "## Topical-Chat as conversations (`bench/bench_conversation_regression.py`)"
+DATASET = "topical_chat"
+ASPECTS = ("coherence", "engagingness")
+WAYS = ("source", "messages")
+FAMILY = {"source": "dialogue", "messages": "conversation"}
+#: The benchmark separates the history's turns so (README of the shared benchmarks).
+TURN_SEPARATOR = " \n "
+NO_FACT = "_nofact"
+FACT_NOTE = "Fact the next reply may draw on: {fact}"
+LEVELS = ("dataset", "group")
+
+
+def to_conversation(item: Item) -> Item:
+    """``item`` (a Topical-Chat row: ``source`` the history, ``context`` the fact, ``output`` the response) as a
+    chat: the fact as a system message (none for ``_nofact``), the history's turns with roles alternating so that
+    the last turn is the user's, and ``output`` the last assistant reply, word for word. Ids, scores and extras
+    are kept; ``source``, ``context`` and ``output`` are left for the item to derive from the messages."""
+    where = f"{DATASET} item {item.id!r}"
+    if not item.source or not item.output:
+        raise ValueError(f"{where}: needs a source (the history) and an output (the response)")
+    turns = [turn.strip() for turn in item.source.split(TURN_SEPARATOR)]
+    turns = [turn for turn in turns if turn]
+    if not turns:
+        raise ValueError(f"{where}: field 'source' holds no turn")
+    # counted back from the end: the response answers the last turn, so that one is the user's
+    roles = ["user" if (len(turns) - k) % 2 else "assistant" for k in range(len(turns))]
+    messages = [{"role": role, "content": turn} for role, turn in zip(roles, turns, strict=True)]
+    fact = (item.context or "").strip()
+    if fact and fact != NO_FACT:
+        messages.insert(0, {"role": "system", "content": FACT_NOTE.format(fact=fact)})
+    messages.append({"role": "assistant", "content": item.output})
+    keep = item.model_dump(exclude={"source", "context", "output", "messages"}, exclude_none=True)
+    return Item.model_validate({**keep, "messages": messages})
+
+
+def make_judge(way: str, aspect: str) -> PromptedJudge:
+    """The embedded default (rating first, logprob score) on HPSS's native scale, the benchmark's criteria."""
+    strategy = Strategy.mt_bench(native_scale=NATIVE_SCALE[DATASET]).replace(cot=EMBEDDED_DEFAULT["cot"])
+    return PromptedJudge(aspect=aspect, family=FAMILY[way], criteria_dataset=DATASET, strategy=strategy,
+                         score=EMBEDDED_DEFAULT["score"])
+
+
+def records_path(work: Path, model: str, way: str, aspect: str) -> Path:
+    return work / Path(model).name.removesuffix(".gguf") / f"{way}-{aspect}-{make_judge(way, aspect).digest()}.jsonl"
+
+
+def judge_aspect(items: Sequence[Item], aspect: str, client: Any, work: Path, model: str,
+                 deadline: float = math.inf) -> dict[str, dict[str, dict[str, Any]]]:
+    """Judge ``items`` both ways, one dialogue at a time (both ways of a dialogue before the next, so a run
+    stopped at ``deadline``, a ``time.monotonic()`` value, leaves items judged both ways), skipping what the
+    records under ``work`` already hold; each judgment's record is appended as it comes."""
+    shaped = {"source": {item.id: item for item in items}, "messages": {item.id: to_conversation(item) for item in items}}
+    paths = {way: records_path(work, model, way, aspect) for way in WAYS}
+    records = {way: read_records(paths[way]) for way in WAYS}
+    groups: dict[str, list[Item]] = {}
+    for item in items:
+        groups.setdefault(item.group, []).append(item)
+    for group in groups.values():
+        todo = {way: [shaped[way][item.id] for item in group if item.id not in records[way]] for way in WAYS}
+        if not any(todo.values()):
+            continue
+        if time.monotonic() > deadline:
+            log(f"{aspect}: the time budget is spent; {sum(len(r) for r in records.values())} judgments so far")
+            break
+        for way in WAYS:
+            if todo[way]:
+                _judge_into(paths[way], make_judge(way, aspect), todo[way], client, shaped[way], records[way])
+    return records
+
+
+def _judge_into(path: Path, judge: PromptedJudge, todo: list[Item], client: Any, by_id: dict[str, Item],
+                records: dict[str, dict[str, Any]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    appender = JsonlAppender(path)
+    try:
+        judge.run(todo, client, on_judgment=Recorder(appender, by_id, records))
+    finally:
+        appender.close()
+
+
+def figures(items: Sequence[Item], aspect: str, ways: dict[str, dict[str, dict[str, Any]]],
+            resamples: int, seed: int = 0) -> list[dict[str, Any]]:
+    """Per level: each way's Spearman with the people and messages minus source, paired over the same
+    resamples of dialogues (an item a way could not score is left out of both)."""
+    from judgelab.metrics.compare import compare_scores
+
+    def scores(way: str) -> list[float]:
+        return [_number(ways[way].get(item.id, {}).get("logprob")) for item in items]
+
+    human = [_number(item.human_score(aspect)) for item in items]
+    both = [item.id in ways["source"] and item.id in ways["messages"] for item in items]
+    if sum(both) < 2:
+        log(f"{aspect}: {sum(both)} items judged both ways: no figures")
+        return []
+    groups = [item.group for item in items]
+    compared = compare_scores(human, scores("messages"), scores("source"), groups, levels=LEVELS,
+                              methods=("spearman",), n_resamples=resamples, seed=seed)
+    rows = []
+    for level in LEVELS:
+        comparison = compared[level]["spearman"]
+        rows.append({"aspect": aspect, "level": level, "source": comparison.a.to_dict(),
+                     "messages": comparison.b.to_dict(), "difference": comparison.difference,
+                     "ci": list(comparison.ci) if comparison.ci else None, "note": comparison.note,
+                     "seconds": {way: _seconds(ways[way]) for way in WAYS}})
+    return rows
+
+
+def _number(value: Any) -> float:
+    return float("nan") if value is None else float(value)
+
+
+def _seconds(records: dict[str, dict[str, Any]]) -> float:
+    fresh = [r["elapsed_s"] for r in records.values() if not r["cached"]]
+    return float(np.median(fresh)) if fresh else float("nan")
+
+
+def _estimate(est: dict[str, Any]) -> str:
+    if est["value"] is None:
+        return "n/a"
+    ci = f" [{est['ci'][0]:.2f}, {est['ci'][1]:.2f}]" if est["ci"] else ""
+    return f"{est['value']:.3f}{ci}"
+
+
+def verdict(row: dict[str, Any]) -> str:
+    if row["ci"] is None:
+        return "no interval"
+    low, high = row["ci"]
+    if low <= 0 <= high:
+        return "spans zero"
+    return "messages better" if low > 0 else "**messages worse**"
+
+
+def doc(rows: list[dict[str, Any]], n_items: int, n_dialogues: int, model: str, command: str, load: str,
+        resamples: int = 1000) -> str:
+    out = [f"Machine: {describe_machine()}; load before the run {load}. Command: `{command}`. Model `{model}` "
+           "(embedded, greedy). The embedded default strategy: the rating first on HPSS's native 1-3 scale, "
+           "the expected rating from the model's probabilities, Topical-Chat's human-written criteria. "
+           f"Items: {n_items} Topical-Chat responses ({n_dialogues} dialogues x 6 systems). `source`: the item as given, "
+           "the `dialogue` prompt family; `messages`: the item converted to a chat (turns alternating user / "
+           "assistant, the response the last assistant reply, the fact a system message first), the "
+           f"`conversation` family. Spearman with the human scores; 95% intervals from {resamples:,} bootstrap resamples "
+           "of dialogues, the difference (messages minus source) paired on the same resamples, as `judgelab meta "
+           "--baseline` computes them. Group level: the mean over dialogues of the Spearman among its 6 "
+           "responses. s/item: median over fresh calls.", "",
+           "| aspect | level | n (dialogues) | source: Spearman [95% CI] | messages: Spearman [95% CI] | "
+           "messages - source [95% CI] | | s/item source / messages |", "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        ci = f" [{r['ci'][0]:+.2f}, {r['ci'][1]:+.2f}]" if r["ci"] else ""
+        seconds = " / ".join(f"{r['seconds'][way]:.1f}" for way in WAYS)
+        out.append(f"| {r['aspect']} | {r['level']} | {r['source']['n']} ({r['source'].get('n_groups', '?')}) | "
+                   f"{_estimate(r['source'])} | {_estimate(r['messages'])} | {r['difference']:+.3f}{ci} | "
+                   f"{verdict(r)} | {seconds} |")
+    return "\n".join(out)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--work", type=Path, required=True, help="folder of the judgments and the call cache")
+    parser.add_argument("--data", type=Path, default=None, help="topical_chat.jsonl (default: the shared copy)")
+    parser.add_argument("--model", default=DEFAULT_MODEL)
+    parser.add_argument("--aspects", default=",".join(ASPECTS), help="comma-separated, in the order judged")
+    parser.add_argument("--limit", type=int, default=None, help="the first N dialogues only (a timing run)")
+    parser.add_argument("--minutes", type=float, default=None,
+                        help="start no new dialogue after this many minutes (the figures are then on those judged)")
+    parser.add_argument("--resamples", type=int, default=1000)
+    parser.add_argument("--report-only", action="store_true", help="figures from the records, no call")
+    parser.add_argument("--write", action="store_true", help="put the table into docs/benchmarks.md")
+    args = parser.parse_args(argv)
+    aspects = [a.strip() for a in args.aspects.split(",") if a.strip()]
+    items = load_items(args.data or benchmarks_dir() / f"{DATASET}.jsonl")
+    if args.limit is not None:
+        kept = sorted({item.group for item in items})[:args.limit]
+        items = [item for item in items if item.group in kept]
+    load = load_avg()
+    deadline = time.monotonic() + 60 * args.minutes if args.minutes else math.inf
+    args.work.mkdir(parents=True, exist_ok=True)
+    client = None
+    if not args.report_only:
+        from judgelab.llm.resolve import make_client
+
+        client = make_client(args.model, cache=str(args.work / "cache.sqlite"))
+    rows: list[dict[str, Any]] = []
+    try:
+        for aspect in aspects:
+            if client is None:
+                ways = {way: read_records(records_path(args.work, args.model, way, aspect)) for way in WAYS}
+            else:
+                ways = judge_aspect(items, aspect, client, args.work, args.model, deadline)
+            rows += figures(items, aspect, ways, args.resamples)
+    finally:
+        if client is not None:
+            client.close()
+    (args.work / "figures.json").write_text(json.dumps(rows, indent=1), encoding="utf-8")
+    body = doc(rows, len(items), len({item.group for item in items}), args.model,
+               command_line("bench.bench_conversation_regression"), load, args.resamples)
+    print(body)
+    if args.write:
+        write_doc_section("bench_conversation_regression", body, heading=SECTION)
+
+
+if __name__ == "__main__":
+    main()
