@@ -35,7 +35,9 @@ from judgelab.metrics.align import select_judgments
 from judgelab.metrics.evaluate import MetaReport
 from judgelab.report.html import read_run_record, write_report
 
-META_FILES = ("run.json", "metrics.json", "judgments.jsonl", "report.html", "card.json")  # card.json: with --card
+META_FILES = ("run.json", "metrics.json", "judgments.jsonl", "report.html")
+#: what a meta folder may hold besides: the judge's card, with meta --out --card
+_WITH_CARD = (*META_FILES, "card.json")
 
 
 def check_meta_folder(out_dir: str | Path) -> Path:
@@ -43,7 +45,7 @@ def check_meta_folder(out_dir: str | Path) -> Path:
 
     Raises ``ConfigError`` otherwise (``DataError`` for an unreadable run.json in it).
     """
-    return check_report_folder(out_dir, "meta", META_FILES)
+    return check_report_folder(out_dir, "meta", _WITH_CARD)
 
 
 def check_report_folder(out_dir: str | Path, command: str, files: tuple[str, ...]) -> Path:
@@ -143,7 +145,7 @@ def _absolute(path: str | Path | None) -> str | None:
 
 # -- writing the folder whole ------------------------------------------------------------------------
 def _move_in(folder: Path, out_dir: Path) -> None:
-    move_folder_in(folder, out_dir, check_meta_folder, META_FILES)
+    move_folder_in(folder, out_dir, check_meta_folder, _WITH_CARD)
 
 
 def move_folder_in(folder: Path, out_dir: Path, check, files: tuple[str, ...]) -> None:
