@@ -1,6 +1,10 @@
 """Style-controlled Bradley-Terry and Davidson's tie model: coverage on simulations, and how Arena-Hard's ranking moves.
 
     .venv/bin/python -m bench.bench_style --arena-hard /work/data/arena-hard --write   # ~4 min: writes its section
+
+The Arena-Hard folder is arena-bench-v1 as the repository's commit 4a705dd (2023-12-14) holds it, outside this one:
+    git clone https://github.com/lmarena/arena-hard-auto && mkdir -p /work/data/arena-hard
+    git -C arena-hard-auto archive 4a705dd data/arena-bench-v1 | tar -x --strip-components=2 -C /work/data/arena-hard
     .venv/bin/python -m bench.bench_style                                              # the simulations, printed
 
 (a) Simulation with known strengths and a known style effect: 8 systems, 4,000 comparisons between random pairs
