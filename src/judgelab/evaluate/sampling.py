@@ -50,17 +50,19 @@ def budget_size(budget: float, n_units: int, units: str = "units") -> int:
     return size
 
 
-def allocate(strata_sizes: np.ndarray, total: int, strata_name: str = "systems") -> np.ndarray:
-    """Labels per stratum, proportional to its size (largest remainder), at least two where possible."""
+def allocate(strata_sizes: np.ndarray, total: int, strata_name: str = "systems",
+             minimum: int = MIN_PER_STRATUM) -> np.ndarray:
+    """Labels per stratum, proportional to its size (largest remainder), at least ``minimum`` where possible
+    (0: plain proportional, a stratum may get none)."""
     strata_sizes = np.asarray(strata_sizes, dtype=int)
-    if total < MIN_PER_STRATUM * len(strata_sizes):
+    if total < minimum * len(strata_sizes):
         raise ConfigError(f"a budget of {total} leaves some of the {len(strata_sizes)} {strata_name} fewer than "
-                          f"{MIN_PER_STRATUM} labels; give at least {MIN_PER_STRATUM * len(strata_sizes)}")
+                          f"{minimum} labels; give at least {minimum * len(strata_sizes)}")
     share = strata_sizes / strata_sizes.sum() * total
-    counts = np.minimum(strata_sizes, MIN_PER_STRATUM)
+    counts = np.minimum(strata_sizes, minimum)
     counts = np.maximum(counts, np.minimum(np.floor(share).astype(int), strata_sizes))
-    while counts.sum() > total:  # the floor of two pushed some over: take back from the largest surplus
-        counts[int(np.argmax(np.where(counts > MIN_PER_STRATUM, counts - share, -np.inf)))] -= 1
+    while counts.sum() > total:  # the floor pushed some over: take back from the largest surplus
+        counts[int(np.argmax(np.where(counts > minimum, counts - share, -np.inf)))] -= 1
     while counts.sum() < total:  # largest remainder first, never more than a stratum holds
         counts[int(np.argmax(np.where(counts < strata_sizes, share - counts, -np.inf)))] += 1
     return counts

@@ -41,7 +41,7 @@ from judgelab.evaluate.estimators import corrected, human_only
 from judgelab.evaluate.intervals import T_GUARD, T_MIN_LABELS, rule
 from judgelab.evaluate.preferences import estimate, stacked_preference
 from judgelab.evaluate.problem import Problem
-from judgelab.evaluate.sampling import allocate
+from judgelab.evaluate.sampling import MIN_PER_STRATUM, allocate
 from judgelab.metrics.betting import betting_interval
 
 #: Every subset of at most this many judges is tried (2^8 = 256 corrected fits on the pilot).
@@ -417,7 +417,7 @@ def plan_spend_for(items, judgments, *, budget: float, judge_costs: dict[str, fl
     :func:`judgelab.evaluate.evaluate` reads them (pointwise items; relevance items with ``runs``, a folder of
     TREC run files, scored with ``measure``; comparisons). ``judge_costs``: by judge name, or a prefix naming
     one judge; for runs, per query-document pair judged, as ``label_cost`` is per pair a person labels."""
-    from judgelab.evaluate.systems import _design, _item_problem, _query_problem
+    from judgelab.evaluate.systems import _design, built_problem
     from judgelab.metrics.align import items_of_one_kind
 
     items, kind = items_of_one_kind(items)
@@ -425,18 +425,12 @@ def plan_spend_for(items, judgments, *, budget: float, judge_costs: dict[str, fl
         return _plan_comparisons_for(items, judgments, budget=budget, judge_costs=judge_costs, label_cost=label_cost,
                                      judge=judge, human=human, human_ids=human_ids, sample=sample,
                                      confidence=confidence, seed=seed)
-    if kind == "relevance":
-        if runs is None:
-            raise ConfigError(f"a spend plan over relevance items is for the runs they rank: give {term('runs')} "
-                              "(a folder of TREC run files)")
-        built = _query_problem(items, judgments, judge, human, human_ids, runs, measure, unjudged)
-    elif kind == "pointwise":
-        if runs is not None:
-            raise ConfigError(f"{term('runs')} scores TREC runs and needs relevance items (qid, docid)")
-        built = _item_problem(items, judgments, aspect, judge, human, human_ids, scale)
-    else:
+    if kind not in ("relevance", "pointwise"):
         raise ConfigError(f"a spend plan is for items with system_id, relevance items with runs, or comparisons "
                           f"between systems; these are {kind} items")
+    built = built_problem(items, judgments, kind, aspect=aspect, judge=judge, human=human, human_ids=human_ids,
+                          runs=runs, measure=measure, unjudged=unjudged, scale=scale,
+                          without_runs="a spend plan over relevance items is for the runs they rank")
     if built.labelled is None or not built.labelled.any():
         raise ConfigError(_no_pilot(kind == "relevance"))
     problem = built.problem
@@ -504,8 +498,9 @@ def plan_draw(items, plan: SpendPlan, *, seed: int = 0) -> PlanDraw:
     pilot = np.zeros(units.n_units, dtype=bool)
     pilot[units.index(list(plan.pilot))] = True
     counts = np.bincount(units.strata, minlength=len(units.systems))
-    share = allocate(counts, plan.best.labels) if plan.unit != "comparisons" else _proportional(counts,
-                                                                                                plan.best.labels)
+    # comparisons plan a uniform share: a pair of systems may get none (a floor of two a pair would exceed small
+    # budgets)
+    share = allocate(counts, plan.best.labels, minimum=0 if plan.unit == "comparisons" else MIN_PER_STRATUM)
     rng = np.random.default_rng(seed)
     chosen = np.zeros(units.n_units, dtype=bool)
     probability = np.zeros(units.n_units)
@@ -529,15 +524,6 @@ def plan_draw(items, plan: SpendPlan, *, seed: int = 0) -> PlanDraw:
     of_query = tuple(str(item.qid) for item in pairs)
     return PlanDraw(tuple(item.id for item in pairs), tuple(float(probability[place[q]]) for q in of_query), of_query,
                     dict(Counter(of_query)), "queries", tuple(place), int(pilot.sum()))
-
-
-def _proportional(counts: np.ndarray, total: int) -> np.ndarray:
-    """Labels per pair of systems in proportion to its comparisons (largest remainder): comparisons plan
-    a uniform share, and a pair may get none (allocate's floor of two a pair would exceed small budgets)."""
-    share = counts / counts.sum() * total
-    out = np.floor(share).astype(int)
-    out[np.argsort(out - share)[: total - int(out.sum())]] += 1
-    return np.minimum(out, counts)
 
 
 def _no_pilot(runs: bool = False) -> str:  # built when raised: term() reads the caller's naming

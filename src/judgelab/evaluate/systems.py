@@ -116,15 +116,9 @@ def evaluate(items: Iterable[Item] | ComparisonTable, judgments: Iterable[Judgme
                           "are for comparisons between "
                           "systems (items with system_a and system_b)")
     assert not isinstance(items, ComparisonTable)  # a table is comparisons: evaluated above
-    if kind == "relevance":
-        if runs is None:
-            raise ConfigError(f"relevance items are evaluated per run: give {term('runs')} (a folder of TREC run "
-                              "files)")
-        built = _query_problem(items, judgments, judge, human, human_ids, runs, measure, unjudged)
-    else:
-        if runs is not None:
-            raise ConfigError(f"{term('runs')} scores TREC runs and needs relevance items (qid, docid)")
-        built = _item_problem(items, judgments, aspect, judge, human, human_ids, scale)
+    built = built_problem(items, judgments, kind, aspect=aspect, judge=judge, human=human, human_ids=human_ids,
+                          runs=runs, measure=measure, unjudged=unjudged, scale=scale,
+                          without_runs="relevance items are evaluated per run")
     design = _design(built.problem, built.labelled, sample, built.notes.get("order"))
     n_systems = len(built.problem.systems)
     if design is not None and n_systems > MAX_LABELLED_SYSTEMS:
@@ -274,6 +268,21 @@ def _aspect_of(items: list[Item], aspect: str | None) -> str | None:
         raise ConfigError(f"the items carry {len(aspects)} aspects ({', '.join(aspects)}); choose one with "
                           f"{term('aspect')}")
     return aspects[0] if aspects else None
+
+
+def built_problem(items: list[Item], judgments: Iterable[Judgment], kind: str, *, aspect: str | None,
+                  judge: str | None, human: Mapping[str, Any] | None, human_ids, runs, measure: str, unjudged: str,
+                  scale: tuple[float, float] | None, without_runs: str) -> _Built:
+    """The problem of pointwise items, or of relevance items with ``runs`` (a folder of TREC run files):
+    relevance items without runs are refused with ``without_runs`` (what the caller does with them), and runs
+    beside pointwise items."""
+    if kind == "relevance":
+        if runs is None:
+            raise ConfigError(f"{without_runs}: give {term('runs')} (a folder of TREC run files)")
+        return _query_problem(items, judgments, judge, human, human_ids, runs, measure, unjudged)
+    if runs is not None:
+        raise ConfigError(f"{term('runs')} scores TREC runs and needs relevance items (qid, docid)")
+    return _item_problem(items, judgments, aspect, judge, human, human_ids, scale)
 
 
 def _item_problem(items: list[Item], judgments: Iterable[Judgment], aspect: str | None, judge: str | None,
