@@ -28,6 +28,7 @@ import numpy as np
 from scipy import optimize, stats
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
+from scipy.special import expit
 
 from judgelab.errors import ConfigError
 from judgelab.evaluate.comparisons import MIN_LABELS, NO_VERDICT, Comparisons
@@ -95,20 +96,16 @@ def _fit_logistic(x: np.ndarray, weight: np.ndarray, mass: np.ndarray, start: np
         return float(weight @ np.logaddexp(0.0, eta) - mass @ eta)
 
     def grad(theta):
-        return x.T @ (weight * _sigmoid(x @ theta) - mass)
+        return x.T @ (weight * expit(x @ theta) - mass)
 
     def hess(theta):
-        p = _sigmoid(x @ theta)
+        p = expit(x @ theta)
         return (x * (weight * p * (1 - p))[:, None]).T @ x
 
     theta0 = np.zeros(x.shape[1]) if start is None else start
     fit = optimize.minimize(loss, theta0, jac=grad, hess=hess, method="trust-exact", options={"gtol": 1e-10})
     # trust-exact may stop on a step it cannot improve at the optimum's rounding: the gradient says whether it is one
     return _Fitted(fit.x, bool(np.max(np.abs(grad(fit.x)), initial=0.0) < 1e-7), int(fit.nit))
-
-
-def _sigmoid(eta: np.ndarray) -> np.ndarray:
-    return np.exp(-np.logaddexp(0.0, -eta))
 
 
 @dataclass(frozen=True)
@@ -222,7 +219,7 @@ def _judge_fit(data: Comparisons, z: np.ndarray, names: tuple[str, ...], confide
     x = design.matrix(rows)
     judge = data.judge[rows]
     fit = _fit_logistic(x, np.full(m, 1 / m), judge / m)
-    p = _sigmoid(x @ fit.x)
+    p = expit(x @ fit.x)
     bread = np.linalg.pinv(_gram(x, p * (1 - p) / m))
     cluster = None if groups is None else groups[rows]
     cov = bread @ _meat(x * ((p - judge) / m)[:, None], cluster) @ bread
@@ -285,7 +282,7 @@ def _labelled_fit(data: Comparisons, z: np.ndarray, names: tuple[str, ...], lam:
     weight = np.concatenate([np.full(total, lam / total), (1 - lam) * share])
     mass = np.concatenate([lam * judge / total, (human - lam * judge_l) * share])
     fit = _fit_logistic(x, weight, mass)
-    p = _sigmoid(x @ fit.x)
+    p = expit(x @ fit.x)
     bread = np.linalg.pinv(_gram(x, weight * p * (1 - p)))
     p_lab = p[total:]
     fraction, scale = n / total, n / max(n - 1, 1)
@@ -319,7 +316,7 @@ def _tuned_lambda(data: Comparisons, z: np.ndarray, lab: np.ndarray, share: np.n
     design = _Design.of(data, every, z)
     x_all, x_lab, x_j = design.matrix(every), design.matrix(lab), design.matrix(judged)
     start = _fit_logistic(x_j, np.full(len(judged), 1 / len(judged)), data.judge[judged] / len(judged)).x
-    p_all, p_lab = _sigmoid(x_all @ start), _sigmoid(x_lab @ start)
+    p_all, p_lab = expit(x_all @ start), expit(x_lab @ start)
     bread = np.linalg.pinv(_gram(x_all, p_all * (1 - p_all) / data.n))
     e_h, e_j = (p_lab - human) * share, (p_lab - judge_l) * share
     centre = design.centring()
