@@ -294,3 +294,15 @@ def test_a_cut_short_otlp_export_names_its_line(tmp_path):
     path.write_text(OTLP.read_text(encoding="utf-8")[:-300], encoding="utf-8")
     error = _refused(path, "otel")
     assert error.line == len(_lines(OTLP)), str(error)
+
+
+@pytest.mark.parametrize(("change", "field"), [
+    (lambda rows: rows[2]["response"]["metadata"].update(messages="[" + "0," * 150_000 + "0]"),
+     "results.results.2.response.metadata.messages"),
+    (lambda rows: rows[0]["prompt"].update(raw="[" + "{}," * 150_000 + "{}]"), "results.results.0.prompt.raw"),
+])
+def test_json_kept_as_text_in_a_promptfoo_file_spends_the_files_value_budget(tmp_path, monkeypatch, change, field):
+    path = _promptfoo(tmp_path, change)  # under the file's byte bound, past its values once the text's are counted
+    monkeypatch.setenv("JUDGELAB_MAX_INPUT_BYTES", "1M")  # 131,072 JSON values
+    error = _refused(path, "promptfoo")
+    assert error.field == field and "more than 131,072 JSON values" in error.detail, str(error)

@@ -57,8 +57,9 @@ def exported(path: Path, patterns: tuple[str, ...], ours: Callable[[Path], bool]
 
 
 def decoded(value: Any, budget: JsonBudget, name: str, where: str, line: int | None, field: str) -> Any:
-    """The JSON a span attribute keeps as text (the SDKs take no structured attribute values), read within
-    ``budget``, the file's JSON values; a value already structured is as it is."""
+    """The JSON a field keeps as text (a span attribute: the SDKs take no structured values; a promptfoo
+    provider's conversation), read within ``budget``, the file's JSON values; a value already structured is as
+    it is."""
     if not isinstance(value, str):
         return value
     budget.spend(value, where, line, field)
@@ -94,6 +95,13 @@ def traced_data(name: str, path: Path, items: list, judgments: list, counts: Cou
     if not items:
         raise DataError(f"{nothing}{' (' + '; '.join(notes) + ')' if notes else ''}", path)
     return SourceData(name, dataset(items, str(path)), judgments, tuple(notes))
+
+
+def listed(value: Any, key: str, what: str, where: str, line: int | None) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(field prefix, record) for each object of a list response's ``key`` (Langfuse's ``data``, an MLflow
+    search's ``traces``), each named by its position when it is not an object."""
+    for k, one in enumerate(typed_at(value, list, where, line, key, f"'{key}'")):
+        yield f"{key}.{k}.", typed_at(one, dict, where, line, f"{key}.{k}", f"{what} {k} of '{key}'")
 
 
 def typed_at(value: Any, kinds: type | tuple[type, ...], where: str, line: int | None, field: str, name: str) -> Any:

@@ -39,6 +39,7 @@ from judgelab.data.sources._traces import (
     claimed,
     exported,
     group_of,
+    listed,
     records,
     traced_data,
     typed_at,
@@ -111,8 +112,7 @@ def read(path: Path, *, partial: bool = False) -> SourceData:
 def _unwrapped(record: dict[str, Any], where: str, line: int) -> Iterator[tuple[str, dict[str, Any]]]:
     """(field prefix, record) for a record, or for each record of a list response's ``data``."""
     if "data" in record and "id" not in record:
-        for k, one in enumerate(typed_at(record["data"], list, where, line, "data", "'data'")):
-            yield f"data.{k}.", typed_at(one, dict, where, line, f"data.{k}", f"record {k} of 'data'")
+        yield from listed(record["data"], "data", "record", where, line)
     else:
         yield "", record
 

@@ -36,6 +36,7 @@ from judgelab.data.sources._traces import (
     decoded,
     exported,
     group_of,
+    listed,
     records,
     traced_data,
     typed_at,
@@ -80,8 +81,7 @@ def read(path: Path, *, partial: bool = False) -> SourceData:
 def _traces(record: dict[str, Any], where: str, line: int) -> Iterator[tuple[str, dict[str, Any]]]:
     """(field prefix, trace) for the record: a trace, or the ``traces`` of a search's output."""
     if "traces" in record and "info" not in record:
-        for k, trace in enumerate(typed_at(record["traces"], list, where, line, "traces", "'traces'")):
-            yield f"traces.{k}.", typed_at(trace, dict, where, line, f"traces.{k}", f"trace {k} of 'traces'")
+        yield from listed(record["traces"], "traces", "trace", where, line)
     elif "info" in record:
         yield "", record
     else:

@@ -32,7 +32,9 @@ from typing import Any
 
 from judgelab.data.sources import SourceData
 from judgelab.data.sources._read import dataset, head, item, json_document, judgment, need, text, typed
+from judgelab.data.sources._traces import decoded
 from judgelab.errors import DataError
+from judgelab.files import JsonBudget
 
 NAME = "promptfoo"
 KNOWN_VERSIONS = (2, 3, 4)
@@ -66,8 +68,9 @@ def read(path: Path, *, partial: bool = False) -> SourceData:
     # promptfoo numbers each provider's copy of a prompt apart: prompts differ by their template
     several_prompts = len({str(_prompt(row).get("label")) for row in rows if isinstance(row, dict)}) > 1
     items, judgments = [], []
+    budget = JsonBudget()  # the JSON kept as text inside the file (chat prompts, conversations) is parsed too
     for k, row in enumerate(rows):
-        got = _result(row, k, several_prompts, where)
+        got = _result(row, k, several_prompts, where, budget)
         items.append(got[0])
         judgments += got[1]
     return SourceData(NAME, dataset(items, where), judgments)
@@ -102,7 +105,7 @@ def _prompt(row: dict[str, Any]) -> dict[str, Any]:
     return prompt if isinstance(prompt, dict) else {}
 
 
-def _result(row: Any, k: int, several_prompts: bool, where: str):
+def _result(row: Any, k: int, several_prompts: bool, where: str, budget: JsonBudget):
     if not isinstance(row, dict):
         raise DataError(f"result {k} is not an object: expected {EXPECTED}", where)
     record = f"results.results.{k}"
@@ -114,7 +117,7 @@ def _result(row: Any, k: int, several_prompts: bool, where: str):
     item_id = f"test{row['testIdx']}/prompt{row['promptIdx']}/{_provider(row)}"
     response = typed(row["response"], (dict, type(None)), where, f"{record}: 'response'") or {}
     variables = typed(row.get("vars") or {}, dict, where, f"{record}: 'vars'")
-    messages = _conversation(prompt, response, variables, record, where)
+    messages = _conversation(prompt, response, variables, record, where, budget)
     # a reply of tool calls alone has no text: the output is empty, the calls read in the messages (its source)
     silent = messages is not None and messages[-1]["role"] == "assistant" and not messages[-1]["content"]
     texts = ({"messages": messages} | ({"output": ""} if silent else {}) if messages is not None else
@@ -150,19 +153,18 @@ def _verdicts(item_id: str, judge: str, grading: dict[str, Any], name: str, wher
 
 
 def _conversation(prompt: dict[str, Any], response: dict[str, Any], variables: dict[str, Any], record: str,
-                  where: str) -> list[dict[str, Any]] | None:
+                  where: str, budget: JsonBudget) -> list[dict[str, Any]] | None:
     """The test's conversation in the OpenAI shape (docstring above); None for a single-turn test."""
     metadata = response.get("metadata")
     if isinstance(metadata, dict) and metadata.get("messages") is not None:
-        kept = metadata["messages"]
-        if isinstance(kept, str):  # some providers keep it as the JSON text of the list
-            kept = _json(kept, where, f"{record}.response.metadata.messages")
         field = f"{record}.response.metadata.messages"
+        # some providers keep it as the JSON text of the list
+        kept = decoded(metadata["messages"], budget, "the conversation", where, None, field)
         kept = _checked(kept, list, where, field, "the conversation")
         return [_message(one, where, f"{field}.{j}") for j, one in enumerate(kept)]
     reply = _reply(response.get("output", ""), where, f"{record}.response.output")
     raw = prompt.get("raw")
-    chat = _chat(raw)
+    chat = _chat(raw, budget, where, f"{record}.prompt.raw")
     if chat is not None:
         return [_message(one, where, f"{record}.prompt.raw.{j}") for j, one in enumerate(chat)] + [reply]
     earlier = variables.get("_conversation")
@@ -205,10 +207,11 @@ def _reply(output: Any, where: str, field: str) -> dict[str, Any]:
     return {"role": "assistant", "content": text(output), "tool_calls": None, "tool_call_id": None}
 
 
-def _chat(raw: Any) -> list[Any] | None:
+def _chat(raw: Any, budget: JsonBudget, where: str, field: str) -> list[Any] | None:
     """The rendered prompt's messages when it is a chat (a JSON list of objects with a role), else None."""
     if not isinstance(raw, str) or not raw.lstrip().startswith("["):
         return None
+    budget.spend(raw, where, None, field)
     try:
         parsed = json.loads(raw)
     except (ValueError, RecursionError):
@@ -216,15 +219,6 @@ def _chat(raw: Any) -> list[Any] | None:
     if isinstance(parsed, list) and parsed and all(isinstance(one, dict) and "role" in one for one in parsed):
         return parsed
     return None
-
-
-def _json(value: str, where: str, field: str) -> Any:
-    try:
-        return json.loads(value)
-    except json.JSONDecodeError as err:
-        raise DataError(f"not JSON ({err.msg}, column {err.colno})", where, None, field) from None
-    except (ValueError, RecursionError) as err:
-        raise DataError(f"not readable JSON ({err})", where, None, field) from None
 
 
 def _checked(value: Any, kinds: type | tuple[type, ...], where: str, field: str, name: str) -> Any:
