@@ -69,15 +69,16 @@ class ChecklistJudge(JudgeConfig):
         return low + (high - low) * share
 
 
-def replies_to(client: Client, states: Sequence[ItemState], requests: Sequence[Request], stage: str
-               ) -> list[str | None]:
+def replies_to(client: Client, states: Sequence[ItemState], requests: Sequence[Request], stage: str, *,
+               fail: bool = True) -> list[str | None]:
     """The reply to each request (``states[k]``'s), in one batch, its cost added to its state; a failed call
-    fails its state as an error naming the ``stage`` (its text None)."""
+    fails its state as an error naming the ``stage`` (its text None), or with ``fail=False`` leaves the state as
+    it is (a call whose answer the judgment can do without)."""
     outcomes = client.complete_all(list(requests), errors="return") if requests else []
     texts: list[str | None] = []
     for state, outcome in zip(states, outcomes, strict=True):
         failed = isinstance(outcome, RequestError)
-        if failed:
+        if failed and fail:
             state.fail("error", f"{stage} failed: {outcome}")
         else:
             state.usage = state.usage + usage_of(outcome)

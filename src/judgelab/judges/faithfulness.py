@@ -34,8 +34,7 @@ from pydantic import Field
 from judgelab.data.conversation import Passage, render_contexts
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
-from judgelab.errors import RequestError
-from judgelab.judges.base import OnJudgment, usage_of
+from judgelab.judges.base import OnJudgment
 from judgelab.judges.checklist import ChecklistJudge, ItemState, parse_numbered, replies_to
 from judgelab.judges.citations import (
     Citations,
@@ -259,14 +258,12 @@ class FaithfulnessJudge(ChecklistJudge):
         verify = _template("verify")
         requests = [self._request(verify.one(s.evidence.name, _passages_text(s, ids), s.claims[k]))
                     for s, k, _, ids in asks]
-        outcomes = client.complete_all(requests, errors="return") if requests else []
+        texts = replies_to(client, [s for s, _, _, _ in asks], requests, "citation precision", fail=False)
         answered = []
-        for (state, k, cited, ids), outcome in zip(asks, outcomes, strict=True):
-            if isinstance(outcome, RequestError):
-                continue
-            state.usage = state.usage + usage_of(outcome)
-            state.replies[f"claim {k + 1} against {_cited_name(ids)}"] = outcome[0].text
-            answered.append((state, k, cited, verdict_in(outcome[0].text)))
+        for (state, k, cited, ids), text in zip(asks, texts, strict=True):
+            if text is not None:
+                state.replies[f"claim {k + 1} against {_cited_name(ids)}"] = text
+                answered.append((state, k, cited, verdict_in(text)))
         return answered
 
     # -- judgments ---------------------------------------------------------------------------------
