@@ -83,8 +83,8 @@ def test_a_run_report_warns_when_its_card_is_of_an_earlier_config(tmp_path):
             "agreement": {"confidence": 0.95, "labels": 0, "classes": None}}
     (card_dir / "card.json").write_text(json.dumps(card))
     attach_card(run, card_dir)
-    assert card_mismatch(run, card) is None
+    assert card_mismatch(run, card, set()) is None
     (run / "run.json").write_text(json.dumps({"command": "judge", "judge_digest": "def"}))  # rerun, new prompt
-    assert "digest abc" in card_mismatch(run, card) and "write a new card" in card_mismatch(run, card)
+    assert "digest abc" in card_mismatch(run, card, set()) and "write a new card" in card_mismatch(run, card, set())
     with pytest.raises(ConfigError, match="not a run folder"):
         attach_card(tmp_path / "card", card_dir)

@@ -208,10 +208,11 @@ def attach_card(run_dir: str | Path, path: str | Path) -> Path:
     return write_atomic(Path(run_dir) / "card.json", json.dumps(card, indent=2, ensure_ascii=False))
 
 
-def card_mismatch(run_dir: str | Path, card: Mapping[str, Any]) -> str | None:
-    """Why the card a run folder holds is not its judge's any more (a rerun with another config), or None."""
+def card_mismatch(run_dir: str | Path, card: Mapping[str, Any], judges: set[str | None]) -> str | None:
+    """Why the card a run folder holds is not its judge's any more (a rerun with another config), or None.
+    ``judges``: the judge names of the folder's verdicts (the report's scan of judgments.jsonl collects them)."""
     try:
-        _check_same_judge(card, Path(run_dir) / "card.json", _run_judge(Path(run_dir)), run_dir)
+        _check_same_judge(card, Path(run_dir) / "card.json", _one_judge(judges), run_dir)
     except ConfigError as exc:
         return str(exc)
     return None
@@ -220,8 +221,11 @@ def card_mismatch(run_dir: str | Path, card: Mapping[str, Any]) -> str | None:
 def _run_judge(run_dir: Path) -> str | None:
     """The one judge whose verdicts the run folder keeps (None for none or several)."""
     path = run_dir / "judgments.jsonl"
-    names = {row.get("judge") for _, row in iter_jsonl(path)} if path.exists() else set()
-    return names.pop() if len(names) == 1 else None
+    return _one_judge({row.get("judge") for _, row in iter_jsonl(path)} if path.exists() else set())
+
+
+def _one_judge(names: set[str | None]) -> str | None:
+    return next(iter(names)) if len(names) == 1 else None
 
 
 def run_card(run_dir: str | Path) -> dict[str, Any] | None:

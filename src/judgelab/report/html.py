@@ -106,6 +106,7 @@ class Scan:
     total: int = 0
     statuses: Counter = field(default_factory=Counter)
     rows: list[Row] = field(default_factory=list)
+    judges: set[str | None] = field(default_factory=set)  # the judge names of every line
 
     @property
     def sampled(self) -> bool:
@@ -139,19 +140,20 @@ def render_report(folder: str | Path, items: Iterable[Item] | None = None) -> st
         criteria=_criteria_rows(scan.rows), disagreements=_disagreements(scan.rows, judge_scale),
         gap_note=_gap_note(scan.rows, judge_scale),
         shown=scan.rows[:SHOWN_JUDGMENTS], optimizer=_optimizer(folder), systems=systems_section(systems),
-        card=_card(folder),
+        card=_card(folder, scan.judges),
         script=_SCRIPT, script_hash=_SCRIPT_HASH,
     )
 
 
 # -- reading --------------------------------------------------------------------------------------
-def _card(folder: Path) -> dict[str, Any] | None:
-    """The judge card the run holds (RUN/card.json), as the fragment card.html shows, with its identity."""
+def _card(folder: Path, judges: set[str | None]) -> dict[str, Any] | None:
+    """The judge card the run holds (RUN/card.json), as the fragment card.html shows, with its identity; checked
+    against ``judges``, the names the scan of the run's verdicts found."""
     card = run_card(folder)
     if card is None:
         return None
     return {"judge": (card.get("identity") or {}).get("judge"), "html": Markup(card_section(card)),
-            "mismatch": card_mismatch(folder, card)}
+            "mismatch": card_mismatch(folder, card, judges)}
 
 
 def _scan_judgments(path: Path) -> Scan:
@@ -164,6 +166,7 @@ def _scan_judgments(path: Path) -> Scan:
     for line_number, data in iter_jsonl(path):
         scan.total += 1
         scan.statuses[data.get("status", "ok")] += 1
+        scan.judges.add(data.get("judge"))
         if len(reservoir) < SAMPLE:
             reservoir.append((line_number, data))
         elif (slot := rng.randrange(scan.total)) < SAMPLE:
