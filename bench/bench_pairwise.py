@@ -235,7 +235,7 @@ CACHE = Path(__file__).resolve().parents[1] / "runs" / "bench_pairwise"  # runs/
 
 
 def _cache_path(draws: int, seed: int, ppr_tie: float, short: str, n: int) -> Path:
-    return CACHE / f"{short}-n{n}-draws{draws}-seed{seed}-tie{ppr_tie:g}-v2.json"  # v2: auto rank sets, recommended
+    return CACHE / f"{short}-n{n}-draws{draws}-seed{seed}-tie{ppr_tie:g}-v3.json"  # v3: the judge never widens a system (labels_own_narrower); v2: auto rank sets
 
 
 def _cached(draws: int, seed: int, ppr_tie: float, short: str, n: int):

@@ -9,7 +9,7 @@ import pytest
 from scipy.special import expit
 
 from judgelab.errors import ConfigError
-from judgelab.evaluate.preferences import rank_systems
+from judgelab.evaluate.preferences import comparisons, estimate, rank_systems
 from judgelab.evaluate.rank_sets import rank_sets, sets_from, simultaneous_critical
 from judgelab.metrics.bradley_terry import fit_bradley_terry
 
@@ -278,3 +278,43 @@ def test_more_systems_than_the_bound_are_refused_when_read_and_many_take_bonferr
     b = (a + rng.integers(1, k, len(a))) % k
     report = rank_systems([f"s{i}" for i in a], [f"s{i}" for i in b], rng.choice(["a", "b"], len(a)))
     assert report.rank_sets["judge"].method == "bonferroni"  # max-t would simulate 20,100 pairs 4,000 times
+
+
+def _weak_judge(seed, n=2000, k=6, labels=300, style=0.0):
+    """A judge right 70% of the time on Bradley-Terry comparisons (with a style covariate ``z``): its corrected
+    intervals come out wider than the labels' own for some systems on most draws, before the guard."""
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, k, n)
+    b = (a + rng.integers(1, k, n)) % k
+    z = rng.normal(size=n)
+    human = (rng.random(n) < expit(np.linspace(-1, 1, k)[a] - np.linspace(-1, 1, k)[b] + style * z)).astype(float)
+    judge = np.where(rng.random(n) < 0.7, human, 1 - human)
+    labelled = np.zeros(n, dtype=bool)
+    labelled[rng.choice(n, labels, replace=False)] = True
+    names = np.array([f"s{s}" for s in range(k)])
+    return comparisons(names[a], names[b], judge, human, labelled=labelled), z
+
+
+def _width(est):
+    return est.ci[:, 1] - est.ci[:, 0]
+
+
+@pytest.mark.parametrize("estimand", ["bradley-terry", "win-prob"])
+def test_a_weak_judge_never_widens_a_systems_interval_beyond_the_labels_own(estimand):
+    taken = 0
+    for seed in range(2, 6):
+        data, _ = _weak_judge(seed)
+        human = estimate(data, "human", estimand=estimand)
+        fixed = estimate(data, "corrected", estimand=estimand)
+        assert np.all(_width(fixed) <= _width(human) + 1e-12)
+        named = fixed.info.get("labels_own_narrower") or []
+        own = np.isin(data.systems, named)
+        taken += int(own.sum())
+        np.testing.assert_array_equal(fixed.value[own], human.value[own])
+        np.testing.assert_array_equal(fixed.ci[own], human.ci[own])
+        assert fixed.cov is not None and human.cov is not None
+        np.testing.assert_array_equal(fixed.cov[own][:, own], human.cov[own][:, own])
+        given = estimate(data, "corrected", estimand=estimand, labels_own=human)  # the caller's human-only estimate
+        np.testing.assert_array_equal(given.ci, fixed.ci)
+    if estimand == "bradley-terry":  # the case the guard is for: without it these systems' intervals were wider
+        assert taken >= 3

@@ -300,3 +300,28 @@ def test_bad_interval_choices_are_refused_before_fitting():
         style_board(data, _texts(np.random.default_rng(1), 500), target="items", intervals="bootstrap")
     with pytest.raises(ConfigError, match="group labels for 500"):
         style_estimate(data, z, "judge", groups=np.zeros(10))
+
+
+def test_a_weak_judge_never_widens_a_style_controlled_interval_beyond_the_labels_own():
+    """A judge right 70% of the time: before the guard its corrected style-controlled interval came out wider
+    than the human-only one for some systems on most draws; now those systems take the labels' own."""
+    taken = 0
+    for seed in range(2, 6):
+        rng = np.random.default_rng(seed)
+        n = 2000
+        a, b = _pairs(rng, n)
+        z = rng.normal(size=n)
+        human = (rng.random(n) < _sigmoid(BETA[a] - BETA[b] + 0.4 * z)).astype(float)
+        judge = np.where(rng.random(n) < 0.7, human, 1 - human)
+        labelled = np.zeros(n, dtype=bool)
+        labelled[rng.choice(n, 300, replace=False)] = True
+        data = comparisons(NAMES[a], NAMES[b], judge, human, labelled=labelled)
+        own = style_estimate(data, z, "human").strengths
+        fixed = style_estimate(data, z, "corrected").strengths
+        assert np.all(fixed.ci[:, 1] - fixed.ci[:, 0] <= own.ci[:, 1] - own.ci[:, 0] + 1e-12)
+        named = np.isin(data.systems, fixed.info.get("labels_own_narrower") or [])
+        taken += int(named.sum())
+        np.testing.assert_array_equal(fixed.ci[named], own.ci[named])
+        given = style_estimate(data, z, "corrected", labels_own=own).strengths
+        np.testing.assert_array_equal(given.ci, fixed.ci)
+    assert taken >= 3

@@ -35,7 +35,7 @@ from judgelab.evaluate.design import Design
 from judgelab.evaluate.design_variance import _labelled_pairs, _linear
 from judgelab.evaluate.intervals import INTERVALS, Sample, is_betting, needs_scale, per_system
 from judgelab.evaluate.problem import Problem
-from judgelab.evaluate.system_estimates import SystemEstimates
+from judgelab.evaluate.system_estimates import SystemEstimates, labels_own_where, wider_than_labels
 from judgelab.metrics.bootstrap import GroupBootstrap, percentile_ci
 from judgelab.metrics.results import json_number
 
@@ -107,7 +107,7 @@ def corrected(problem: Problem, design: Design, *, calibration: str = "auto", ta
     interval with so few labels); ``intervals="betting"`` uses the rectifier's,
     :func:`judgelab.evaluate.intervals.rectified_bet`, for every system. ``labels_own``: :func:`human_only`
     on the same problem, design and settings when the caller has it (evaluate does), not computed again for
-    the systems that take the labels' own estimate (:func:`_labels_own_where`)."""
+    the systems that take the labels' own estimate (:func:`~judgelab.evaluate.system_estimates.labels_own_where`)."""
     _check_intervals(intervals, problem)
     labelled = _labelled_pairs(problem, design)
     units, systems = np.nonzero(labelled)
@@ -147,54 +147,13 @@ def corrected(problem: Problem, design: Design, *, calibration: str = "auto", ta
         problem, design, target=target, variance=variance, confidence=confidence,
         skewness_correction=skewness_correction, min_queries=min_queries, intervals=intervals, seed=seed)
     census = labelled.sum(axis=0) == problem.sizes
-    wider = _wider_than_labels(estimates, own) & ~census
+    wider = wider_than_labels(estimates, own) & ~census
     if not (census | wider).any():
         return estimates
-    chosen = _labels_own_where(estimates, own, census | wider)
+    chosen = labels_own_where(estimates, own, census | wider)
     chosen.info["every_unit_labelled"] = [s for s, c in zip(problem.systems, census, strict=True) if c]
     chosen.info["labels_own_narrower"] = [s for s, w in zip(problem.systems, wider, strict=True) if w]
     return chosen
-
-
-def _wider_than_labels(fixed: SystemEstimates, own: SystemEstimates) -> np.ndarray:
-    """Systems whose corrected t interval came out wider than the labels' own t interval: a judge whose errors
-    vary more than the labels (a poor TREMA judge on 12 labelled queries: 1.16 times the labels' width for
-    the worst judge, 1.45 for its worst run). There the labels' own estimate is taken, so the judge never
-    widens a system's interval. A choice between two intervals from the same labels is a selection: on TREC
-    DL 2019 at 12 labelled queries (300 draws) the worst run's coverage went from 0.943 to 0.923 for
-    ``target="items"`` (none significantly under 0.95) and from 0.983 to 0.973 for the CLI's population
-    target; on HANNA and Topical-Chat it moved within Monte Carlo error (bench/bench_per_system.py)."""
-    methods = fixed.info.get("per_system") or ("t",) * len(fixed.value)
-    own_methods = own.info.get("per_system") or ("t",) * len(own.value)
-    both_t = np.array([a == "t" and b == "t" for a, b in zip(methods, own_methods, strict=True)])
-    with np.errstate(invalid="ignore"):
-        return both_t & ((fixed.ci[:, 1] - fixed.ci[:, 0]) > (own.ci[:, 1] - own.ci[:, 0]))
-
-
-def _labels_own_where(fixed: SystemEstimates, own: SystemEstimates, census: np.ndarray) -> SystemEstimates:
-    """The systems ``census`` marks get the labels' own estimate, interval and test. A system whose every unit
-    is labelled: the judge cannot tell anything about those units that their labels do not (the corrected value
-    equals the labels' mean there), and its term, counted as if from other units, gave more degrees of freedom
-    than the labels have (a narrower interval than the labels allow). A system whose corrected interval came out
-    wider than the labels' own: :func:`_wider_than_labels`. ``info["every_unit_labelled"]`` and
-    ``info["labels_own_narrower"]`` name them."""
-    value, ci = np.where(census, own.value, fixed.value), np.where(census[:, None], own.ci, fixed.ci)
-    if fixed.cov is None or fixed.df is None:  # analytic estimates only: the AttributeError None.copy() raises
-        raise AttributeError("the corrected estimates have no covariance or degrees of freedom")
-    cov, df = fixed.cov.copy(), fixed.df.copy()
-    if own.cov is None or own.df is None:  # the same of the labels' own: the TypeError indexing None raises
-        raise TypeError("the labels' own estimates have no covariance or degrees of freedom")
-    for matrix, source in ((cov, own.cov), (df, own.df)):
-        matrix[census, :] = source[census, :]
-        matrix[:, census] = source[:, census]
-    reason = tuple(o if c else f for f, o, c in zip(fixed.reason, own.reason, census, strict=True))
-    info = dict(fixed.info)
-    if "per_system" in info:
-        info["per_system"] = tuple(o if c else f for f, o, c in zip(fixed.info["per_system"], own.info["per_system"],
-                                                                    census, strict=True))
-    if info.get("curves") is not None:
-        info["curves"] = info["curves"].taking(own.info["curves"], census)
-    return replace(fixed, value=value, ci=ci, cov=cov, df=df, reason=reason, info=info)
 
 
 def _weights_term(problem: Problem, judges: np.ndarray, labelled: np.ndarray, pair_weight: np.ndarray,

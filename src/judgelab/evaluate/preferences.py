@@ -79,7 +79,7 @@ from judgelab.evaluate.intervals import INTERVALS as SYSTEM_INTERVALS
 from judgelab.evaluate.panel import effective_labels, effective_per_system
 from judgelab.evaluate.rank_sets import RankSets, rank_sets
 from judgelab.evaluate.shrinkage import shrunk, shrunk_values
-from judgelab.evaluate.system_estimates import SystemEstimates
+from judgelab.evaluate.system_estimates import SystemEstimates, never_wider
 from judgelab.metrics.bradley_terry import side_gram
 from judgelab.metrics.results import json_number
 
@@ -343,9 +343,9 @@ def _panel_worth(data: Comparisons, estimates: dict[str, SystemEstimates], optio
         others = [k for k in range(len(names)) if k != j]
         if judges is None:  # a panel has its judges' columns: the TypeError indexing None raises
             raise TypeError("a panel's worth needs its judges' preferences")
-        alone = estimate(replace(data, judge=judges[:, j], judges=None), "corrected", **options)
+        alone = estimate(replace(data, judge=judges[:, j], judges=None), "corrected", labels_own=human, **options)
         rest = replace(data, judge=judges[:, others[0]], judges=judges[:, others] if len(others) > 1 else None)
-        without = estimate(rest, "corrected", **options)
+        without = estimate(rest, "corrected", labels_own=human, **options)
         out[name] = {"weight": _combination_weights(data)[j],
                      "alone": json_number(share * effective_labels(human, alone)),
                      "added": json_number(share * (total - effective_labels(human, without))),
@@ -428,9 +428,10 @@ def _estimators(data: Comparisons, estimand: str, baseline: str | None, target: 
                 judge_weight: float | None, intervals: dict[str, Any]) -> dict[str, SystemEstimates]:
     names = ESTIMATORS if int(data.labelled.sum()) >= MIN_LABELS else ("judge",)
     judge = estimate(data, "judge", estimand=estimand, baseline=baseline, confidence=confidence, **intervals)
-    out = {"judge": judge} | {name: estimate(data, name, estimand=estimand, baseline=baseline, target=target,
-                                             confidence=confidence, judge_weight=judge_weight,
-                                             start=judge.value, **intervals) for name in names[1:]}
+    out = {"judge": judge}
+    for name in names[1:]:  # human before corrected: the corrected estimate reads the labels' own
+        out[name] = estimate(data, name, estimand=estimand, baseline=baseline, target=target, confidence=confidence,
+                             judge_weight=judge_weight, start=judge.value, labels_own=out.get("human"), **intervals)
     if "corrected" in out:  # a point ranking that leans on the judge where labels are few: a model, no guarantee
         fixed = out["corrected"]  # as measured: systems with a value and a sandwich variance, under MIN_LABELS none
         fixed = replace(fixed, value=np.where(fixed.n_labelled >= MIN_LABELS, fixed.value, np.nan))
@@ -441,14 +442,29 @@ def _estimators(data: Comparisons, estimand: str, baseline: str | None, target: 
 def estimate(data: Comparisons, estimator: str, *, estimand: str = "win-prob", baseline: str | None = None,
              target: str = "population", confidence: float = 0.95, judge_weight: float | None = None,
              start: np.ndarray | None = None, intervals: str = "sandwich", n_resamples: int = 1000,
-             seed: int = 0, system_intervals: str = "auto") -> SystemEstimates:
+             seed: int = 0, system_intervals: str = "auto", labels_own: SystemEstimates | None = None
+             ) -> SystemEstimates:
     """One estimator (``judge``, ``human``, ``corrected``) of one estimand, without the checks and
     rank sets of :func:`leaderboard` (for simulations that call it thousands of times).
     ``start``: Bradley-Terry strengths to tune lambda at (default: the judge-only fit's).
     ``intervals``: Bradley-Terry's ``sandwich`` (default) or ``bootstrap`` (:func:`bootstrap_bt`,
     ``n_resamples`` resamples drawn with ``seed``). ``system_intervals``: how the label-based
     estimates' per-system intervals are chosen (:mod:`judgelab.evaluate.intervals`: ``auto``,
-    ``betting`` for the win rates, ``t`` the sandwich t intervals as before)."""
+    ``betting`` for the win rates, ``t`` the sandwich t intervals as before). The corrected estimate takes the
+    human-only one for a system whose corrected interval came out wider (:func:`never_wider`): ``labels_own``
+    is that human-only estimate, with the same settings, when the caller has it (not computed again)."""
+    options: dict[str, Any] = {"estimand": estimand, "baseline": baseline, "target": target, "confidence": confidence,
+               "judge_weight": judge_weight, "start": start, "intervals": intervals, "n_resamples": n_resamples,
+               "seed": seed, "system_intervals": system_intervals}
+    out = _estimate(data, estimator, **options)
+    if estimator != "corrected" or not int(data.labelled.sum()):
+        return out
+    return never_wider(out, labels_own if labels_own is not None else _estimate(data, "human", **options))
+
+
+def _estimate(data: Comparisons, estimator: str, *, estimand: str, baseline: str | None, target: str,
+              confidence: float, judge_weight: float | None, start: np.ndarray | None, intervals: str,
+              n_resamples: int, seed: int, system_intervals: str) -> SystemEstimates:
     if system_intervals not in SYSTEM_INTERVALS:
         raise ConfigError(f"intervals {system_intervals!r}: choose {', '.join(SYSTEM_INTERVALS)}")
     if estimator not in ESTIMATORS:

@@ -217,11 +217,14 @@ def style_board(data: Comparisons, texts: tuple[Sequence[str], Sequence[str]] | 
             raise ConfigError("style control needs the two responses' texts of every comparison")
         covariates = style_covariates(texts[0], texts[1], features)
     names = ("judge", *(("human", "corrected") if int(data.labelled.sum()) >= MIN_LABELS else ()))
-    fits, plain, tau = {}, {}, {}
+    fits: dict[str, StyleFit] = {}
+    plain: dict[str, np.ndarray] = {}
+    tau: dict[str, float] = {}
     if covariates is not None:
         for name in names:
+            own = fits["human"].strengths if name == "corrected" else None  # names: human before corrected
             fit = style_estimate(data, covariates, name, target=target, confidence=confidence, groups=codes,
-                                 intervals=intervals, n_resamples=n_resamples, seed=seed)
+                                 intervals=intervals, n_resamples=n_resamples, seed=seed, labels_own=own)
             fits[name] = replace(fit, ranks=rank_sets(fit.strengths, rank_method, seed=seed))
             plain[name] = estimate(data, name, estimand="bradley-terry", target=target, confidence=confidence,
                                    system_intervals="t").value

@@ -36,7 +36,7 @@ from judgelab.evaluate.intervals import T_MIN_LABELS, guarded_t
 from judgelab.evaluate.preferences import MIN_BOOTSTRAP_LABELS
 from judgelab.evaluate.rank_sets import RankSets
 from judgelab.evaluate.style_features import StyleCovariates
-from judgelab.evaluate.system_estimates import SystemEstimates
+from judgelab.evaluate.system_estimates import SystemEstimates, never_wider
 from judgelab.metrics.results import json_number
 
 STYLE_ESTIMATORS = ("judge", "human", "corrected")
@@ -143,13 +143,17 @@ class StyleFit:
 def style_estimate(data: Comparisons, covariates: StyleCovariates | np.ndarray, estimator: str = "judge", *,
                    target: str = "population", confidence: float = 0.95, judge_weight: float | None = None,
                    features: Sequence[str] | None = None, groups: np.ndarray | None = None,
-                   intervals: str = "sandwich", n_resamples: int = 1000, seed: int = 0) -> StyleFit:
+                   intervals: str = "sandwich", n_resamples: int = 1000, seed: int = 0,
+                   labels_own: SystemEstimates | None = None) -> StyleFit:
     """One estimator (``judge``, ``human``, ``corrected``) of the style-controlled Bradley-Terry strengths and
     style coefficients. ``covariates``: :func:`style_covariates`' result, or an ``(n, p)`` array (``features``
     names its columns). ``judge_weight``: a fixed lambda for ``corrected`` instead of the tuned one. ``groups``:
     each comparison's question (any labels; :func:`comparison_groups`): cluster-robust intervals, since
     comparisons of one question are not independent. ``intervals``: ``sandwich`` or ``bootstrap``
-    (``n_resamples`` resamples of the questions, or of the comparisons without ``groups``, drawn with ``seed``)."""
+    (``n_resamples`` resamples of the questions, or of the comparisons without ``groups``, drawn with ``seed``).
+    The corrected strengths take the human-only ones for a system whose corrected interval came out wider
+    (:func:`~judgelab.evaluate.system_estimates.never_wider`; the style coefficients stay the corrected fit's):
+    ``labels_own`` is the human-only strengths with the same settings when the caller has them."""
     z, names = _covariate_matrix(covariates, data.n, features)
     if estimator not in STYLE_ESTIMATORS:
         raise ConfigError(f"estimator {estimator!r}: choose {', '.join(STYLE_ESTIMATORS)}")
@@ -165,7 +169,13 @@ def style_estimate(data: Comparisons, covariates: StyleCovariates | np.ndarray, 
                               f"{MIN_LABELS} or more")
         lam = 0.0 if estimator == "human" else judge_weight
         fit = _labelled_fit(data, z, names, lam, target, confidence, estimator, codes)
-    return fit if intervals == "sandwich" else _bootstrap(data, z, fit, codes, n_resamples, seed)
+    fit = fit if intervals == "sandwich" else _bootstrap(data, z, fit, codes, n_resamples, seed)
+    if estimator != "corrected":
+        return fit
+    if labels_own is None:
+        labels_own = style_estimate(data, z, "human", target=target, confidence=confidence, features=names,
+                                    groups=groups, intervals=intervals, n_resamples=n_resamples, seed=seed).strengths
+    return replace(fit, strengths=never_wider(fit.strengths, labels_own))
 
 
 def check_style_intervals(data: Comparisons, intervals: str, n_resamples: int, target: str = "population") -> None:
