@@ -94,7 +94,7 @@ def simulation(draws: int, seed: int = 0) -> dict:
     width = {name: [] for name in hits}
     coef = {name: [] for name in (*hits, "judge")}
     coef_hit = {name: 0 for name in coef}
-    lam = []
+    lam, taken = [], 0
     for _ in range(draws):
         data, z, _ = simulate(rng, beta, beta_judge)
         order = [data.systems.index(f"s{k}") for k in range(K)]
@@ -109,9 +109,11 @@ def simulation(draws: int, seed: int = 0) -> dict:
                 width[name].append(np.mean(ci[:, 1] - ci[:, 0]))
             if name == "corrected":
                 lam.append(fit.judge_weight)
+                taken += len(fit.strengths.info.get("labels_own_narrower") or ())
     return {"coverage": {n: h / draws for n, h in hits.items()}, "width": {n: float(np.mean(w)) for n, w in width.items()},
             "coef": {n: (float(np.mean(v)), float(np.std(v))) for n, v in coef.items()},
-            "coef_coverage": {n: h / draws for n, h in coef_hit.items()}, "lambda": float(np.mean(lam)), "draws": draws}
+            "coef_coverage": {n: h / draws for n, h in coef_hit.items()}, "lambda": float(np.mean(lam)), "draws": draws,
+            "labels_own": taken}
 
 
 def clustered_simulation(draws: int, seed: int = 2) -> dict:
@@ -123,6 +125,7 @@ def clustered_simulation(draws: int, seed: int = 2) -> dict:
     beta_judge = beta + np.random.default_rng(99).normal(0, 0.3, K)
     keys = [(name, clustered) for name in ("corrected", "human") for clustered in (True, False)]
     hits, width = {key: np.zeros(K) for key in keys}, {key: [] for key in keys}
+    taken = dict.fromkeys(keys, 0)
     for _ in range(draws):
         data, z, q = simulate(rng, beta, beta_judge, RHO)
         order = [data.systems.index(f"s{k}") for k in range(K)]
@@ -131,8 +134,9 @@ def clustered_simulation(draws: int, seed: int = 2) -> dict:
             ci = fit.strengths.ci[order]
             hits[name, clustered] += (ci[:, 0] <= beta) & (beta <= ci[:, 1])
             width[name, clustered].append(np.mean(ci[:, 1] - ci[:, 0]))
+            taken[name, clustered] += len(fit.strengths.info.get("labels_own_narrower") or ())
     return {"coverage": {key: h / draws for key, h in hits.items()},
-            "width": {key: float(np.mean(w)) for key, w in width.items()}, "draws": draws}
+            "width": {key: float(np.mean(w)) for key, w in width.items()}, "draws": draws, "labels_own": taken}
 
 
 def davidson_simulation(draws: int, seed: int = 1) -> dict:
@@ -261,7 +265,8 @@ def simulation_section(draws: int) -> list[str]:
                                 f"{mean:.3f} ({sd:.3f})", f"{sim['coef_coverage'][name]:.3f}"]))
     mean, sd = sim["coef"]["judge"]
     lines.append(table_row(["judge", "-", "-", "-", f"{mean:.3f} ({sd:.3f})", f"{sim['coef_coverage']['judge']:.3f}"]))
-    lines += ["", f"{sim['draws']} draws; mean tuned lambda {sim['lambda']:.2f}. The judge's own length coefficient "
+    lines += ["", f"{sim['draws']} draws; mean tuned lambda {sim['lambda']:.2f}; {_taken(sim['labels_own'], sim['draws'])} "
+                  "The judge's own length coefficient "
                   f"estimates its taste (1.0), not the humans'. Davidson (nu {NU}): nu {dav['nu'][0]:.3f} "
                   f"(sd {dav['nu'][1]:.3f}), its 95% interval covered {dav['nu_coverage']:.3f}; strengths covered "
                   f"{dav['coverage'].min():.3f}-{dav['coverage'].max():.3f} per system."]
@@ -274,7 +279,15 @@ def clustered_section(draws: int) -> list[str]:
     for (name, clustered), cov in sim["coverage"].items():
         lines.append(table_row([name, f"clustered by {QUESTIONS} questions" if clustered else "naive (independent)",
                                 f"{cov.min():.3f}", f"{cov.mean():.3f}", f"{sim['width'][name, clustered]:.3f}"]))
-    return [*lines, "", f"{sim['draws']} draws."]
+    corrected = {clustered: sim["labels_own"]["corrected", clustered] for clustered in (True, False)}
+    return [*lines, "", f"{sim['draws']} draws. Clustered: {_taken(corrected[True], sim['draws'])} Naive: "
+                        f"{_taken(corrected[False], sim['draws'])}"]
+
+
+def _taken(count: int, draws: int) -> str:
+    """How often the corrected fit took a system's human-only strength (its own interval was wider)."""
+    return (f"the corrected fit took the human-only strength for {count} of {K * draws:,} system-draws "
+            f"({count / (K * draws):.1%}; its own interval came out wider there).")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -287,7 +300,7 @@ def main(argv: list[str] | None = None) -> None:
                                                               "docs/benchmarks.md (else print only)")
     args = parser.parse_args(argv)
     parts = [f"`{command_line('bench.bench_style', argv)}` on {describe_machine()}.", "",
-             __doc__.split("\n\n", 2)[2].strip(), "", "### (a) Simulation", "", *simulation_section(args.draws), "",
+             __doc__.split("\n\n", 3)[3].strip(), "", "### (a) Simulation", "", *simulation_section(args.draws), "",
              "### (a2) Simulation with a question effect", "", *clustered_section(args.draws), ""]
     if args.arena_hard is not None:
         parts += ["### (b) Arena-Hard-Auto v1 (arena-bench-v1), GPT-4's grades as pairwise verdicts", "",

@@ -10,6 +10,7 @@ from judgelab.judges.pairwise import PairwiseJudge
 from judgelab.judges.prompted import PromptedJudge
 from judgelab.judges.requirements import RequirementsJudge  # noqa: F401 - registers the 'requirements' kind
 from judgelab.judges.similarity import SimilarityJudge  # noqa: F401 - registers the "similarity" kind
+from judgelab.judges.tool_calls import ToolCallsJudge, ToolUseJudge  # noqa: F401 - registers the tool_calls, tool_use kinds
 from judgelab.judges.trained import TrainedJudge  # noqa: F401 - registers the "trained" kind
 from judgelab.judges.trema import TremaJudge  # noqa: F401 - registers the 'trema' kind
 from judgelab.strategy import FACTORS, Strategy

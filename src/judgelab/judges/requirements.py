@@ -329,7 +329,7 @@ def trajectory_facts(item: Item) -> dict[str, Any] | None:
     ``repeats`` (each such call with the steps it was made at) and ``error_steps`` (steps whose observation
     starts like an error). They read text only: a repeat may be a legitimate poll, and an error may be
     reported in words these miss."""
-    calls = _calls(item)
+    calls = tool_calls_of(item)
     if calls is None:
         return None
     at: dict[tuple[str, str], list[int]] = {}
@@ -343,18 +343,21 @@ def trajectory_facts(item: Item) -> dict[str, Any] | None:
                             if observation and _ERROR.match(observation)]}
 
 
-def _calls(item: Item) -> list[tuple[str, str, str | None]] | None:
-    """(tool, canonical arguments, observation) per tool call."""
+def tool_calls_of(item: Item) -> list[tuple[str, str, str | None]] | None:
+    """(tool, :func:`canonical_arguments`, observation) per tool call of the item's ``trajectory``, else of its
+    ``messages`` (each call's result the tool message that answers it); None when it has neither."""
     if item.trajectory:
-        return [(step.tool, _canonical(step.arguments), step.observation) for step in item.trajectory]
+        return [(step.tool, canonical_arguments(step.arguments), step.observation) for step in item.trajectory]
     if not item.messages:
         return None
     results = {m.tool_call_id: m.content for m in item.messages if m.role == "tool"}
-    return [(call.function.name, _canonical(call.function.arguments), results.get(call.id))
+    return [(call.function.name, canonical_arguments(call.function.arguments), results.get(call.id))
             for m in item.messages for call in m.tool_calls or ()]
 
 
-def _canonical(arguments: Any) -> str:
+def canonical_arguments(arguments: Any) -> str:
+    """Arguments as JSON text with sorted keys, so that equal arguments compare equal whatever their key order
+    and spacing; a text that is not JSON stays as it is."""
     if isinstance(arguments, str):
         try:
             arguments = json.loads(arguments)
