@@ -60,7 +60,7 @@ def test_one_turn_and_a_missing_history():
 
 def test_the_conversation_judge_sees_every_turn_and_the_fact():
     item = row(0, FOUR_TURNS, "pandas sleep 10 hours a day .\n", "that is a lot of sleep !")
-    judge = bcr.make_judge("messages", "coherence")
+    judge = bcr.make_judge("conversation", "coherence")
     assert (judge.family, judge.strategy.cot, judge.score) == ("conversation", "none", "logprob")
     prompt = render_judge_prompt(judge.strategy, "conversation", "coherence", bcr.to_conversation(item),
                                  AuxiliaryTexts(criteria="Coherence: on topic.")).messages[-1]["content"]
@@ -71,6 +71,28 @@ def test_the_conversation_judge_sees_every_turn_and_the_fact():
         "user: no , they were asleep .", "assistant: that is a lot of sleep !"]
 
 
+def test_the_turn_way_is_the_dialogue_judge_on_the_chat_with_the_fact_a_passage():
+    item = row(0, FOUR_TURNS, "pandas sleep 10 hours a day .\n", "that is a lot of sleep !")
+    chat = bcr.to_conversation(item, "passage")
+    assert [m.role for m in chat.messages] == ["assistant", "user", "assistant", "user", "assistant"]
+    assert [(p.id, p.text) for p in chat.contexts] == [("fact", "pandas sleep 10 hours a day .")]
+    assert bcr.to_conversation(row(1, FOUR_TURNS, "_nofact\n", "ok")).contexts is None
+    judge = bcr.make_judge("turn", "coherence")
+    assert judge.family == "dialogue" and judge.digest() == bcr.make_judge("source", "coherence").digest()
+    prompt = render_judge_prompt(judge.strategy, "dialogue", "coherence", chat,
+                                 AuxiliaryTexts(criteria="Coherence: on topic.")).messages[-1]["content"]
+    given = render_judge_prompt(judge.strategy, "dialogue", "coherence", item,
+                                AuxiliaryTexts(criteria="Coherence: on topic.")).messages[-1]["content"]
+    history = prompt.split("[Conversation History]\n")[1].split("\n\n[Corresponding Fact]")[0]
+    assert history.splitlines() == ["assistant: have you been to the zoo ?", "user: yes , last week .",
+                                     "assistant: did you see the pandas ?", "user: no , they were asleep ."]
+    assert "[Corresponding Fact]\n[fact] pandas sleep 10 hours a day ." in prompt
+    assert prompt.split("[The Start of the Response]")[1] == given.split("[The Start of the Response]")[1]
+    assert prompt.split("[Conversation History]")[0] == given.split("[Conversation History]")[0]  # the same task
+    with pytest.raises(ValueError, match="fact_as"):
+        bcr.to_conversation(item, "note")
+
+
 def _items() -> list[Item]:
     """Four dialogues of three responses, coherence 1-3 rising with k within each."""
     return [row(3 * g + k, FOUR_TURNS, "_nofact\n", f"reply {k} of {g}", group=f"topical_chat-c{g:02d}",
@@ -78,7 +100,8 @@ def _items() -> list[Item]:
 
 
 def _rating(request, i) -> Completion:
-    # the source way rates by the reply's number (as people do), the messages way against it
+    # the dialogue family (source and turn ways) rates by the reply's number (as people do), the conversation way
+    # against it
     prompt = request.messages[-1].content
     k = int(prompt.split("reply ")[-1][0])
     rating = str(k + 1) if "[The Start of the Response]" in prompt else str(3 - k)
@@ -87,30 +110,32 @@ def _rating(request, i) -> Completion:
                       completion_tokens=2)
 
 
-def test_both_ways_are_judged_resumably_and_compared_paired(tmp_path):
+def test_every_way_is_judged_resumably_and_compared_paired(tmp_path):
     items = _items()
     backend = ScriptedBackend(_rating)
     with scripted_client(backend) as client:
         ways = bcr.judge_aspect(items, "coherence", client, tmp_path, "qwen2.5-coder-1.5b")
-    assert backend.calls == 2 * len(items)
+    assert backend.calls == 3 * len(items)
     with scripted_client(backend) as client:  # a rerun reads the records and calls nothing
         again = bcr.judge_aspect(items, "coherence", client, tmp_path, "qwen2.5-coder-1.5b")
-    assert backend.calls == 2 * len(items) and again.keys() == ways.keys()
+    assert backend.calls == 3 * len(items) and again.keys() == ways.keys()
     files = sorted(p.name.split("-")[0] for p in (tmp_path / "qwen2.5-coder-1.5b").glob("*.jsonl"))
-    assert files == ["messages", "source"]
+    assert files == ["messages", "source", "turn"]  # "messages": the conversation way's records, as before
 
     rows = {r["level"]: r for r in bcr.figures(items, "coherence", ways, resamples=200)}
     human = [item.scores["coherence"] for item in items]
     source = [ways["source"][item.id]["logprob"] for item in items]
-    messages = [ways["messages"][item.id]["logprob"] for item in items]
-    expected = spearmanr(human, messages).statistic - spearmanr(human, source).statistic
+    conversation = [ways["conversation"][item.id]["logprob"] for item in items]
+    expected = spearmanr(human, conversation).statistic - spearmanr(human, source).statistic
     dataset = rows["dataset"]
-    assert dataset["difference"] == pytest.approx(expected) and expected < -1
+    assert dataset["differences"]["conversation"]["value"] == pytest.approx(expected) and expected < -1
+    assert dataset["differences"]["turn"]["value"] == pytest.approx(0.0)
     assert dataset["source"]["n"] == 12 and dataset["source"]["n_groups"] == 4
-    assert dataset["ci"][1] < 0 and bcr.verdict(dataset) == "**messages worse**"
-    assert rows["group"]["source"]["value"] == pytest.approx(1.0)
-    assert rows["group"]["messages"]["value"] == pytest.approx(-1.0)
+    assert bcr.verdict(dataset["differences"]["conversation"]) == "**worse**"
+    assert rows["group"]["source"]["value"] == pytest.approx(1.0) == rows["group"]["turn"]["value"]
+    assert rows["group"]["conversation"]["value"] == pytest.approx(-1.0)
     json.dumps(list(rows.values()))  # figures.json holds them
+    assert "| coherence | dataset | 12 (4) |" in bcr.doc(list(rows.values()), 12, 4, "m", "cmd", "0")
 
 
 def test_figures_use_only_items_judged_both_ways(tmp_path):
@@ -118,13 +143,15 @@ def test_figures_use_only_items_judged_both_ways(tmp_path):
     backend = ScriptedBackend(_rating)
     with scripted_client(backend) as client:
         ways = bcr.judge_aspect(items, "coherence", client, tmp_path, "qwen2.5-coder-1.5b")
-    del ways["messages"][items[0].id]
+    del ways["conversation"][items[0].id]
     [dataset, _] = bcr.figures(items, "coherence", ways, resamples=200)
-    assert dataset["source"]["n"] == dataset["messages"]["n"] == 11
-    assert bcr.figures(items, "coherence", {"source": ways["source"], "messages": {}}, resamples=200) == []
+    assert dataset["source"]["n"] == dataset["turn"]["n"] == dataset["conversation"]["n"] == 11
+    assert bcr.figures(items, "coherence", {"source": ways["source"], "turn": ways["turn"], "conversation": {}},
+                       resamples=200) == []
 
 
 def test_verdict_reads_the_interval():
     assert bcr.verdict({"ci": [-0.1, 0.2]}) == "spans zero"
-    assert bcr.verdict({"ci": [0.05, 0.2]}) == "messages better"
+    assert bcr.verdict({"ci": [0.05, 0.2]}) == "better"
+    assert bcr.verdict({"ci": [-0.2, -0.05]}) == "**worse**"
     assert bcr.verdict({"ci": None}) == "no interval"
