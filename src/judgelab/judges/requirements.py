@@ -86,24 +86,30 @@ _REQUIREMENTS = TypeAdapter(list[Requirement])
 
 
 def item_requirements(item: Item) -> list[Requirement]:
-    """The item's ``extra.requirements`` (a list, or its JSON text as a CSV cell holds it); [] when it has none.
-    Raises ValueError naming the field when they are malformed."""
-    given = item.extra.get("requirements")
+    """The item's ``extra.requirements``; [] when it has none. Raises ValueError naming the field when they are
+    malformed (:func:`extra_list`)."""
+    return extra_list(item, "requirements", _REQUIREMENTS, "texts or of {id, criteria} objects") or []
+
+
+def extra_list(item: Item, key: str, adapter: TypeAdapter[list[Any]], entries: str) -> list[Any] | None:
+    """The item's ``extra[key]``, a list (or its JSON text, as a CSV cell holds it) validated by ``adapter``; None
+    when it is absent or empty. Raises ValueError naming the field (``extra.KEY.1.criteria: ...``) when it is
+    malformed; ``entries`` says what the list holds."""
+    given = item.extra.get(key)
     if isinstance(given, str) and given.strip().startswith("["):
         try:
             given = json.loads(given)
         except json.JSONDecodeError as exc:
-            raise ValueError(f"extra.requirements is not valid JSON: {exc}") from None
+            raise ValueError(f"extra.{key} is not valid JSON: {exc}") from None
     if given is None or given == []:
-        return []
+        return None
     if not isinstance(given, list):
-        raise ValueError(f"extra.requirements must be a list of texts or of {{id, criteria}} objects, "
-                         f"got {type(given).__name__}")
+        raise ValueError(f"extra.{key} must be a list of {entries}, got {type(given).__name__}")
     try:
-        return _REQUIREMENTS.validate_python(given)
+        return adapter.validate_python(given)
     except ValidationError as exc:
         first = exc.errors()[0]
-        where = ".".join(str(part) for part in ("extra.requirements", *first["loc"]))
+        where = ".".join(str(part) for part in (f"extra.{key}", *first["loc"]))
         raise ValueError(f"{where}: {first['msg']}") from None
 
 

@@ -21,20 +21,19 @@ The calls are read from the item's ``trajectory``, else from the tool calls of i
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
 from judgelab.judges.base import JudgeConfig, OnJudgment
 from judgelab.judges.checklist import ChecklistJudge, ItemState, parse_numbered, replies_to
-from judgelab.judges.requirements import RunShown, canonical_arguments, run_shown, tool_calls_of
+from judgelab.judges.requirements import RunShown, canonical_arguments, extra_list, run_shown, tool_calls_of
 from judgelab.llm.client import Client
 from judgelab.llm.types import Request
 from judgelab.prompts.render import environment
@@ -69,25 +68,12 @@ _EXPECTED = TypeAdapter(list[ExpectedTool])
 
 
 def expected_tools(item: Item) -> list[ExpectedTool]:
-    """The item's ``extra.expected_tools`` (a list, or its JSON text as a CSV cell holds it). Raises ValueError
-    naming the field when it is missing or malformed."""
-    given = item.extra.get("expected_tools")
-    if isinstance(given, str) and given.strip().startswith("["):
-        try:
-            given = json.loads(given)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"extra.expected_tools is not valid JSON: {exc}") from None
-    if given is None:
+    """The item's ``extra.expected_tools`` (:func:`~judgelab.judges.requirements.extra_list`; an empty list: no
+    call expected). Raises ValueError naming the field when it is missing or malformed."""
+    if "expected_tools" not in item.extra:
         raise ValueError("the item has no extra.expected_tools (a list of tool names, or of {name, arguments}) to "
                          "compare its calls with; without them, judge the calls with kind: tool_use")
-    if not isinstance(given, list):
-        raise ValueError(f"extra.expected_tools must be a list of tool names or of {{name, arguments}} objects, "
-                         f"got {type(given).__name__}")
-    try:
-        return _EXPECTED.validate_python(given)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        raise ValueError(f"{'.'.join(str(p) for p in ('extra.expected_tools', *first['loc']))}: {first['msg']}") from None
+    return extra_list(item, "expected_tools", _EXPECTED, "tool names or of {name, arguments} objects") or []
 
 
 # -- no model: the calls made against the calls expected ------------------------------------------------------
