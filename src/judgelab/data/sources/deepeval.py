@@ -3,7 +3,10 @@
 
 Each test case becomes a pointwise item (source the input, output the actual output, reference the
 expected output, context the retrieval context, and its passages as ``contexts``; system the run's
-``hyperparameters.model``, else the file's name; group the input). A conversational test case becomes an
+``hyperparameters.model``, else the file's name; group the input). A test case whose tools were called
+(``toolsCalled``) is a conversation: the input, the calls and their results, the actual output. Expected tools
+(``expectedTools``, of either kind of test case) are kept as ``extra.expected_tools``, ``{name, arguments}`` each,
+for the tool_calls judge. A conversational test case becomes an
 item whose ``messages`` are its turns (a turn's tools called: an assistant tool call and its result before
 the turn), ``contexts`` its turns' retrieval contexts, reference the expected outcome, group its scenario
 (else its user turns); the judged reply is the last assistant turn (``Item``'s rule). Each metric's result
@@ -34,6 +37,7 @@ from judgelab.data.sources._read import (
     item,
     json_document,
     judgment,
+    kind_of,
     merged,
     need,
     text,
@@ -78,16 +82,24 @@ def _run(path: Path) -> tuple[list[Item], list[Judgment]]:
         group = hashlib.sha1(str(case["input"]).encode()).hexdigest()[:12]
         retrieved = case.get("retrievalContext")
         context = retrieved or case.get("context")
-        items.append({"id": f"{system}/{case.get('name', k)}", "group_id": group, "system_id": system,
-                      "source": case["input"], "output": case["actualOutput"] or "",
+        called = _called(case.get("toolsCalled"), "call", name, where)
+        # with tools called, the item is the run as a conversation: the input, the calls and their results, the
+        # output (its source the turns before the output; an empty output is no message); without, as before
+        answer = [{"role": "assistant", "content": case["actualOutput"]}] if case["actualOutput"] else []
+        texts = ({"messages": [{"role": "user", "content": case["input"]}, *called, *answer]}
+                 | ({} if answer else {"output": ""}) if called else
+                 {"source": case["input"], "output": case["actualOutput"] or ""})
+        items.append({"id": f"{system}/{case.get('name', k)}", "group_id": group, "system_id": system, **texts,
                       "reference": case.get("expectedOutput"),
                       "contexts": retrieved if isinstance(retrieved, list) and retrieved else None,
-                      "context": "\n\n".join(context) if isinstance(context, list) else context})
+                      "context": "\n\n".join(context) if isinstance(context, list) else context}
+                     | _expected(case, name, where, f"testCases.{k}"))
         judgments += _case_verdicts(items[-1]["id"], case, name, where)
     for k, case in enumerate(conversations):
         name = f"conversational test case {typed(case, dict, where, f'conversational test case {k}').get('name', k)!r}"
         need(case, ("turns", "metricsData"), where, None, EXPECTED, name)
-        items.append({"id": f"{system}/{case.get('name', k)}", "system_id": system} | _conversation(case, name, where))
+        items.append({"id": f"{system}/{case.get('name', k)}", "system_id": system} | _conversation(case, name, where)
+                     | _expected(case, name, where, f"conversationalTestCases.{k}"))
         judgments += _case_verdicts(items[-1]["id"], case, name, where)
     return [item(one, where, None) for one in items], [judgment(row, where, None) for row in judgments]
 
@@ -109,15 +121,7 @@ def _conversation(case: dict[str, Any], name: str, where: str) -> dict[str, Any]
     passages: dict[str, None] = {}  # a passage retrieved for several turns is one passage
     for j, turn in enumerate(typed(case["turns"], list, where, f"{name}: 'turns'")):
         typed(turn, dict, where, f"{name}: turn {j}")
-        calls = [typed(call, dict, where, f"{name}: turn {j}: a tool called")
-                 for call in typed(turn.get("toolsCalled") or [], list, where, f"{name}: turn {j}: 'toolsCalled'")]
-        ids = [f"call_{j}_{c}" for c in range(len(calls))]  # DeepEval's calls have no ids: made from their places
-        if calls:
-            messages.append({"role": "assistant", "content": None, "tool_calls": [
-                {"id": one, "function": {"name": call.get("name"), "arguments": call.get("inputParameters") or {}}}
-                for one, call in zip(ids, calls, strict=True)]})
-            messages += [{"role": "tool", "tool_call_id": one, "content": "" if call.get("output") is None
-                          else text(call["output"])} for one, call in zip(ids, calls, strict=True)]
+        messages += _called(turn.get("toolsCalled"), f"call_{j}", f"{name}: turn {j}", where)
         messages.append({key: turn.get(key) for key in ("role", "content") if key in turn})
         passages.update(dict.fromkeys(text(one) for one in typed(
             turn.get("retrievalContext") or [], list, where, f"{name}: turn {j}: 'retrievalContext'")))
@@ -126,6 +130,47 @@ def _conversation(case: dict[str, Any], name: str, where: str) -> dict[str, Any]
     return {"messages": messages, "contexts": list(passages) or None, "reference": case.get("expectedOutcome"),
             "group_id": hashlib.sha1(str(case.get("scenario") or users).encode()).hexdigest()[:12],
             "context": "\n\n".join(map(str, background)) if isinstance(background, list) else background}
+
+
+def _called(tools: Any, prefix: str, name: str, where: str) -> list[dict[str, Any]]:
+    """DeepEval's tools called (``ToolCall``: ``name``, ``inputParameters``, ``output``) as an assistant message
+    calling them and each call's result; none when no tool was called."""
+    calls = [typed(call, dict, where, f"{name}: a tool called")
+             for call in typed(tools or [], list, where, f"{name}: 'toolsCalled'")]
+    ids = [f"{prefix}_{c}" for c in range(len(calls))]  # DeepEval's calls have no ids: made from their places
+    if not calls:
+        return []
+    return [{"role": "assistant", "content": None, "tool_calls": [
+        {"id": one, "function": {"name": call.get("name"), "arguments": call.get("inputParameters") or {}}}
+        for one, call in zip(ids, calls, strict=True)]}, *[
+        {"role": "tool", "tool_call_id": one, "content": "" if call.get("output") is None else text(call["output"])}
+        for one, call in zip(ids, calls, strict=True)]]
+
+
+def _expected(case: dict[str, Any], name: str, where: str, field: str) -> dict[str, Any]:
+    """A test case's ``expectedTools`` as ``extra.expected_tools`` (read by the tool_calls judge): each a
+    ``{name, arguments}`` (its ``inputParameters``; None: any arguments). Nothing when it has none."""
+    given = case.get("expectedTools")
+    if given is None:
+        return {}
+    if not isinstance(given, list):
+        raise DataError(f"{name}: 'expectedTools' is {kind_of(given)}: expected a list of tool calls ({{name, "
+                        "inputParameters}})", where, None, f"{field}.expectedTools")
+    expected = []
+    for e, tool in enumerate(given):
+        at = f"{field}.expectedTools.{e}"
+        if not isinstance(tool, dict):
+            raise DataError(f"{name}: expected tool {e} is {kind_of(tool)}: expected a tool call ({{name, "
+                            "inputParameters}})", where, None, at)
+        if not isinstance(tool.get("name"), str) or not tool["name"]:
+            raise DataError(f"{name}: expected tool {e} has no 'name': expected a tool call ({{name, "
+                            "inputParameters}})", where, None, f"{at}.name")
+        arguments = tool.get("inputParameters")
+        if arguments is not None and not isinstance(arguments, dict):
+            raise DataError(f"{name}: expected tool {e}'s 'inputParameters' is {kind_of(arguments)}: expected an "
+                            "object", where, None, f"{at}.inputParameters")
+        expected.append({"name": tool["name"], "arguments": arguments})
+    return {"extra": {"expected_tools": expected}}
 
 
 def _metrics(case: Any) -> list[Any]:

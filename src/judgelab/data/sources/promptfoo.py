@@ -13,7 +13,11 @@ assistant's), then this turn's prompt and reply.
 A reply of tool calls is the last assistant message's ``tool_calls``, as promptfoo's OpenAI-compatible chat providers
 give it: the calls alone (``[{"id", "type": "function", "function": {"name", "arguments"}}]``, the message's content
 empty) or the whole message when it has text too (``{"role", "content", "tool_calls"}``); a single-turn test with
-such a reply is read as the rendered prompt (one user message) and that reply.
+such a reply is read as the rendered prompt (one user message) and that reply. Other providers' calls are read
+into the same shape: Ollama's (``{"function": {"name", "arguments"}}``, no id), Gemini's parts (Google AI Studio,
+Vertex: ``[{"text"}, {"functionCall": {"name", "args"}}]``), Anthropic's content blocks (``{"type": "tool_use",
+"id", "name", "input"}``; promptfoo's Anthropic provider writes them as one text, each block's text or JSON joined
+by blank lines). A call without an id gets ``call_<k>``, k its place among the reply's calls.
 Each assertion's grading result becomes a judgment (judge: the assertion's type, e.g.
 ``llm-rubric``, numbered when a test has two of a type; score its score, label pass/fail, its
 reason as explanation), and the whole test's result one more (judge ``promptfoo``). Each of these judges'
@@ -31,7 +35,17 @@ from pathlib import Path
 from typing import Any
 
 from judgelab.data.sources import SourceData
-from judgelab.data.sources._read import dataset, head, item, json_document, judgment, need, text, typed
+from judgelab.data.sources._read import (
+    dataset,
+    head,
+    item,
+    json_document,
+    judgment,
+    kind_of,
+    need,
+    text,
+    typed,
+)
 from judgelab.data.sources._traces import decoded
 from judgelab.errors import DataError
 from judgelab.files import JsonBudget
@@ -162,7 +176,7 @@ def _conversation(prompt: dict[str, Any], response: dict[str, Any], variables: d
         kept = decoded(metadata["messages"], budget, "the conversation", where, None, field)
         kept = _checked(kept, list, where, field, "the conversation")
         return [_message(one, where, f"{field}.{j}") for j, one in enumerate(kept)]
-    reply = _reply(response.get("output", ""), where, f"{record}.response.output")
+    reply = _reply(response.get("output", ""), where, f"{record}.response.output", budget)
     raw = prompt.get("raw")
     chat = _chat(raw, budget, where, f"{record}.prompt.raw")
     if chat is not None:
@@ -188,23 +202,145 @@ def _calls(output: Any) -> bool:
         isinstance(call, dict) and isinstance(call.get("function"), dict) for call in output)
 
 
-def _reply(output: Any, where: str, field: str) -> dict[str, Any]:
+def _ollama(call: Any) -> bool:
+    """A call as promptfoo's Ollama chat provider writes it: ``{"function": {"name", "arguments"}}`` with neither id
+    nor type (an OpenAI call carries both, and one that lost its id is refused)."""
+    return (isinstance(call, dict) and isinstance(call.get("function"), dict)
+            and "id" not in call and "type" not in call)
+
+
+def _reply(output: Any, where: str, field: str, budget: JsonBudget) -> dict[str, Any]:
     """The provider's reply as the last assistant message: its tool calls read (the calls alone, or the message
-    holding text and calls), any other output as text."""
+    holding text and calls; OpenAI's shape, Ollama's, Anthropic's content blocks, Gemini's parts), any other output
+    as text."""
     if _calls(output):
         for j, call in enumerate(output):  # checked here, so that the error names the file's field
+            if _ollama(call):
+                continue  # checked as it is read below
             for key, value in (("id", call.get("id")), ("function.name", call["function"].get("name"))):
                 if not isinstance(value, str) or not value:
                     raise DataError(f"tool call {j} has no {key!r}: expected OpenAI's {{id, type, function: {{name, "
                                     "arguments}}}", where, None, f"{field}.{j}.{key}")
-        return {"role": "assistant", "content": None, "tool_call_id": None,
-                "tool_calls": [{"id": call.get("id"), "function": call["function"]} for call in output]}
+        return {"role": "assistant", "content": None, "tool_call_id": None, "tool_calls": [
+            _ollama_call(j, call, where, f"{field}.{j}") if _ollama(call) else
+            {"id": call.get("id"), "function": call["function"]} for j, call in enumerate(output)]}
     if isinstance(output, dict) and output.get("tool_calls"):
         if output.get("role", "assistant") != "assistant":
             raise DataError(f"the provider's reply has role {output['role']!r}: expected an assistant message", where,
                             None, f"{field}.role")
+        calls = output["tool_calls"]
+        if isinstance(calls, list) and any(_ollama(call) for call in calls):  # Ollama's {content, tool_calls}
+            output = output | {"tool_calls": [_ollama_call(j, call, where, f"{field}.tool_calls.{j}")
+                                              if _ollama(call) else call for j, call in enumerate(calls)]}
         return _message(output | {"role": "assistant"}, where, field)
+    parts = [output] if isinstance(output, dict) and "functionCall" in output else output
+    if _gemini(parts):
+        return _gemini_reply(parts, where, field if parts is output else None, field)
+    blocks = _anthropic_text(output, budget, where, field) if isinstance(output, str) else output
+    if blocks is not None and _anthropic(blocks):
+        return _anthropic_reply(blocks, where, field if blocks is output else None, field)
     return {"role": "assistant", "content": text(output), "tool_calls": None, "tool_call_id": None}
+
+
+def _call(k: int, call_id: Any, name: Any, arguments: Any, where: str, at: str | None, field: str,
+          keys: tuple[str, str, str], shape: str, text_ok: bool = False) -> dict[str, Any]:
+    """Another provider's tool call in OpenAI's shape: its name checked, its arguments as JSON text (an object
+    serialised, none ``{}``; Ollama's JSON text, as promptfoo writes it, kept as it is). A call without an id (Gemini's and Ollama's have none) gets one
+    made up from its place in the reply, ``call_<k>``: stable from one reading to the next, but promptfoo never gave
+    it. ``at`` is the call's field (None: the call was read out of the output's text, ``field``)."""
+    for key, value, good in ((keys[0], call_id, call_id is None or isinstance(call_id, str) and bool(call_id)),
+                             (keys[1], name, isinstance(name, str) and bool(name)),
+                             (keys[2], arguments, arguments is None or isinstance(arguments, dict)
+                              or text_ok and isinstance(arguments, str))):
+        if not good:
+            raise DataError(f"tool call {k} has {'no' if value in (None, '') else 'a bad'} {key!r}: expected "
+                            f"{shape}", where, None, f"{at}.{key}" if at is not None else field)
+    return {"id": call_id or f"call_{k}", "function": {"name": name, "arguments": "{}" if arguments is None else
+                                                       arguments if isinstance(arguments, str) else
+                                                       json.dumps(arguments, ensure_ascii=False)}}
+
+
+def _ollama_call(k: int, call: dict[str, Any], where: str, at: str) -> dict[str, Any]:
+    function = call["function"]
+    return _call(k, None, function.get("name"), function.get("arguments"), where, at, at,
+                 ("id", "function.name", "function.arguments"), "Ollama's {function: {name, arguments}}", True)
+
+
+def _gemini(parts: Any) -> bool:
+    """Whether an output is Gemini's parts with a function call (promptfoo's Google AI Studio and Vertex providers
+    give the parts, ``[{"text"}, {"functionCall": {"name", "args"}}]``, when they are not all text)."""
+    return isinstance(parts, list) and bool(parts) and all(
+        isinstance(part, dict) and ("text" in part or "functionCall" in part) for part in parts) and any(
+        "functionCall" in part for part in parts)
+
+
+def _gemini_reply(parts: list[dict[str, Any]], where: str, at: str | None, field: str) -> dict[str, Any]:
+    """Gemini's parts as the assistant message: the texts joined (thoughts left out), each ``functionCall`` a call.
+    ``at`` None: the output was one part, not a list of them."""
+    shape = "Gemini's {functionCall: {name, args}}"
+    texts: list[str] = []
+    calls: list[dict[str, Any]] = []
+    for j, part in enumerate(parts):
+        here = field if at is None else f"{at}.{j}"
+        if "functionCall" in part:
+            call = part["functionCall"]
+            if not isinstance(call, dict):
+                raise DataError(f"part {j}'s 'functionCall' is {kind_of(call)}: expected {shape}", where, None,
+                                f"{here}.functionCall")
+            calls.append(_call(len(calls), call.get("id"), call.get("name"), call.get("args"), where, here, field,
+                               ("functionCall.id", "functionCall.name", "functionCall.args"), shape))
+        elif not isinstance(part["text"], str):
+            raise DataError(f"part {j}'s 'text' is {kind_of(part['text'])}: expected a string", where, None,
+                            f"{here}.text")
+        elif not part.get("thought"):
+            texts.append(part["text"])
+    return {"role": "assistant", "content": "".join(texts) or None, "tool_calls": calls, "tool_call_id": None}
+
+
+def _anthropic_text(output: str, budget: JsonBudget, where: str, field: str) -> list[dict[str, Any]] | None:
+    """The content blocks of an Anthropic reply as promptfoo's Anthropic provider writes it when it called a tool:
+    one text, its blocks joined by blank lines, a text block as its text, a ``tool_use`` block as its JSON."""
+    if '"tool_use"' not in output:
+        return None
+    blocks: list[dict[str, Any]] = []
+    for segment in output.split("\n\n"):
+        block = None
+        if segment.startswith("{") and '"tool_use"' in segment:
+            budget.spend(segment, where, None, field)
+            try:
+                block = json.loads(segment)
+            except (ValueError, RecursionError):
+                block = None  # a text that only looks like a block
+        blocks.append(block if isinstance(block, dict) and block.get("type") == "tool_use" else
+                      {"type": "text", "text": segment})
+    return blocks
+
+
+def _anthropic(blocks: Any) -> bool:
+    """Whether an output is Anthropic's content blocks with a ``tool_use`` block."""
+    return isinstance(blocks, list) and bool(blocks) and all(
+        isinstance(block, dict) and isinstance(block.get("type"), str) for block in blocks) and any(
+        block["type"] == "tool_use" for block in blocks)
+
+
+def _anthropic_reply(blocks: list[dict[str, Any]], where: str, at: str | None, field: str) -> dict[str, Any]:
+    """Anthropic's content blocks as the assistant message: the text blocks joined by blank lines (as promptfoo
+    joins them), each ``tool_use`` block a call; thinking and other blocks left out. ``at`` None: the blocks were
+    read out of the output's text (a bad block is then named by the output's field)."""
+    shape = "Anthropic's {type: tool_use, id, name, input}"
+    texts: list[str] = []
+    calls: list[dict[str, Any]] = []
+    for j, block in enumerate(blocks):
+        here = None if at is None else f"{at}.{j}"
+        if block["type"] == "tool_use":
+            calls.append(_call(len(calls), block.get("id"), block.get("name"), block.get("input"), where, here, field,
+                               ("id", "name", "input"), shape))
+        elif block["type"] == "text":
+            if not isinstance(block.get("text"), str):
+                raise DataError(f"block {j}'s 'text' is {kind_of(block.get('text'))}: expected a string", where, None,
+                                f"{here}.text" if here is not None else field)
+            texts.append(block["text"])
+    return {"role": "assistant", "content": "\n\n".join(texts) or None, "tool_calls": calls, "tool_call_id": None}
 
 
 def _chat(raw: Any, budget: JsonBudget, where: str, field: str) -> list[Any] | None:
