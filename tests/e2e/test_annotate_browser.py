@@ -873,3 +873,40 @@ def test_markup_in_a_conversation_its_passages_and_steps_shows_as_text(browser, 
         assert not [r for r in requests_made(browser) if r["url"].endswith("/x")]
         press(browser, "3")
     assert [label.value for label in read_labels(tmp_path / "labels.jsonl")] == [3.0]
+
+
+def test_a_faithfulness_judges_claims_mark_the_answer_beside_its_passages(browser, viewport, tmp_path):
+    """annotate --show-judge with a faithfulness run: each claim in the judge's panel with its verdict, the
+    answer's sentences underlined by the worst verdict of the claims placed on them (colour and line style),
+    the answer's text unchanged; labelling works as before."""
+    name, (width, _) = viewport
+    data = _rich_items(tmp_path)
+    claims = [{"claim": "The bakery is open on Saturday from 7:00 to 18:00.", "verdict": "supported"},
+              {"claim": "The bakery is open on Sunday from 8:00 to 12:00.", "verdict": "supported"},
+              {"claim": "The spelt loaf is baked every morning.", "verdict": "supported"},
+              {"claim": "The spelt loaf is gluten-free.", "verdict": "contradicted"},
+              {"claim": "The bakery sells rye bread.", "verdict": "not found"}]
+    run = write_jsonl(tmp_path / "judgments.jsonl", [
+        {"item_id": "rag-1", "score": 0.6, "aspect": "helpfulness", "judge": "faithfulness/x",
+         "explanation": "2 of 5 claims not supported", "extra": {"claims": claims}}])
+    rag = next(item for item in load_items(data) if item.id == "rag-1")
+    ids = tmp_path / "ids.txt"
+    ids.write_text("rag-1\n")
+    with AnnotateServer("--data", data, "--aspect", "helpfulness", "--scale", "1-5", "--out", tmp_path / "labels.jsonl",
+                        "--annotator", "uma", "--ids", ids, "--show-judge", run) as server:
+        open_page(browser, server.url)
+        assert browser.find_element("id", "output").text == rag.output  # the text as it is, marks or none
+        marked = browser.find_elements("css selector", "#output .claim")
+        assert [m.get_attribute("class") for m in marked] == ["claim supported", "claim contradicted"]
+        styles = [browser.execute_script("const s = getComputedStyle(arguments[0]); return [s.textDecorationLine, "
+                                         "s.textDecorationStyle];", m) for m in marked]
+        assert styles == [["underline", "solid"], ["underline", "wavy"]]
+        listed = browser.find_elements("css selector", "#claims .claim-verdict")
+        assert not listed[0].is_displayed()  # folded, as the explanation: the rating buttons stay in view
+        browser.find_element("css selector", "#claims summary").click()
+        assert [v.text for v in listed] == ["supported", "supported", "supported", "contradicted", "not found"]
+        _beside_or_below(browser, name)
+        assert _overflow(browser, width) == []
+        save_screenshot(browser, tmp_path, f"annotate-claims-{name}.png")
+        press(browser, "3")
+    assert [label.value for label in read_labels(tmp_path / "labels.jsonl")] == [3.0]

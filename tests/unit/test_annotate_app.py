@@ -185,6 +185,37 @@ def test_the_judges_score_shows_only_when_asked(tmp_path):
     assert 'id="judge"' in page and "4.25" in page
 
 
+def test_a_faithfulness_judges_claims_mark_the_answers_sentences(tmp_path):
+    from judgelab.annotate.claims import claims_shown, pieces_of
+    from judgelab.data.judgment import Judgment
+
+    output = "The tower was finished in 1889 [1]. It is <b>330</b> metres tall.\nIt was painted blue."
+    claims = [{"claim": "The tower was finished in 1889.", "verdict": "supported"},
+              {"claim": "The tower is 330 metres tall.", "verdict": "not found"},
+              {"claim": "The tower was painted blue.", "verdict": "contradicted"},
+              {"claim": "The tower was painted blue in 2020.", "verdict": "supported"},  # the same sentence: worst shown
+              {"claim": "Paris hosts an exhibition.", "verdict": "supported"}]  # shares too little: listed only
+    judged = Judgment(item_id="i0", score=0.6, extra={"claims": claims})
+    shown = claims_shown(output, judged)
+    assert "".join(p.text for p in shown.pieces) == output  # nothing of the answer lost or changed
+    assert [p.verdict for p in shown.pieces] == ["supported", "not found", "contradicted"]
+    assert len(shown.claims) == 5 and len(shown.pieces[2].claims) == 2
+    assert claims_shown(output, Judgment(item_id="i0", score=3.0)) is None  # not a faithfulness judgment
+    assert pieces_of("One. Two!\n\nThree") == ["One. ", "Two!\n\n", "Three"]
+
+    items = [Item(id="i0", source="How tall is the tower?", output=output)]
+    task = AnnotationTask(items=items, aspect="coherence", scale=scale_from_range("1-5"), criteria="Be coherent.",
+                          out=tmp_path / "labels.jsonl", annotator="ann", judgments={"i0": judged})
+    page = _client(task).get("/").text
+    assert '<span class="claim supported" title="supported: The tower was finished in 1889.">' in page
+    assert '<span class="claim contradicted"' in page and 'id="claims"' in page
+    assert "&lt;b&gt;330&lt;/b&gt;" in page and "<b>330</b>" not in page  # the answer's markup stays text
+    assert page.count('class="claim-verdict') == 5
+    plain = AnnotationTask(items=items, aspect="coherence", scale=scale_from_range("1-5"), criteria="Be coherent.",
+                           out=tmp_path / "plain.jsonl", annotator="ann")
+    assert 'class="claim' not in _client(plain).get("/").text  # hidden unless --show-judge
+
+
 def test_names_are_asked_for_and_checked(tmp_path):
     task = _task(tmp_path)
     client = _client(task)

@@ -51,6 +51,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from judgelab.annotate.claims import claims_shown
 from judgelab.annotate.store import LabelStore, lock_labels, unlock_labels
 from judgelab.annotate.task import (
     CONTEXT_FIELDS,
@@ -330,6 +331,8 @@ class AnnotateApp:
                             progress=self.store.progress(annotator),
                             unshown=unshown_text(item), context_field=CONTEXT_FIELDS[item.kind][0],
                             judgment=self.task.judgments.get(item.id), answer_id=secrets.token_urlsafe(16),
+                            claims=None if self.task.pairwise else claims_shown(item.output,
+                                                                                 self.task.judgments.get(item.id)),
                             shown_at=f"{time.time():.3f}")
 
     def _render(self, template: str, session: Session, status: int = 200, **context: Any) -> Response:
