@@ -25,6 +25,7 @@ from pydantic import Field, ValidationInfo, field_validator
 from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
 from judgelab.judges.base import JudgeConfig, OnJudgment
+from judgelab.judges.citations import citations_of, without_markers
 from judgelab.judges.faithfulness import evidence_of
 from judgelab.llm.client import Client
 
@@ -34,10 +35,9 @@ if TYPE_CHECKING:
 #: A sentence ends at . ! ? (with closing quotes or brackets) before white space, or at a line break:
 #: abbreviations ("Dr. Smith") split wrongly, which costs one extra, still-similar fragment.
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[.!?][\"')\]])\s+|\s*\n+\s*")
-#: The evidence's passage markers ("[p1] ") and an answer's citations ("... in 1889 [1].") are not text one
-#: shares with the other.
+#: The evidence's passage markers ("[p1] ") are not text the answer shares with it (nor are the answer's
+#: citations, "... in 1889 [1].": judges/citations.py finds them).
 _PASSAGE_MARK = re.compile(r"^\[[^\]\n]{1,64}\]\s*", re.MULTILINE)
-_CITATION = re.compile(r"\s*\[[\w ,.:#-]{1,64}\]")
 
 
 def sentences(text: str) -> list[str]:
@@ -98,7 +98,9 @@ class GroundingJudge(JudgeConfig):
         evidence = evidence_of(item)
         if evidence is None:
             return "no evidence to ground the answer in: give the item contexts, context or source"
-        answer, grounds = sentences(_CITATION.sub("", item.output or "")), sentences(_PASSAGE_MARK.sub("", evidence.text))
+        cited = citations_of(item)  # an answer's citations are not text it shares with its evidence
+        output = without_markers(item.output or "", cited) if cited.count else item.output or ""
+        answer, grounds = sentences(output), sentences(_PASSAGE_MARK.sub("", evidence.text))
         if not answer:
             return "the answer has no text to ground"
         if not grounds:
