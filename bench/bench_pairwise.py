@@ -420,35 +420,33 @@ reimplementation was checked against specs/ppr.md first: with ties as 0 (`--ppr-
 (Bonferroni) at n = 500 / 1,000 against the spec's 18.7 / 16.7 and 15.8 / 13.8, and its lambda
 0.23-0.34 against the spec's 0.25-0.29.
 
-Against the issue's goals:
-* Simultaneous coverage, with the default rank sets (`auto`: Bonferroni while the median model has
-  fewer than 25 labelled comparisons, max-t from there): met at every n by human-only and corrected
-  with all three judges (0.937-0.940 at n = 200, within 0.95 minus the Monte Carlo error 0.028;
-  0.99-1.00 from n = 500). The max-t sets alone at n = 200 (about 20 labels per model) covered
-  0.930 (human) and 0.917-0.930 (corrected; Claude's 0.917 a miss): the normal approximation
-  behind max-t is short there, which is why `auto` switches. PPR's Bonferroni sets miss at n = 200
-  (0.910-0.927). Per-model t intervals cover 0.94-0.955 at every n (PPR's normal ones 0.91 at 200).
-* Rank sets: from n = 500 the corrected sets are smaller than the human-only ones and PPR's
-  (ellipsoid and Bonferroni) with every judge (GPT-4: 15.1 / 12.8 / 10.2 against human 15.7 /
-  13.4 / 10.8 and PPR-Bonferroni 15.5 / 13.3 / 11.0 at 500 / 1,000 / 2,000). At n = 200, with
-  Bonferroni for both, corrected is smaller than human-only with GPT-4 and Claude (17.8 and 18.1
-  against 18.2) and equal with GPT-3.5; against PPR's Bonferroni sets it ties (GPT-4, GPT-3.5:
-  17.8, 18.2) or is 0.1 larger (Claude: 18.1 against 18.0), but those sets under-cover
-  (0.910-0.927); against PPR's ellipsoid (which covers) it is 1.5-1.8 positions smaller. Most of
-  the gain over PPR is the multiplicity control; the judge adds 0.4-0.6 positions with GPT-4
-  (GPT-3.5, lambda 0.07-0.09, almost nothing).
-* Kendall tau from n = 1,000: the ranking `evaluate` recommends (the point rank column: shrunk,
-  kept by the split-half check on the labels in 92-100% of draws here) reaches 0.899 with GPT-4 at
-  n = 1,000 and 0.907 at 2,000, against the judge-only 0.895 (the issue's 0.874 counts ties as 0);
-  with Claude 0.890 and 0.901 (judge 0.895); with GPT-3.5 0.833 and 0.870 (judge 0.705, human-only
-  0.808 and 0.860). The unbiased estimators alone do not get there: the corrected win probability
-  0.820 (GPT-4) and 0.813 (Claude) at n = 1,000, Bradley-Terry corrected 0.865 / 0.860: a judge that
-  agrees with 55% of the votes cannot make 1,000 labels rank like 18,833 verdicts without a model
-  of how far its system means can be trusted. The recommended ranking is a point ranking (its
-  rank sets in the terminal are the corrected ones); shrunk's own per-model intervals covered
-  0.93-0.98 here. The `guided` ranking (the judge's order unless a corrected difference at level
-  0.2 says otherwise) 0.894 / 0.896 at 1,000, but with GPT-3.5 it trails human-only (0.801 against
-  0.808).
+Against the issue's goals (measured with the current per-model intervals: guarded t at level 1 - 0.6
+alpha, or betting, docs/evaluate.md "One interval per system"; and a corrected interval never wider than
+the labels' own, the human-only estimate taken for a model where it was: 1.25 of 20 models a draw with
+Claude 3 Opus at n = 2,000):
+* Simultaneous coverage: met at every n by human-only and corrected with all three judges and every
+  rank-set method (1.000); per-model coverage 0.963-0.977, above 0.95 because each model's interval
+  is guarded. PPR's Bonferroni sets miss at n = 200 (0.910-0.927) and its per-model normal intervals
+  cover 0.909-0.913 there.
+* Rank sets: corrected is smaller than human-only at every n with GPT-4 (19.3 / 16.2 / 13.6 / 10.8
+  against 19.6 / 16.8 / 14.2 / 11.4 at 200 / 500 / 1,000 / 2,000) and Claude (19.5 / 16.6 / 14.0 /
+  11.2); with GPT-3.5 (lambda 0.07-0.09: its verdicts say "the first one" 86% of the time) equal to
+  0.1. Against PPR's ellipsoid (which covers) corrected is smaller at every n (GPT-4: 19.6 / 18.4 /
+  16.3 / 14.2). PPR's Bonferroni sets are smaller up to n = 1,000 (GPT-4: 17.8 / 15.5 / 13.3 against
+  19.3 / 16.2 / 13.6; larger at 2,000, 11.0 against 10.8), but they under-cover at 200 and rest on
+  per-model intervals that do (0.91 at 200): the guarded intervals cost about 1.5 positions at n = 200
+  against the unguarded t intervals of earlier releases (17.8 there, `--intervals t`).
+* Kendall tau: the ranking `evaluate` recommends (the point rank column: shrunk, kept by the split-half
+  check on the labels in 92-100% of draws here) reaches the judge-only 0.895 at n = 2,000 with GPT-4
+  (0.897) and Claude (0.896), not at 1,000 (0.891, 0.885); with GPT-3.5 it beats its judge from n = 200
+  (0.824 at 1,000 against 0.705). The `guided` ranking (the judge's order unless a corrected difference
+  at level 0.2 says otherwise) 0.894 / 0.896 at 1,000 and 0.905 / 0.911 at 2,000, but with GPT-3.5 it
+  trails human-only (0.801 against 0.808 at 1,000). The unbiased estimators alone stay below: the
+  corrected win probability 0.820 (GPT-4) and 0.813 (Claude) at n = 1,000, Bradley-Terry corrected
+  0.865 / 0.859: a judge that agrees with 55% of the votes cannot make 1,000 labels rank like 18,833
+  verdicts without a model of how far its system means can be trusted. Shrunk is such a model, with no
+  guarantee: its Bonferroni rank sets covered 0.817 with Claude at n = 2,000 (its row), so its ranks
+  are shown as point ranks only.
 """
 
 
