@@ -318,3 +318,13 @@ def test_a_weak_judge_never_widens_a_systems_interval_beyond_the_labels_own(esti
         np.testing.assert_array_equal(given.ci, fixed.ci)
     if estimand == "bradley-terry":  # the case the guard is for: without it these systems' intervals were wider
         assert taken >= 3
+
+
+def test_several_judges_corrected_estimate_names_their_combination():
+    from dataclasses import replace
+
+    data, _ = _weak_judge(7)
+    panel = replace(data, judges=np.column_stack([data.judge, 1 - data.judge]), judge_names=("j1", "j2"))
+    for estimand in ("win-prob", "bradley-terry"):
+        assert estimate(panel, "corrected", estimand=estimand).info["calibration"] == "stack"
+        assert "calibration" not in estimate(data, "corrected", estimand=estimand).info

@@ -325,3 +325,28 @@ def test_a_weak_judge_never_widens_a_style_controlled_interval_beyond_the_labels
         given = style_estimate(data, z, "corrected", labels_own=own).strengths
         np.testing.assert_array_equal(given.ci, fixed.ci)
     assert taken >= 3
+
+
+def test_several_judges_are_corrected_through_their_stacked_combination():
+    """A panel of a noise judge (first) and a judge that mostly agrees with people: the corrected style fit
+    uses their cross-fitted combination, so it is narrower than with the first judge alone; the judge-only fit
+    stays the first judge's."""
+    from dataclasses import replace
+
+    rng = np.random.default_rng(5)
+    n = 3000
+    a, b = _pairs(rng, n)
+    z = rng.normal(size=n)
+    human = (rng.random(n) < _sigmoid(BETA[a] - BETA[b] + 0.4 * z)).astype(float)
+    noise = (rng.random(n) < 0.5).astype(float)
+    good = np.where(rng.random(n) < 0.9, human, 1 - human)
+    labelled = np.zeros(n, dtype=bool)
+    labelled[rng.choice(n, 400, replace=False)] = True
+    first = comparisons(NAMES[a], NAMES[b], noise, human, labelled=labelled)
+    panel = replace(first, judges=np.column_stack([noise, good]), judge_names=("noise", "good"))
+    alone = style_estimate(first, z, "corrected").strengths
+    stacked = style_estimate(panel, z, "corrected").strengths
+    width = lambda est: np.mean(est.ci[:, 1] - est.ci[:, 0])  # noqa: E731
+    assert width(stacked) < 0.8 * width(alone)
+    np.testing.assert_array_equal(style_estimate(panel, z, "judge").strengths.value,
+                                  style_estimate(first, z, "judge").strengths.value)

@@ -457,6 +457,8 @@ def estimate(data: Comparisons, estimator: str, *, estimand: str = "win-prob", b
                "judge_weight": judge_weight, "start": start, "intervals": intervals, "n_resamples": n_resamples,
                "seed": seed, "system_intervals": system_intervals}
     out = _estimate(data, estimator, **options)
+    if estimator == "corrected" and data.judges is not None:  # as items name several judges' combination
+        out.info["calibration"] = "stack"
     if estimator != "corrected" or not int(data.labelled.sum()):
         return out
     return never_wider(out, labels_own if labels_own is not None else _estimate(data, "human", **options))

@@ -33,7 +33,7 @@ from scipy.special import expit
 from judgelab.errors import ConfigError
 from judgelab.evaluate.comparisons import MIN_LABELS, NO_VERDICT, Comparisons
 from judgelab.evaluate.intervals import T_MIN_LABELS, guarded_t
-from judgelab.evaluate.preferences import MIN_BOOTSTRAP_LABELS
+from judgelab.evaluate.preferences import MIN_BOOTSTRAP_LABELS, stacked_preference
 from judgelab.evaluate.rank_sets import RankSets
 from judgelab.evaluate.style_features import StyleCovariates
 from judgelab.evaluate.system_estimates import SystemEstimates, never_wider
@@ -151,7 +151,9 @@ def style_estimate(data: Comparisons, covariates: StyleCovariates | np.ndarray, 
     each comparison's question (any labels; :func:`comparison_groups`): cluster-robust intervals, since
     comparisons of one question are not independent. ``intervals``: ``sandwich`` or ``bootstrap``
     (``n_resamples`` resamples of the questions, or of the comparisons without ``groups``, drawn with ``seed``).
-    The corrected strengths take the human-only ones for a system whose corrected interval came out wider
+    With several judges (``data.judges``) the corrected fit corrects their cross-fitted combination
+    (:func:`~judgelab.evaluate.preferences.stacked_preference`, as the plain corrected estimate does) and the
+    judge-only fit reads the first judge's verdicts. The corrected strengths take the human-only ones for a system whose corrected interval came out wider
     (:func:`~judgelab.evaluate.system_estimates.never_wider`; the style coefficients stay the corrected fit's):
     ``labels_own`` is the human-only strengths with the same settings when the caller has them."""
     z, names = _covariate_matrix(covariates, data.n, features)
@@ -168,6 +170,8 @@ def style_estimate(data: Comparisons, covariates: StyleCovariates | np.ndarray, 
             raise ConfigError(f"{int(data.labelled.sum())} labelled comparison(s): the {estimator} estimate needs "
                               f"{MIN_LABELS} or more")
         lam = 0.0 if estimator == "human" else judge_weight
+        if estimator == "corrected" and data.judges is not None:  # several judges: their cross-fitted combination
+            data = replace(data, judge=stacked_preference(data, seed))
         fit = _labelled_fit(data, z, names, lam, target, confidence, estimator, codes)
     fit = fit if intervals == "sandwich" else _bootstrap(data, z, fit, codes, n_resamples, seed)
     if estimator != "corrected":
