@@ -12,6 +12,7 @@ import pytest
 
 from judgelab.data.sources import read_source
 from judgelab.errors import DataError
+from tests.unit.test_sources_conversations import _altered
 
 HERE = Path(__file__).resolve().parents[1] / "data" / "sources"
 PROMPTFOO = HERE / "promptfoo" / "conversations.json"
@@ -111,19 +112,11 @@ TOOLS = [{"name": "calculator", "inputParameters": {"expression": "2 + 2"}, "out
           "description": "adds", "reasoning": "to be sure"}]
 
 
-def _run(tmp_path: Path, original: Path, change) -> Path:
-    run = json.loads(original.read_text(encoding="utf-8"))
-    change(run)
-    copy = tmp_path / original.name
-    copy.write_text(json.dumps(run), encoding="utf-8")
-    return copy
-
-
 def test_a_single_turn_case_with_tools_called_is_a_conversation(tmp_path):
     def called(run):
         run["testCases"][0]["toolsCalled"] = TOOLS
 
-    first, second = read_source(_run(tmp_path, RUN, called), "deepeval").items[:2]
+    first, second = read_source(_altered(tmp_path, RUN, called), "deepeval").items[:2]
     assert [m.role for m in first.messages] == ["user", "assistant", "tool", "assistant"]
     (call,) = first.messages[1].tool_calls
     assert (call.id, call.function.name, json.loads(call.function.arguments)) == (
@@ -140,7 +133,7 @@ def test_expected_tools_are_kept_for_the_tool_calls_judge(tmp_path):
         run["testCases"][0]["expectedTools"] = TOOLS + [{"name": "search"}]
         run["testCases"][1]["expectedTools"] = []
 
-    first, second = read_source(_run(tmp_path, RUN, expected), "deepeval").items[:2]
+    first, second = read_source(_altered(tmp_path, RUN, expected), "deepeval").items[:2]
     assert first.extra["expected_tools"] == [{"name": "calculator", "arguments": {"expression": "2 + 2"}},
                                              {"name": "search", "arguments": None}]
     assert first.messages is None and second.extra["expected_tools"] == []
@@ -151,7 +144,7 @@ def test_a_conversational_case_keeps_its_expected_tools(tmp_path):
         run["conversationalTestCases"][0]["expectedTools"] = [{"name": "get_forecast",
                                                                "inputParameters": {"city": "Paris"}}]
 
-    paris, oslo = read_source(_run(tmp_path, next(CONVERSATIONS.glob("*.json")), expected), "deepeval").items
+    paris, oslo = read_source(_altered(tmp_path, next(CONVERSATIONS.glob("*.json")), expected), "deepeval").items
     assert paris.extra["expected_tools"] == [{"name": "get_forecast", "arguments": {"city": "Paris"}}]
     assert "expected_tools" not in oslo.extra
 
@@ -165,7 +158,7 @@ def test_a_conversational_case_keeps_its_expected_tools(tmp_path):
     (lambda run: run["testCases"][0].update(toolsCalled=[{"inputParameters": {}}]), "messages.1.tool_calls.0.function.name"),
 ])
 def test_a_malformed_deepeval_tool_is_refused_naming_the_file_and_field(tmp_path, change, field):
-    path = _run(tmp_path, RUN, change)
+    path = _altered(tmp_path, RUN, change)
     with pytest.raises(DataError) as info:
         read_source(path, "deepeval")
     assert (info.value.path, info.value.field) == (str(path), field), str(info.value)
@@ -175,7 +168,7 @@ def test_a_malformed_conversational_expected_tool_is_refused(tmp_path):
     def bad(run):
         run["conversationalTestCases"][1]["expectedTools"] = [{"name": ""}]
 
-    path = _run(tmp_path, next(CONVERSATIONS.glob("*.json")), bad)
+    path = _altered(tmp_path, next(CONVERSATIONS.glob("*.json")), bad)
     with pytest.raises(DataError) as info:
         read_source(path, "deepeval")
     assert (info.value.path, info.value.field) == (str(path), "conversationalTestCases.1.expectedTools.0.name")
@@ -185,5 +178,5 @@ def test_a_single_turn_case_with_tools_called_and_no_output_keeps_an_empty_outpu
     def silent(run):
         run["testCases"][0].update(toolsCalled=TOOLS, actualOutput="")
 
-    first = read_source(_run(tmp_path, RUN, silent), "deepeval").items[0]
+    first = read_source(_altered(tmp_path, RUN, silent), "deepeval").items[0]
     assert [m.role for m in first.messages] == ["user", "assistant", "tool"] and first.output == ""
