@@ -260,8 +260,8 @@ class ToolUseJudge(ChecklistJudge):
         return state
 
     def _listed(self, state: _Calls) -> list[str]:
-        return [f"{tool}({arguments})" + ("" if observation is None else f" -> {observation}")
-                for tool, arguments, observation in state.calls or ()]
+        """Each call as ``tool(ARGUMENTS)``: its observation is in the run shown above it, not repeated."""
+        return [f"{tool}({arguments})" for tool, arguments, _ in state.calls or ()]
 
     def _verify_batch(self, states: list[_Calls], client: Client) -> None:
         verify = _template()
