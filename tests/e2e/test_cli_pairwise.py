@@ -77,7 +77,14 @@ def test_win_probability_table_with_simultaneous_rank_sets(arena, tmp_path):
 def test_bradley_terry_and_baseline_win_rate_write_the_report_folder(arena, tmp_path):
     strengths = json.loads(_evaluate(arena, "--estimand", "bradley-terry", "--json").stdout)
     assert strengths["measure"].startswith("Bradley-Terry")
-    assert abs(sum(strengths["estimators"]["corrected"][s]["value"] for s in strengths["systems"])) < 1e-6
+    corrected, human = strengths["estimators"]["corrected"], strengths["estimators"]["human"]
+    taken = set(corrected["info"].get("labels_own_narrower") or ())
+    if not taken:  # the strengths are centred
+        assert abs(sum(corrected[s]["value"] for s in strengths["systems"])) < 1e-6
+    for system in taken:  # a system whose corrected interval was wider takes the human-only strength
+        assert corrected[system]["value"] == human[system]["value"] and corrected[system]["ci"] == human[system]["ci"]
+    assert all(corrected[s]["ci"][1] - corrected[s]["ci"][0] <= human[s]["ci"][1] - human[s]["ci"][0] + 1e-12
+               for s in strengths["systems"] if None not in corrected[s]["ci"] + human[s]["ci"])
     done = _evaluate(arena, "--estimand", "baseline-win-rate", "--baseline", "vicuna-13b", "--rank-method", "holm",
                      "--out", tmp_path / "report")
     assert "win rate against vicuna-13b" in done.stdout

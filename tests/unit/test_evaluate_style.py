@@ -350,3 +350,24 @@ def test_several_judges_are_corrected_through_their_stacked_combination():
     assert width(stacked) < 0.8 * width(alone)
     np.testing.assert_array_equal(style_estimate(panel, z, "judge").strengths.value,
                                   style_estimate(first, z, "judge").strengths.value)
+
+
+def test_a_human_only_fit_that_leaves_a_system_out_is_not_mixed_into_the_corrected_one():
+    """With a system never labelled the human-only fit is centred over the others: its strengths are on another
+    reference than the corrected fit's, so none is taken (taking them shifted a system by ~0.17 here)."""
+    rng = np.random.default_rng(1)
+    n = 2000
+    a, b = _pairs(rng, n)
+    z = rng.normal(size=n)
+    human = (rng.random(n) < _sigmoid(BETA[a] - BETA[b])).astype(float)
+    judge = np.where(rng.random(n) < 0.7, human, 1 - human)
+    labelled = np.zeros(n, dtype=bool)
+    labelled[rng.choice(n, 300, replace=False)] = True
+    labelled &= (a != K - 1) & (b != K - 1)
+    data = comparisons(NAMES[a], NAMES[b], judge, human, labelled=labelled)
+    own = style_estimate(data, z, "human").strengths
+    fixed = style_estimate(data, z, "corrected").strengths
+    assert own.info["centred_over"] != fixed.info["centred_over"]
+    assert "labels_own_narrower" not in fixed.info
+    shown = np.isfinite(own.value) & np.isfinite(fixed.value)
+    assert not np.any(own.value[shown] == fixed.value[shown])

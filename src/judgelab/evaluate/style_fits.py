@@ -394,7 +394,10 @@ def _strengths(name: str, data: Comparisons, design: _Design, fit, cov_theta: np
                          f"system's (label {T_MIN_LABELS - labels[s]} more)")
     own = np.minimum(np.where(labels > 0, np.maximum(labels - 1, 1), np.inf), cap)
     df = np.minimum(own[:, None], own[None, :])
-    info: dict[str, Any] = {"iterations": int(fit.nit), "clusters": clusters}
+    # the strengths are centred over the systems in the fit: a human-only fit whose labelled comparisons leave a
+    # system out is centred over the others, and its values are not the corrected fit's (never_wider reads it)
+    info: dict[str, Any] = {"iterations": int(fit.nit), "clusters": clusters,
+                            "centred_over": tuple(data.systems[k] for k in design.present)}
     if labelled_counts is not None:  # rank sets and pairwise tests read each system's t interval, as plain BT's
         info["per_system"] = tuple("t" if np.isfinite(c).all() else None for c in ci)
     return SystemEstimates(name, data.systems, value, ci, np.asarray(n_units, dtype=int), labels, tuple(reason),

@@ -90,7 +90,11 @@ def labels_own_where(fixed: SystemEstimates, own: SystemEstimates, census: np.nd
 def never_wider(fixed: SystemEstimates, own: SystemEstimates) -> SystemEstimates:
     """``fixed`` (a corrected estimate) with the labels' own estimate, interval and test taken for each system
     whose corrected interval came out wider (:func:`wider_than_labels`), named in ``info["labels_own_narrower"]``:
-    the judge never widens a system's interval."""
+    the judge never widens a system's interval. Strengths centred over different systems (``info["centred_over"]``:
+    a style-controlled human-only fit whose labelled comparisons leave a system out) are not mixed: a value means
+    another thing in each, so ``fixed`` is returned as it is."""
+    if fixed.info.get("centred_over") != own.info.get("centred_over"):
+        return fixed
     wider = wider_than_labels(fixed, own)
     if not wider.any():
         return fixed
