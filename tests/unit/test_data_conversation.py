@@ -122,6 +122,13 @@ def test_a_trajectory_of_a_hundred_thousand_steps_is_refused_unread(tmp_path):
     assert len(Item(id="ok", output="o", trajectory=[{"tool": "t"}] * MAX_STEPS).trajectory) == MAX_STEPS
 
 
+def test_a_message_of_a_hundred_thousand_tool_calls_is_refused_unread(tmp_path):
+    call = {"id": "c", "function": {"name": "f", "arguments": "{}"}}
+    many = [{"role": "user", "content": "go"}, {"role": "assistant", "tool_calls": [call] * 100_000}]
+    error = _refused(tmp_path, messages=many)
+    assert error.field == "messages.1.tool_calls" and f"100,000 tool calls: at most {MAX_STEPS:,} are read" in error.detail
+
+
 def test_a_fifty_megabyte_message_is_refused_by_name_and_the_bound_follows_the_input_bound(tmp_path, monkeypatch):
     huge = "x" * (50 * 2**20)
     with pytest.raises(DataError) as info:

@@ -81,7 +81,8 @@ class ChatMessage(_Part):
 
     role: Literal["system", "user", "assistant", "tool"]
     content: Text | None = None
-    tool_calls: list[ToolCall] | None = None
+    #: bounded as a trajectory's steps are: a reply of 10^5 calls is refused unread
+    tool_calls: Annotated[list[ToolCall], _at_most(MAX_STEPS, "tool calls")] | None = None
     tool_call_id: str | None = None
     name: str | None = None
 
