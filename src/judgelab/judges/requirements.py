@@ -216,7 +216,7 @@ class RequirementsJudge(ChecklistJudge):
 
     def _verify_batch(self, states: list[_Checked], client: Client) -> None:
         verify = _template()
-        prompts = [verify.batch(_run_text(verify, s.shown), [r.criteria for r in s.requirements]) for s in states]
+        prompts = [verify.batch(run_text(verify, s.shown), [r.criteria for r in s.requirements]) for s in states]
         requests = [self._request(prompt, len(s.requirements)) for s, prompt in zip(states, prompts, strict=True)]
         for state, prompt, text in zip(states, prompts, replies_to(client, states, requests, "verification"), strict=True):
             if text is not None:
@@ -225,8 +225,12 @@ class RequirementsJudge(ChecklistJudge):
 
     def _verify_each(self, states: list[_Checked], client: Client) -> None:
         verify = _template()
-        asks = [(state, k) for state in states for k in range(len(state.requirements))]
-        prompts = [verify.one(_run_text(verify, s.shown), s.requirements[k].criteria) for s, k in asks]
+        asks: list[tuple[_Checked, int]] = []
+        prompts: list[str] = []
+        for state in states:
+            shown = run_text(verify, state.shown)  # rendered once for all of the item's requirements
+            asks += [(state, k) for k in range(len(state.requirements))]
+            prompts += [verify.one(shown, requirement.criteria) for requirement in state.requirements]
         for state in states:
             state.verdicts = [None] * len(state.requirements)
         replies = replies_to(client, [s for s, _ in asks], [self._request(prompt) for prompt in prompts],
@@ -372,7 +376,10 @@ def canonical_arguments(arguments: Any) -> str:
     return json.dumps(arguments, sort_keys=True, ensure_ascii=False)
 
 
-def _run_text(verify: Any, shown: RunShown) -> str:
+def run_text(verify: Any, shown: RunShown | None) -> str:
+    """The run as a verification template (its ``run`` macro) shows it: task, steps, final output."""
+    if shown is None:  # the stage's start sets it for every item it passes on: the AttributeError None.task raises
+        raise AttributeError("no run to show")
     return verify.run(shown.task, shown.steps_name, shown.steps, shown.output)
 
 

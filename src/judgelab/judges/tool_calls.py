@@ -33,7 +33,14 @@ from judgelab.data.item import Item
 from judgelab.data.judgment import Judgment
 from judgelab.judges.base import JudgeConfig, OnJudgment
 from judgelab.judges.checklist import ChecklistJudge, ItemState, parse_numbered, replies_to
-from judgelab.judges.requirements import RunShown, canonical_arguments, extra_list, run_shown, tool_calls_of
+from judgelab.judges.requirements import (
+    RunShown,
+    canonical_arguments,
+    extra_list,
+    run_shown,
+    run_text,
+    tool_calls_of,
+)
 from judgelab.llm.client import Client
 from judgelab.llm.types import Request
 from judgelab.prompts.render import environment
@@ -265,7 +272,7 @@ class ToolUseJudge(ChecklistJudge):
 
     def _verify_batch(self, states: list[_Calls], client: Client) -> None:
         verify = _template()
-        prompts = [verify.batch(_run_text(verify, s.shown), self._listed(s)) for s in states]
+        prompts = [verify.batch(run_text(verify, s.shown), self._listed(s)) for s in states]
         requests = [self._request(prompt, len(s.calls or ())) for s, prompt in zip(states, prompts, strict=True)]
         for state, text in zip(states, replies_to(client, states, requests, "verification"), strict=True):
             if text is not None:
@@ -274,8 +281,13 @@ class ToolUseJudge(ChecklistJudge):
 
     def _verify_each(self, states: list[_Calls], client: Client) -> None:
         verify = _template()
-        asks = [(state, k) for state in states for k in range(len(state.calls or ()))]
-        prompts = [verify.one(_run_text(verify, s.shown), self._listed(s)[k], k + 1) for s, k in asks]
+        asks: list[tuple[_Calls, int]] = []
+        prompts: list[str] = []
+        for state in states:
+            shown = run_text(verify, state.shown)  # rendered once for all of the run's calls
+            listed = self._listed(state)
+            asks += [(state, k) for k in range(len(listed))]
+            prompts += [verify.one(shown, call, k + 1) for k, call in enumerate(listed)]
         for state in states:
             state.verdicts = [None] * len(state.calls or ())
         replies = replies_to(client, [s for s, _ in asks], [self._request(p) for p in prompts], "verification")
@@ -319,12 +331,6 @@ class ToolUseJudge(ChecklistJudge):
                                                                           {"tool": "forecast", "arguments": {"day": q}}]})
                  for q in (1, 2, 3)]
         return ContractExample(cls(), items, reply)
-
-
-def _run_text(verify: Any, shown: RunShown | None) -> str:
-    if shown is None:  # _start sets it for every item it passes on: the AttributeError None.task raises
-        raise AttributeError("no run to show")
-    return verify.run(shown.task, shown.steps_name, shown.steps, shown.output)
 
 
 def _template() -> Any:
