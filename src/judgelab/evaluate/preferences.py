@@ -391,10 +391,12 @@ def recommend(data: Comparisons, judge_value: np.ndarray, *, estimand: str = "wi
         first = np.zeros(data.n, dtype=bool)
         first[rng.choice(rows, len(rows) // 2, replace=False)] = True
         halves = [_labels_only_on(data, half) for half in (first, data.labelled & ~first)]
-        human = [estimate(half, "human", **options).value for half in halves]  # each half's, used both ways
+        labels = [estimate(half, "human", **options) for half in halves]  # each half's, used both ways
+        human = [one.value for one in labels]
         scores = []
         for k, fitted in enumerate(halves):
-            pulled = shrunk_values(estimate(fitted, "corrected", **options), judge_value, rule=COMPARISONS_SHRINK_RULE)
+            pulled = shrunk_values(estimate(fitted, "corrected", labels_own=labels[k], **options), judge_value,
+                                   rule=COMPARISONS_SHRINK_RULE)
             own, other = human[k], human[1 - k]
             ok = np.isfinite(pulled) & np.isfinite(own) & np.isfinite(other)
             scores.append([kendall_tau_b(pulled[ok], other[ok]), kendall_tau_b(own[ok], other[ok])]

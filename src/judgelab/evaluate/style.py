@@ -219,6 +219,7 @@ def style_board(data: Comparisons, texts: tuple[Sequence[str], Sequence[str]] | 
     names = ("judge", *(("human", "corrected") if int(data.labelled.sum()) >= MIN_LABELS else ()))
     fits: dict[str, StyleFit] = {}
     plain: dict[str, np.ndarray] = {}
+    plain_fits: dict[str, SystemEstimates] = {}  # the corrected fit reads the human-only one
     tau: dict[str, float] = {}
     if covariates is not None:
         for name in names:
@@ -226,8 +227,9 @@ def style_board(data: Comparisons, texts: tuple[Sequence[str], Sequence[str]] | 
             fit = style_estimate(data, covariates, name, target=target, confidence=confidence, groups=codes,
                                  intervals=intervals, n_resamples=n_resamples, seed=seed, labels_own=own)
             fits[name] = replace(fit, ranks=rank_sets(fit.strengths, rank_method, seed=seed))
-            plain[name] = estimate(data, name, estimand="bradley-terry", target=target, confidence=confidence,
-                                   system_intervals="t").value
+            plain_fits[name] = estimate(data, name, estimand="bradley-terry", target=target, confidence=confidence,
+                                        system_intervals="t", labels_own=plain_fits.get("human"))
+            plain[name] = plain_fits[name].value
             tau[name] = _tau(plain[name], fits[name].strengths.value)
     tie_fits, notes = {}, []
     if ties == "davidson":
