@@ -141,6 +141,24 @@ def test_a_precision_reply_without_a_verdict_leaves_precision_undecided_not_the_
     assert info["recall"] == 0.5
 
 
+def test_a_failed_precision_call_leaves_precision_undecided_and_costs_nothing():
+    """A precision call the backend cannot serve: the judgment keeps its score (the claims were verified), the
+    citations it asked about are undecided, and only the calls answered are counted."""
+    from judgelab.errors import RequestError
+
+    def reply(request: Request, index: int) -> str:
+        if prompt_of(request).endswith("Verdict:"):
+            raise RequestError("prompt too long for the context window")
+        return reader()(request, index)
+
+    [judgment], backend = run([eiffel()], reply, citations="check")
+    info = judgment.extra["citations"]
+    assert judgment.status == "ok" and judgment.score == 0.75
+    assert info["precision"] is None and info["precision_undecided"] == ["claim 2: 2", "claim 2: 3"]
+    answered = [r for r in backend.requests if not prompt_of(r).endswith("Verdict:")]
+    assert judgment.usage.calls == len(answered) == backend.calls - 2  # the two failed calls are not counted
+
+
 # -- required -----------------------------------------------------------------------------------------
 
 

@@ -78,10 +78,10 @@ def replies_to(client: Client, states: Sequence[ItemState], requests: Sequence[R
     texts: list[str | None] = []
     for state, outcome in zip(states, outcomes, strict=True):
         failed = isinstance(outcome, RequestError)
-        if failed and fail:
-            state.fail("error", f"{stage} failed: {outcome}")
-        else:
+        if not failed:
             state.usage = state.usage + usage_of(outcome)
+        elif fail:
+            state.fail("error", f"{stage} failed: {outcome}")
         texts.append(None if failed else outcome[0].text)
     return texts
 
